@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: MIT
+"""`python -m tierwise` runs the CLI."""
+import sys
+
+from tierwise.cli import main
+
+sys.exit(main())

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+"""The `tierwise` command line: one sub-command per module in
+tierwise/commands/. Each module provides `add_parser(subparsers)` (returning
+its parser) and `run(args) -> int`."""
+import argparse
+import importlib
+import sys
+
+from tierwise import __version__
+
+# verb -> module in tierwise.commands, in the order --help lists them.
+VERBS = [
+    "profile",
+    "advise",
+    "run",
+    "simulate",
+    "compare",
+    "rewrite",
+    "report",
+    "doctor",
+    "config",
+    "demo",
+]
+
+
+class UserError(Exception):
+    """An error the user can fix; printed as one `error: ...` line."""
+
+
+def _load(verb):
+    try:
+        return importlib.import_module(f"tierwise.commands.{verb.replace('-', '_')}")
+    except ModuleNotFoundError as e:
+        if e.name == f"tierwise.commands.{verb}":
+            return None
+        raise
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="tierwise",
+        description="Profiling-guided data placement for tiered memory: "
+        "profile an unmodified program, choose which allocation sites go to "
+        "DRAM under a budget, and apply the placement.",
+    )
+    parser.add_argument("--version", action="version", version=f"tierwise {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb in VERBS:
+        mod = _load(verb)
+        if mod is None:
+            continue
+        p = mod.add_parser(sub)
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except (UserError, ValueError, FileNotFoundError, PermissionError) as e:
+        print(f"tierwise {args.verb}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"tierwise {args.verb}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: MIT
+"""`tierwise profile`: run a command unmodified under a profiling backend and
+write a profile directory (advisor/FORMATS.md). Backends are modules in
+tierwise/backends/ with `add_arguments(parser)` (optional), `available(args)
+-> (bool, reason)` and `run(args, outdir) -> dict` returning
+{"exit_status", "params", "clock", "estimated"}."""
+import argparse
+import importlib
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tierwise.cli import UserError
+
+BACKENDS = ["sim", "pmu", "alloc"]
+
+
+def _backend(name):
+    return importlib.import_module(f"tierwise.backends.{name}")
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "profile",
+        help="profile an unmodified command",
+        description="Run CMD unmodified and write a profile directory: "
+        "per allocation site counts of allocations, bytes, loads, stores, LLC "
+        "misses and writebacks, and the allocation timeline.",
+    )
+    p.add_argument(
+        "--backend",
+        choices=["auto"] + BACKENDS,
+        default="auto",
+        help="sim: Valgrind cache simulation (exact, slow); pmu: hardware "
+        "sampling (estimates, near native); alloc: allocation census only; "
+        "auto: pmu where its events open, else sim (default)",
+    )
+    p.add_argument("-o", "--output", metavar="DIR", help="profile directory "
+                   "(default: tierwise-profile.<command>.<pid>)")
+    p.add_argument("--depth", type=int, default=6, metavar="N",
+                   help="user frames kept per allocation site (default 6)")
+    for name in BACKENDS:
+        try:
+            mod = _backend(name)
+        except ModuleNotFoundError:
+            continue
+        if hasattr(mod, "add_arguments"):
+            mod.add_arguments(p.add_argument_group(f"{name} backend"))
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
+    return p
+
+
+def choose_backend(args):
+    """Resolve --backend auto: pmu where its events open, else sim."""
+    if args.backend != "auto":
+        return args.backend
+    ok, why = _backend("pmu").available(args)
+    if ok:
+        print("tierwise profile: using the pmu backend", file=sys.stderr)
+        return "pmu"
+    print(f"tierwise profile: pmu backend unavailable ({why}); using sim", file=sys.stderr)
+    return "sim"
+
+
+def run(args):
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise UserError("no command given: tierwise profile [options] -- CMD ARGS...")
+    if args.depth < 1 or args.depth > 64:
+        raise UserError(f"--depth {args.depth}: must be between 1 and 64")
+    name = choose_backend(args)
+    outdir = Path(args.output or f"tierwise-profile.{Path(cmd[0]).name}.{os.getpid()}")
+    outdir.mkdir(parents=True, exist_ok=True)
+    if not os.access(outdir, os.W_OK):
+        raise UserError(f"{outdir}: profile directory is not writable")
+    from tierwise import profiledir
+
+    start = datetime.now(timezone.utc)
+    t0 = time.monotonic()
+    info = _backend(name).run(args, cmd, outdir)
+    end = datetime.now(timezone.utc)
+    meta = profiledir.finish_profile(outdir, cmd, name, info, start, end, depth=args.depth)
+    status = info.get("exit_status")
+    print(
+        f"tierwise profile: {name} backend, {time.monotonic() - t0:.1f} s, "
+        f"{meta.get('n_sites', '?')} sites, exit status {status} -> {outdir}",
+        file=sys.stderr,
+    )
+    return status if isinstance(status, int) and status >= 0 else 1
