@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * \file tierwise.h
+ * \brief Public API of libtierwise: allocate from a named memory tier.
+ *
+ * This is what `tierwise rewrite` turns placed allocation sites into. A
+ * program linked with `tierwise config --libs` also gets libtierwise's
+ * malloc/free family, so every pointer, from any tier, can be released with
+ * plain free(), realloc()'d, passed to malloc_usable_size() and deleted with
+ * delete/delete[]: frees never need rewriting.
+ *
+ * Tiers other than TW_TIER_DRAM are configured by the same environment as the
+ * LD_PRELOAD runtime (TIERWISE_PMEM_DIR, TIERWISE_DRAM_LIMIT, ...; see
+ * advisor/FORMATS.md). An allocation from a tier that is unavailable falls
+ * back to another tier and is counted as a fallback in the run report; it
+ * fails only where malloc() would have failed.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** \brief The memory tiers libtierwise can allocate from. */
+typedef enum tw_tier {
+  TW_TIER_DRAM = 0, /**< the default kind: local DRAM */
+  TW_TIER_PMEM = 1, /**< file-backed slow tier (fsdax mount, or a directory) */
+  TW_TIER_KMEM = 2, /**< KMEM-DAX NUMA node (PMem/CXL exposed as memory) */
+  TW_TIER_HBW = 3,  /**< high-bandwidth memory (MCDRAM, HBM) */
+  TW_TIER_COUNT
+} tw_tier;
+
+/** \brief Error codes (negative) returned by the int-valued functions. */
+enum tw_error {
+  TW_OK = 0,
+  TW_EINVAL = -1, /**< unknown tier or bad alignment */
+  TW_ENOMEM = -2, /**< no tier could serve the request */
+};
+
+/**
+ * \brief Allocate \p size bytes from \p tier.
+ * \return the block, or NULL with errno ENOMEM where malloc() would fail.
+ */
+void *tw_malloc(tw_tier tier, size_t size);
+/** \brief calloc() from \p tier. */
+void *tw_calloc(tw_tier tier, size_t nmemb, size_t size);
+/**
+ * \brief Resize \p ptr (from any tier, or NULL) into \p tier.
+ * The block moves to \p tier if it lives elsewhere.
+ */
+void *tw_realloc(tw_tier tier, void *ptr, size_t size);
+/** \brief aligned_alloc() from \p tier. */
+void *tw_aligned_alloc(tw_tier tier, size_t alignment, size_t size);
+/** \brief memalign() from \p tier. */
+void *tw_memalign(tw_tier tier, size_t alignment, size_t size);
+/**
+ * \brief posix_memalign() from \p tier.
+ * \return 0, EINVAL or ENOMEM exactly as posix_memalign().
+ */
+int tw_posix_memalign(tw_tier tier, void **memptr, size_t alignment,
+                      size_t size);
+/** \brief Release a block from any tier (same as free()). */
+void tw_free(void *ptr);
+/** \brief The tier that owns \p ptr, or -1 if libtierwise does not own it. */
+int tw_tier_of(const void *ptr);
+/**
+ * \brief Parse a tier name ("dram", "pmem", "kmem", "hbw").
+ * \return the tier, or TW_EINVAL for an unknown name.
+ */
+int tw_tier_from_name(const char *name);
+/** \brief The name of \p tier ("dram", ...), or NULL if out of range. */
+const char *tw_tier_name(int tier);
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+#include <new>
+
+namespace tw {
+/** \brief Tag for placement new: `new (tw::pmem) T[n]`. */
+struct tier_tag {
+  tw_tier tier;
+};
+inline constexpr tier_tag dram{TW_TIER_DRAM};
+inline constexpr tier_tag pmem{TW_TIER_PMEM};
+inline constexpr tier_tag kmem{TW_TIER_KMEM};
+inline constexpr tier_tag hbw{TW_TIER_HBW};
+} // namespace tw
+
+/* Release with plain delete / delete[]: libtierwise's free owns every tier. */
+void *operator new(std::size_t size, tw::tier_tag tier);
+void *operator new[](std::size_t size, tw::tier_tag tier);
+void operator delete(void *ptr, tw::tier_tag tier) noexcept;
+void operator delete[](void *ptr, tw::tier_tag tier) noexcept;
+#endif
