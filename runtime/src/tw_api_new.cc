@@ -5,16 +5,18 @@
 
 #include <new>
 
-void *operator new(std::size_t size, tw::tier_tag tier) {
+#define TW_EXPORT __attribute__((visibility("default")))
+
+TW_EXPORT void *operator new(std::size_t size, tw::tier_tag tier) {
   void *p = tw_malloc(tier.tier, size ? size : 1);
   if (!p)
     throw std::bad_alloc();
   return p;
 }
 
-void *operator new[](std::size_t size, tw::tier_tag tier) {
+TW_EXPORT void *operator new[](std::size_t size, tw::tier_tag tier) {
   return operator new(size, tier);
 }
 
-void operator delete(void *ptr, tw::tier_tag) noexcept { tw_free(ptr); }
-void operator delete[](void *ptr, tw::tier_tag) noexcept { tw_free(ptr); }
+TW_EXPORT void operator delete(void *ptr, tw::tier_tag) noexcept { tw_free(ptr); }
+TW_EXPORT void operator delete[](void *ptr, tw::tier_tag) noexcept { tw_free(ptr); }

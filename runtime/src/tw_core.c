@@ -292,8 +292,9 @@ static void *tw_census(uint32_t site, size_t size, size_t align) {
 
 /* Site of this allocation in the current mode (tw_in_core held). */
 static uint32_t tw_site_for(size_t size, void *ra, void *sp) {
+  tw_fast_entry *hit;
   return tw_mode_now == TW_MODE_CENSUS ? tw_site_here()
-                                       : tw_fast_site(size, ra, sp);
+                                       : tw_fast_site(size, ra, sp, &hit);
 }
 
 static void *tw_serve(uint32_t site, size_t size, size_t align) {
@@ -315,9 +316,23 @@ void *tw_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
   }
   if (TW_UNLIKELY(tw_in_core) || tw_mode_now == TW_MODE_PASS) {
     p = tw_block(TW_T_DRAM, size, align, 0, TW_SITE_NONE);
+  } else if (tw_mode_now == TW_MODE_PLACE) {
+    tw_fast_entry *hit;
+    tw_in_core++;
+    uint32_t site = tw_fast_site(size, ra, sp, &hit);
+    if (hit && !tw_cfg.dram_limit &&
+        (p = tw_block(hit->tier, size, align, 0, site))) {
+      /* cache hit: counted in the entry, no atomic operation */
+      hit->pend_allocs++;
+      hit->pend_bytes += size;
+      VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
+      TW_CLREQ_TIER(p, hit->tier);
+    } else
+      p = tw_serve(site, size, align);
+    tw_in_core--;
   } else {
     tw_in_core++;
-    p = tw_serve(tw_site_for(size, ra, sp), size, align);
+    p = tw_serve(tw_site_here(), size, align);
     tw_in_core--;
   }
   if (p && zero)
@@ -385,7 +400,10 @@ static void *tw_realloc_move(void *p, tw_hdr *h, size_t size) {
     tw_hdr_of(base + 16)->site = TW_SITE_NONE;
     return base + 16;
   }
-  void *q = tw_block(TW_T_DRAM, size, 0, 0, TW_SITE_NONE);
+  int tier = TW_HDR_TIER(h->tag); /* keep the block's tier */
+  void *q = tw_block(tier, size, 0, 0, TW_SITE_NONE);
+  if (!q && tier != TW_T_DRAM)
+    q = tw_block(TW_T_DRAM, size, 0, 0, TW_SITE_NONE);
   if (!q)
     return NULL;
   memcpy(q, p, h->size < size ? h->size : size);
@@ -403,21 +421,29 @@ void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {
     return NULL;
   }
   tw_hdr *h = tw_hdr_of(p);
-  /* Tracked blocks: an allocation at this call's site, which may move the
-   * block to another tier; DRAM blocks that stay in DRAM grow in place. */
+  /* Tracked blocks: an allocation at this call's site. A site the placement
+   * names moves the block to its tier; otherwise the block keeps its tier.
+   * DRAM blocks that stay in DRAM grow in place. */
   if (tw_in_core || tw_mode_now == TW_MODE_PASS)
     return tw_realloc_move(p, h, size);
   tw_in_core++;
   uint32_t site = tw_site_for(size, ra, sp);
+  int from = TW_HDR_TIER(h->tag), tier = from;
+  if (tw_mode_now == TW_MODE_CENSUS)
+    tier = TW_T_DRAM;
+  else if (site != TW_SITE_NONE && tw_site_get(site)->placed >= 0)
+    tier = tw_site_get(site)->tier; /* a placed site moves the block */
   int plain = h->tag == ((TW_MAGIC << 16) | (4u << 8));
-  int stay = plain && site != TW_SITE_NONE && (tw_mode_now == TW_MODE_CENSUS
-                           ? size < tw_cfg.objects_min
-                           : tw_site_get(site)->tier == TW_T_DRAM &&
-                                 !tw_cfg.dram_limit);
+  int stay = plain && site != TW_SITE_NONE && tier == TW_T_DRAM &&
+             (tw_mode_now == TW_MODE_CENSUS ? size < tw_cfg.objects_min
+                                            : !tw_cfg.dram_limit);
   tw_in_core--;
   if (!stay) {
     tw_in_core++;
-    void *q = tw_serve(site, size, 0);
+    void *q = site == TW_SITE_NONE ? tw_block(tier, size, 0, 0, site)
+              : tw_mode_now == TW_MODE_CENSUS
+                  ? tw_census(site, size, 0)
+                  : tw_place(tw_site_get(site), site, size, 0, tier);
     tw_in_core--;
     if (!q)
       return NULL;

@@ -8,8 +8,9 @@
  * TIERWISE_FASTPATH_CHECK-th allocation. A key whose unwinds disagree on the
  * tier is ambiguous and is always unwound. Allocations of at least
  * TIERWISE_FASTPATH_MAX bytes are always unwound: they are few and they are
- * the ones placement is about. See runtime/README.md for what this can get
- * wrong.
+ * the ones placement is about. A hit costs no atomic operation: its counts
+ * stay in the entry until the entry is validated, replaced, or its thread or
+ * the process ends. See runtime/README.md for what this can get wrong.
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
@@ -17,90 +18,143 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
-#define TW_FAST_SLOTS 4096
+#define TW_FAST_SLOTS 2048
+#define TW_FAST_TABLES 1024
 enum { TW_LEARN = 0, TW_TRUSTED = 1, TW_AMBIGUOUS = 2 };
 
-typedef struct tw_fast_entry {
-  uintptr_t ra, sp;
-  uint32_t site;
-  uint32_t count;
-  int state;
-  int tier;
-} tw_fast_entry;
+typedef struct tw_fast_table {
+  uint64_t hits, checks, mismatches, unwinds;
+  int in_use;
+  tw_fast_entry e[TW_FAST_SLOTS];
+} tw_fast_table;
 
-static __thread tw_fast_entry *tw_fast_table
+static __thread tw_fast_table *tw_fast_mine
     __attribute__((tls_model("initial-exec")));
-static uint64_t tw_hits, tw_checks, tw_mismatches, tw_unwinds; /* atomics */
+static tw_fast_table *tw_tables[TW_FAST_TABLES];
+static int tw_ntables;
+static uint64_t tw_done[4]; /* counters of tables whose thread ended */
+static pthread_mutex_t tw_fast_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tw_fast_key;
 static pthread_once_t tw_fast_once = PTHREAD_ONCE_INIT;
 
-static void tw_fast_release(void *t) {
-  munmap(t, TW_FAST_SLOTS * sizeof(tw_fast_entry));
+/* Move an entry's pending counts into its site. */
+static void tw_flush(tw_fast_entry *e) {
+  if (!e->pend_allocs)
+    return;
+  tw_site *s = tw_site_get(e->site);
+  __atomic_fetch_add(&s->allocs, e->pend_allocs, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->bytes, e->pend_bytes, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->tier_bytes[e->tier], e->pend_bytes,
+                     __ATOMIC_RELAXED);
+  e->pend_allocs = e->pend_bytes = 0;
+}
+
+static void tw_flush_table(tw_fast_table *t, int retire) {
+  for (int i = 0; i < TW_FAST_SLOTS; i++)
+    tw_flush(&t->e[i]);
+  if (!retire)
+    return;
+  uint64_t *c = &t->hits;
+  for (int i = 0; i < 4; i++) {
+    __atomic_fetch_add(&tw_done[i], c[i], __ATOMIC_RELAXED);
+    c[i] = 0;
+  }
+  for (int i = 0; i < TW_FAST_SLOTS; i++)
+    t->e[i].ra = 0;
+  __atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void tw_fast_thread_end(void *t) {
+  tw_in_core++;
+  tw_flush_table(t, 1);
+  tw_fast_mine = NULL;
+  tw_in_core--;
 }
 
 static void tw_fast_key_init(void) {
-  pthread_key_create(&tw_fast_key, tw_fast_release);
+  pthread_key_create(&tw_fast_key, tw_fast_thread_end);
 }
 
-static tw_fast_entry *tw_fast_thread_table(void) {
-  void *t = mmap(NULL, TW_FAST_SLOTS * sizeof(tw_fast_entry),
-                 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (t == MAP_FAILED)
+static tw_fast_table *tw_fast_new_table(void) {
+  tw_fast_table *t = NULL;
+  pthread_mutex_lock(&tw_fast_lock);
+  for (int i = 0; i < tw_ntables && !t; i++) /* reuse an ended thread's */
+    if (!tw_tables[i]->in_use)
+      t = tw_tables[i];
+  if (!t && tw_ntables < TW_FAST_TABLES) {
+    void *m = mmap(NULL, sizeof(tw_fast_table), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED)
+      tw_tables[tw_ntables++] = t = m;
+  }
+  if (t)
+    t->in_use = 1;
+  pthread_mutex_unlock(&tw_fast_lock);
+  if (!t)
     return NULL;
   pthread_once(&tw_fast_once, tw_fast_key_init);
   pthread_setspecific(tw_fast_key, t);
-  return tw_fast_table = t;
+  return tw_fast_mine = t;
 }
 
-static uint32_t tw_unwound(void) {
-  __atomic_fetch_add(&tw_unwinds, 1, __ATOMIC_RELAXED);
-  return tw_site_here();
-}
-
-uint32_t tw_fast_site(size_t size, void *ra, void *sp) {
-  tw_fast_entry *t = tw_fast_table;
-  if (size >= tw_cfg.fast_max || !tw_cfg.fast_learn)
-    return tw_unwound();
-  if (TW_UNLIKELY(!t) && !(t = tw_fast_thread_table()))
-    return tw_unwound();
+uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
+  tw_fast_table *t = tw_fast_mine;
+  *hit = NULL;
+  if (size >= tw_cfg.fast_max || !tw_cfg.fast_learn ||
+      (TW_UNLIKELY(!t) && !(t = tw_fast_new_table())))
+    return tw_site_here();
   uintptr_t k = (uintptr_t)ra ^ ((uintptr_t)sp * 0x9e3779b1u);
-  tw_fast_entry *e = &t[(k ^ (k >> 12)) & (TW_FAST_SLOTS - 1)];
+  tw_fast_entry *e = &t->e[(k ^ (k >> 13)) & (TW_FAST_SLOTS - 1)];
+  if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
+                e->state == TW_TRUSTED)) {
+    if (TW_LIKELY(--e->left)) {
+      t->hits++;
+      *hit = e;
+      return e->site;
+    }
+    t->checks++;
+    e->left = tw_cfg.fast_check;
+  }
+  t->unwinds++;
+  uint32_t site = tw_site_here();
+  if (site == TW_SITE_NONE)
+    return site;
+  int tier = tw_site_get(site)->tier;
   if (e->ra != (uintptr_t)ra || e->sp != (uintptr_t)sp) {
-    uint32_t site = tw_unwound();
-    if (site == TW_SITE_NONE)
-      return site;
+    tw_flush(e);
     e->ra = (uintptr_t)ra;
     e->sp = (uintptr_t)sp;
     e->site = site;
-    e->count = 1;
+    e->left = 1;
     e->state = TW_LEARN;
-    e->tier = tw_site_get(site)->tier;
+    e->tier = tier;
     return site;
   }
-  if (TW_LIKELY(e->state == TW_TRUSTED)) {
-    if (TW_LIKELY(++e->count % tw_cfg.fast_check)) {
-      __atomic_fetch_add(&tw_hits, 1, __ATOMIC_RELAXED);
-      return e->site;
-    }
-    __atomic_fetch_add(&tw_checks, 1, __ATOMIC_RELAXED);
-  }
-  uint32_t site = tw_unwound();
-  if (site == TW_SITE_NONE || e->state == TW_AMBIGUOUS)
+  if (e->state == TW_AMBIGUOUS)
     return site;
-  if (tw_site_get(site)->tier != e->tier) {
-    __atomic_fetch_add(&tw_mismatches, 1, __ATOMIC_RELAXED);
+  tw_flush(e);
+  if (tier != e->tier) {
+    t->mismatches++;
     e->state = TW_AMBIGUOUS;
-  } else if (e->state == TW_LEARN && ++e->count >= tw_cfg.fast_learn) {
+  } else if (e->state == TW_LEARN && ++e->left >= tw_cfg.fast_learn) {
     e->state = TW_TRUSTED;
-    e->count = 0;
+    e->left = tw_cfg.fast_check;
   }
-  e->site = site; /* cached hits are counted to the latest unwound site */
+  e->site = site; /* hits are counted to the latest unwound site */
   return site;
 }
 
 void tw_fast_stats(uint64_t out[4]) {
-  out[0] = __atomic_load_n(&tw_hits, __ATOMIC_RELAXED);
-  out[1] = __atomic_load_n(&tw_checks, __ATOMIC_RELAXED);
-  out[2] = __atomic_load_n(&tw_mismatches, __ATOMIC_RELAXED);
-  out[3] = __atomic_load_n(&tw_unwinds, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&tw_fast_lock);
+  for (int i = 0; i < 4; i++)
+    out[i] = __atomic_load_n(&tw_done[i], __ATOMIC_RELAXED);
+  for (int i = 0; i < tw_ntables; i++) {
+    if (!tw_tables[i]->in_use)
+      continue;
+    tw_flush_table(tw_tables[i], 0); /* at exit: other threads may race */
+    uint64_t *c = &tw_tables[i]->hits;
+    for (int j = 0; j < 4; j++)
+      out[j] += c[j];
+  }
+  pthread_mutex_unlock(&tw_fast_lock);
 }

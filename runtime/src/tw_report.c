@@ -157,12 +157,12 @@ void tw_report_write(void) {
       continue;
     tw_out_str(o, first ? "\n  {\"stack\": " : ",\n  {\"stack\": ");
     tw_out_json(o, s->stack);
-    tw_out_str(o, ", \"tier\": ");
-    tw_out_json(o, tw_tier_str(s->tier));
     tw_out_str(o, ", \"allocs\": ");
     tw_out_u64(o, s->allocs);
     tw_out_str(o, ", \"bytes\": ");
     tw_out_u64(o, s->bytes);
+    tw_out_str(o, ", \"tier_bytes\": ");
+    tw_tier_bytes(o, s->tier_bytes);
     tw_out_str(o, ", \"fallback_bytes\": ");
     tw_out_u64(o, s->fallback_bytes);
     tw_out_str(o, "}");
