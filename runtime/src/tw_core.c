@@ -30,6 +30,9 @@ volatile int tw_mode_now;
 __thread int tw_in_core __attribute__((tls_model("initial-exec")));
 static atomic_int tw_init_state; /* 0 none, 1 running, 2 config read */
 static _Atomic uint64_t tw_dram_live;
+/* Client requests cost a few instructions each: issue them only under
+ * Valgrind (RUNNING_ON_VALGRIND is checked once, when the config is read). */
+static int tw_on_valgrind;
 static uint64_t tw_t0;
 
 uint64_t tw_now_ns(void) {
@@ -82,6 +85,7 @@ static void tw_config_read(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   tw_t0 = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+  tw_on_valgrind = RUNNING_ON_VALGRIND > 0;
   tw_cfg.census_dir = getenv("TIERWISE_CENSUS");
   tw_cfg.placement_path = getenv("TIERWISE_PLACEMENT");
   tw_cfg.pmem_dir = getenv("TIERWISE_PMEM_DIR");
@@ -237,8 +241,10 @@ static void *tw_place(tw_site *s, uint32_t site, size_t size, size_t align,
     __atomic_fetch_add(&s->fallback_bytes, size, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->fallback_allocs, 1, __ATOMIC_RELAXED);
   }
-  VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
-  TW_CLREQ_TIER(p, tier);
+  if (TW_UNLIKELY(tw_on_valgrind)) {
+    VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
+    TW_CLREQ_TIER(p, tier);
+  }
   return p;
 }
 
@@ -292,7 +298,7 @@ static void *tw_census(uint32_t site, size_t size, size_t align) {
 
 /* Site of this allocation in the current mode (tw_in_core held). */
 static uint32_t tw_site_for(size_t size, void *ra, void *sp) {
-  tw_fast_entry *hit;
+  tw_fast_entry *hit = NULL;
   return tw_mode_now == TW_MODE_CENSUS ? tw_site_here()
                                        : tw_fast_site(size, ra, sp, &hit);
 }
@@ -317,7 +323,7 @@ void *tw_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
   if (TW_UNLIKELY(tw_in_core) || tw_mode_now == TW_MODE_PASS) {
     p = tw_block(TW_T_DRAM, size, align, 0, TW_SITE_NONE);
   } else if (tw_mode_now == TW_MODE_PLACE) {
-    tw_fast_entry *hit;
+    tw_fast_entry *hit = NULL;
     tw_in_core++;
     uint32_t site = tw_fast_site(size, ra, sp, &hit);
     if (hit && !tw_cfg.dram_limit &&
@@ -325,8 +331,10 @@ void *tw_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
       /* cache hit: counted in the entry, no atomic operation */
       hit->pend_allocs++;
       hit->pend_bytes += size;
-      VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
-      TW_CLREQ_TIER(p, hit->tier);
+      if (TW_UNLIKELY(tw_on_valgrind)) {
+        VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
+        TW_CLREQ_TIER(p, hit->tier);
+      }
     } else
       p = tw_serve(site, size, align);
     tw_in_core--;
@@ -353,9 +361,13 @@ static void tw_forget(void *p, tw_hdr *h) {
       tw_census_object(h->site, h->size, ((uint64_t *)h)[-1], tw_now_ns());
     }
   } else if (tw_mode_now == TW_MODE_PLACE) {
+    if (TW_UNLIKELY(tw_cfg.maps_copy) && TW_HDR_TIER(h->tag) != TW_T_DRAM &&
+        h->size >= (1u << 20))
+      tw_maps_snapshot();
     if (tw_cfg.dram_limit && TW_HDR_TIER(h->tag) == TW_T_DRAM)
       atomic_fetch_sub(&tw_dram_live, h->size);
-    VALGRIND_FREELIKE_BLOCK(p, 0);
+    if (TW_UNLIKELY(tw_on_valgrind))
+      VALGRIND_FREELIKE_BLOCK(p, 0);
   }
   tw_in_core--;
 }
@@ -474,8 +486,10 @@ void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {
     __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], size, __ATOMIC_RELAXED);
-    VALGRIND_MALLOCLIKE_BLOCK(base + 16, size, 0, 0);
-    TW_CLREQ_TIER(base + 16, TW_T_DRAM);
+    if (TW_UNLIKELY(tw_on_valgrind)) {
+      VALGRIND_MALLOCLIKE_BLOCK(base + 16, size, 0, 0);
+      TW_CLREQ_TIER(base + 16, TW_T_DRAM);
+    }
   }
   tw_in_core--;
   h->site = site;

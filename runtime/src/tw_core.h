@@ -135,6 +135,7 @@ TW_HIDDEN void tw_census_dead(void *user);
 TW_HIDDEN void tw_census_write(void);
 TW_HIDDEN void tw_report_write(void);
 TW_HIDDEN void tw_report_warning(const char *line);
+TW_HIDDEN void tw_maps_snapshot(void);
 
 /* ---- tw_out.c: buffered write(2) output, no stdio ---- */
 typedef struct tw_out {

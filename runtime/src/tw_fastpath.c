@@ -97,24 +97,9 @@ static tw_fast_table *tw_fast_new_table(void) {
   return tw_fast_mine = t;
 }
 
-uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
-  tw_fast_table *t = tw_fast_mine;
-  *hit = NULL;
-  if (size >= tw_cfg.fast_max || !tw_cfg.fast_learn ||
-      (TW_UNLIKELY(!t) && !(t = tw_fast_new_table())))
-    return tw_site_here();
-  uintptr_t k = (uintptr_t)ra ^ ((uintptr_t)sp * 0x9e3779b1u);
-  tw_fast_entry *e = &t->e[(k ^ (k >> 13)) & (TW_FAST_SLOTS - 1)];
-  if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
-                e->state == TW_TRUSTED)) {
-    if (TW_LIKELY(--e->left)) {
-      t->hits++;
-      *hit = e;
-      return e->site;
-    }
-    t->checks++;
-    e->left = tw_cfg.fast_check;
-  }
+/* Not in the cache, learning, ambiguous, or due for validation. */
+static __attribute__((noinline)) uint32_t
+tw_fast_miss(tw_fast_table *t, tw_fast_entry *e, void *ra, void *sp) {
   t->unwinds++;
   uint32_t site = tw_site_here();
   if (site == TW_SITE_NONE)
@@ -139,9 +124,37 @@ uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
   } else if (e->state == TW_LEARN && ++e->left >= tw_cfg.fast_learn) {
     e->state = TW_TRUSTED;
     e->left = tw_cfg.fast_check;
+  } else if (e->state == TW_TRUSTED) {
+    t->checks++;
+    e->left = tw_cfg.fast_check;
   }
   e->site = site; /* hits are counted to the latest unwound site */
   return site;
+}
+
+static __attribute__((noinline)) uint32_t tw_fast_first(void *ra, void *sp,
+                                                        tw_fast_entry **hit) {
+  if (!tw_cfg.fast_learn || !tw_fast_new_table())
+    return tw_site_here();
+  return tw_fast_site(0, ra, sp, hit);
+}
+
+uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
+  tw_fast_table *t = tw_fast_mine;
+  if (TW_UNLIKELY(!t))
+    return size >= tw_cfg.fast_max ? tw_site_here()
+                                   : tw_fast_first(ra, sp, hit);
+  if (size >= tw_cfg.fast_max)
+    return tw_site_here();
+  uintptr_t k = (uintptr_t)ra ^ ((uintptr_t)sp * 0x9e3779b1u);
+  tw_fast_entry *e = &t->e[(k ^ (k >> 13)) & (TW_FAST_SLOTS - 1)];
+  if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
+                e->state == TW_TRUSTED && --e->left)) {
+    t->hits++;
+    *hit = e;
+    return e->site;
+  }
+  return tw_fast_miss(t, e, ra, sp);
 }
 
 void tw_fast_stats(uint64_t out[4]) {

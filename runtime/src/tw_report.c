@@ -4,7 +4,7 @@
  * v1, advisor/FORMATS.md): totals per tier, per placement site the
  * allocations and bytes per tier and fallbacks, unmatched stacks, warnings,
  * and the fast-path cache counters. Contains no data values. Also the debug
- * copy of /proc/self/maps (TIERWISE_MAPS_COPY) used by the tests.
+ * copies of /proc/self/maps (TIERWISE_MAPS_COPY) used by the tests.
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
@@ -42,22 +42,23 @@ static void tw_expand(char *out, size_t cap, const char *pattern) {
   out[n] = 0;
 }
 
-static void tw_copy_maps(void) {
-  char path[4096], tmp[4200], buf[4096];
+/* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to the file; called at
+ * exit and before each big non-DRAM block is released, so that tests can
+ * check where objects lived even when their mapping is gone by exit. */
+void tw_maps_snapshot(void) {
+  char path[4096], buf[4096];
   tw_expand(path, sizeof(path), tw_cfg.maps_copy);
   int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (in < 0 || tw_out_open(&tw_rep, path, tmp, sizeof(tmp))) {
-    if (in >= 0)
-      close(in);
-    return;
-  }
+  int out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                 0600);
   ssize_t n;
-  while ((n = read(in, buf, sizeof(buf) - 1)) > 0) {
-    buf[n] = 0;
-    tw_out_str(&tw_rep, buf);
-  }
-  close(in);
-  tw_out_close(&tw_rep, tmp, path);
+  while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+    if (write(out, buf, (size_t)n) != n)
+      break;
+  if (in >= 0)
+    close(in);
+  if (out >= 0)
+    close(out);
 }
 
 static void tw_tier_bytes(tw_out *o, const uint64_t *b) {
@@ -94,7 +95,7 @@ static void tw_command(tw_out *o) {
 void tw_report_write(void) {
   char path[4096], tmp[4200];
   if (tw_cfg.maps_copy)
-    tw_copy_maps();
+    tw_maps_snapshot();
   if (!tw_cfg.report_path)
     return;
   tw_expand(path, sizeof(path), tw_cfg.report_path);

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "tw_core.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <memkind.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 static memkind_t tw_kinds[TW_NTIERS];
 static int tw_tried[TW_NTIERS], tw_warned[TW_NTIERS];
+static int tw_kinds_dead; /* memkind destroyed our kinds at exit */
 static const char *const tw_names[TW_NTIERS] = {"dram", "pmem", "kmem", "hbw"};
 
 const char *tw_tier_str(int tier) {
@@ -79,6 +81,8 @@ void tw_tiers_init(void) {
 int tw_tier_available(int tier) {
   if (tier == TW_T_DRAM)
     return 1;
+  if (tw_kinds_dead)
+    return 0;
   if (tier < 0 || tier >= TW_NTIERS)
     return 0;
   if (!tw_tried[tier]) /* tw_malloc() of a tier no placement named */
@@ -93,6 +97,8 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
   int err = align > 16 ? memkind_posix_memalign(tw_kinds[tier], &p, align, size)
                        : ((p = memkind_malloc(tw_kinds[tier], size)) ? 0 : 1);
   if (err || !p) {
+    if (size > ((size_t)1 << 60)) /* fails everywhere: not a tier problem */
+      return NULL;
     if (!__atomic_exchange_n(&tw_warned[tier], 1, __ATOMIC_RELAXED))
       tw_warn("tier ", tw_names[tier],
               " could not serve an allocation (full?); falling back to dram");
@@ -101,4 +107,27 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
   return p;
 }
 
-void tw_tier_free(int tier, void *base) { memkind_free(tw_kinds[tier], base); }
+void tw_tier_free(int tier, void *base) {
+  if (!tw_kinds_dead) /* after memkind's destructor: leak, never crash */
+    memkind_free(tw_kinds[tier], base);
+}
+
+/*
+ * memkind's destructor destroys every pmem kind, unmapping its memory, before
+ * exit() flushes stdio - whose buffers may live in pmem. Interposed (memkind
+ * calls it through its PLT): our kinds are left mapped until the process
+ * ends, and from then on the runtime serves DRAM and leaks pmem frees.
+ */
+struct memkind;
+__attribute__((visibility("default"))) int
+memkind_arena_destroy(struct memkind *kind) {
+  static int (*real)(struct memkind *);
+  for (int t = 1; t < TW_NTIERS; t++)
+    if (kind && (memkind_t)kind == tw_kinds[t] && t == TW_T_PMEM) {
+      tw_kinds_dead = 1;
+      return 0;
+    }
+  if (!real)
+    real = (int (*)(struct memkind *))dlsym(RTLD_NEXT, "memkind_arena_destroy");
+  return real ? real(kind) : 0;
+}

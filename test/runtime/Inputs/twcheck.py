@@ -44,6 +44,14 @@ def where(args):
         if len(parts) == 6 and parts[5].strip().startswith(d + "/"):
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             ranges.append((lo, hi))
+    ranges.sort()
+    merged = []  # the file is mapped in pieces: join adjacent ones
+    for lo, hi in ranges:
+        if merged and merged[-1][1] == lo:
+            merged[-1] = (merged[-1][0], hi)
+        else:
+            merged.append((lo, hi))
+    ranges = merged
     for line in open(stderr):
         m = re.match(r"object (\S+) 0x([0-9a-f]+) (\d+)", line)
         if m:
