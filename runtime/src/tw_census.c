@@ -99,7 +99,7 @@ static uint32_t tw_slot(const void *p) {
 void tw_census_live(void *user) {
   pthread_mutex_lock(&tw_obj_lock);
   if (!tw_live) {
-    void *m = mmap(NULL, TW_LIVE_SLOTS * sizeof(void *),
+    void *m = tw_sys_mmap(NULL, TW_LIVE_SLOTS * sizeof(void *),
                    PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     tw_live = m == MAP_FAILED ? NULL : m;
@@ -212,6 +212,10 @@ static void tw_write_file(const char *name, const char *ext, int which) {
     tw_warn("census: cannot write ", path, "");
 }
 
+static void tw_live_row(uint32_t site, uint64_t size, uint64_t t0) {
+  tw_row(site, size, t0, 0, 0);
+}
+
 void tw_census_write(void) {
   pthread_mutex_lock(&tw_obj_lock);
   if (tw_objs_state == 0)
@@ -223,6 +227,7 @@ void tw_census_write(void) {
     tw_hdr *h = (tw_hdr *)p - 1;
     tw_row(h->site, h->size, ((uint64_t *)h)[-1], 0, 0);
   }
+  tw_mmap_live_rows(tw_live_row);
   char path[4096];
   if (tw_objs_state == 1) {
     tw_census_path(path, sizeof(path), "objects", ".csv", tw_is_main);

@@ -362,7 +362,7 @@ static void tw_forget(void *p, tw_hdr *h) {
     }
   } else if (tw_mode_now == TW_MODE_PLACE) {
     if (TW_UNLIKELY(tw_cfg.maps_copy) && TW_HDR_TIER(h->tag) != TW_T_DRAM &&
-        h->size >= (1u << 20))
+        h->size >= (64u << 10))
       tw_maps_snapshot();
     if (tw_cfg.dram_limit && TW_HDR_TIER(h->tag) == TW_T_DRAM)
       atomic_fetch_sub(&tw_dram_live, h->size);

@@ -137,6 +137,12 @@ TW_HIDDEN void tw_report_write(void);
 TW_HIDDEN void tw_report_warning(const char *line);
 TW_HIDDEN void tw_maps_snapshot(void);
 
+/* ---- tw_mmap.c: anonymous mappings as allocations ---- */
+TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags,
+                            int fd, off_t off);
+TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
+TW_HIDDEN void tw_mmap_live_rows(void (*row)(uint32_t, uint64_t, uint64_t));
+
 /* ---- tw_out.c: buffered write(2) output, no stdio ---- */
 typedef struct tw_out {
   int fd;

@@ -82,7 +82,7 @@ static tw_fast_table *tw_fast_new_table(void) {
     if (!tw_tables[i]->in_use)
       t = tw_tables[i];
   if (!t && tw_ntables < TW_FAST_TABLES) {
-    void *m = mmap(NULL, sizeof(tw_fast_table), PROT_READ | PROT_WRITE,
+    void *m = tw_sys_mmap(NULL, sizeof(tw_fast_table), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m != MAP_FAILED)
       tw_tables[tw_ntables++] = t = m;

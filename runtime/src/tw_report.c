@@ -43,7 +43,7 @@ static void tw_expand(char *out, size_t cap, const char *pattern) {
 }
 
 /* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to the file; called at
- * exit and before each big non-DRAM block is released, so that tests can
+ * exit and before each non-DRAM block of 64 KiB or more is released, so that tests can
  * check where objects lived even when their mapping is gone by exit. */
 void tw_maps_snapshot(void) {
   char path[4096], buf[4096];
