@@ -241,13 +241,20 @@ void tw_census_write(void) {
   tw_write_file("backend", ".json", 2);
 }
 
-/* Forked child: the parent's unwritten rows are the parent's; the child
+/* fork (phase 0 prepare, 1 parent, 2 child). The child's copy of the
+ * parent's unwritten rows belongs to the parent: the child drops it and
  * writes its own files under per-pid names. */
-void tw_census_atfork_child(void) {
-  if (tw_objs_state == 1)
-    close(tw_objs.fd);
-  tw_objs.len = 0;
-  tw_objs_state = 0;
-  tw_is_main = 0;
-  pthread_mutex_init(&tw_obj_lock, NULL);
+void tw_census_atfork(int phase) {
+  if (phase == 0) {
+    pthread_mutex_lock(&tw_obj_lock);
+    return;
+  }
+  if (phase == 2 && tw_cfg.mode == TW_MODE_CENSUS) {
+    if (tw_objs_state == 1)
+      close(tw_objs.fd);
+    tw_objs.len = 0;
+    tw_objs_state = 0;
+    tw_is_main = 0;
+  }
+  pthread_mutex_unlock(&tw_obj_lock);
 }

@@ -10,6 +10,7 @@
 #include "tw_core.h"
 #include "tw_clientreq.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -32,7 +33,11 @@ static atomic_int tw_init_state; /* 0 none, 1 running, 2 config read */
 static _Atomic uint64_t tw_dram_live;
 /* Client requests cost a few instructions each: issue them only under
  * Valgrind (RUNNING_ON_VALGRIND is checked once, when the config is read). */
-static int tw_on_valgrind;
+int tw_on_valgrind;
+int tw_hdr_mode;
+static size_t (*tw_usable_fn)(void *); /* glibc's malloc_usable_size */
+
+size_t tw_glibc_usable(void *p) { return tw_usable_fn ? tw_usable_fn(p) : 0; }
 static uint64_t tw_t0;
 
 uint64_t tw_now_ns(void) {
@@ -101,8 +106,10 @@ static void tw_config_read(void) {
   tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 256);
   tw_cfg.dram_limit = tw_env_size("TIERWISE_DRAM_LIMIT", 0);
   tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
-  if (tw_cfg.census_dir && *tw_cfg.census_dir)
+  if (tw_cfg.census_dir && *tw_cfg.census_dir) {
     tw_cfg.mode = TW_MODE_CENSUS;
+    tw_hdr_mode = 1;
+  }
   else if (tw_cfg.placement_path || tw_cfg.report_path)
     tw_cfg.mode = TW_MODE_PLACE;
   else
@@ -113,13 +120,20 @@ static void tw_config_read(void) {
   atomic_store(&tw_init_state, 2);
 }
 
-static void tw_atfork_prepare(void) {}
-static void tw_atfork_parent(void) {}
+/* fork: the runtime's locks are held across fork so that the child's copies
+ * of the tables are consistent; the child keeps tracking (census output
+ * under per-pid names, see tw_census.c; run report path with %p). */
+static void tw_atfork_prepare(void) {
+  tw_stack_atfork(0);
+  tw_census_atfork(0);
+}
+static void tw_atfork_parent(void) {
+  tw_census_atfork(1);
+  tw_stack_atfork(1);
+}
 static void tw_atfork_child(void) {
-  /* Locks of the child are fresh copies; nothing held across fork by the
-   * caller of fork itself. The child keeps tracking; its outputs go to
-   * per-pid names (see tw_census_write / tw_report_write). */
-  tw_in_core = 0;
+  tw_census_atfork(2);
+  tw_stack_atfork(2);
 }
 
 __attribute__((constructor(101))) static void tw_ctor(void) { tw_init(); }
@@ -131,6 +145,7 @@ void tw_init(void) {
     return;
   tw_in_core++;
   pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
+  *(void **)&tw_usable_fn = dlsym(RTLD_NEXT, "malloc_usable_size");
   if (tw_cfg.mode == TW_MODE_PLACE) {
     int placed = tw_cfg.placement_path
                      ? tw_placement_load(tw_cfg.placement_path)
@@ -257,6 +272,8 @@ void *tw_alloc_tier(int tier, size_t size, size_t align, int zero) {
     errno = ENOMEM;
     return NULL;
   }
+  if (!tw_hdr_mode)
+    return tw_pl_alloc_tier(tier, size, align, zero);
   uint32_t site = TW_SITE_NONE;
   tw_in_core++;
   if (tw_in_core == 1)
@@ -320,6 +337,8 @@ void *tw_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
     errno = ENOMEM;
     return NULL;
   }
+  if (TW_LIKELY(!tw_hdr_mode))
+    return tw_pl_alloc(size, align, zero, ra, sp);
   if (TW_UNLIKELY(tw_in_core) || tw_mode_now == TW_MODE_PASS) {
     p = tw_block(TW_T_DRAM, size, align, 0, TW_SITE_NONE);
   } else if (tw_mode_now == TW_MODE_PLACE) {
@@ -375,6 +394,10 @@ static void tw_forget(void *p, tw_hdr *h) {
 void tw_core_free(void *p) {
   if (!p)
     return;
+  if (TW_LIKELY(!tw_hdr_mode)) {
+    tw_pl_free(p);
+    return;
+  }
   if (TW_UNLIKELY(!tw_is_ours(p))) {
     /* A block from before we were loaded (ld.so's early allocations). */
     __libc_free(p);
@@ -388,12 +411,16 @@ void tw_core_free(void *p) {
 size_t tw_usable(void *p) {
   if (!p)
     return 0;
+  if (!tw_hdr_mode)
+    return tw_pl_usable(p);
   if (!tw_is_ours(p))
     return 0;
   return tw_hdr_of(p)->size;
 }
 
 int tw_tier_of_ptr(const void *p) {
+  if (!tw_hdr_mode)
+    return p ? tw_page_tier(p) : -1;
   return tw_is_ours(p) ? (int)TW_HDR_TIER(tw_hdr_of(p)->tag) : -1;
 }
 
@@ -426,6 +453,17 @@ static void *tw_realloc_move(void *p, tw_hdr *h, size_t size) {
 void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {
   if (!p)
     return tw_alloc(size, 0, 0, ra, sp);
+  if (!tw_hdr_mode) {
+    if (size == 0) {
+      tw_pl_free(p);
+      return NULL;
+    }
+    if (size > PTRDIFF_MAX - 4096) {
+      errno = ENOMEM;
+      return NULL;
+    }
+    return tw_pl_realloc(p, size, ra, sp);
+  }
   if (!tw_is_ours(p))
     return __libc_realloc(p, size);
   if (size == 0) {

@@ -66,6 +66,24 @@ TW_HIDDEN extern tw_config tw_cfg;
 TW_HIDDEN extern volatile int tw_mode_now; /* enum tw_mode, OFF until init */
 TW_HIDDEN extern __thread int tw_in_core
     __attribute__((tls_model("initial-exec")));
+/* Tier whose memkind call is running on this thread (0: none): mmap marks
+ * the pages it maps with it. */
+TW_HIDDEN extern __thread int tw_in_tier
+    __attribute__((tls_model("initial-exec")));
+TW_HIDDEN extern int tw_on_valgrind; /* RUNNING_ON_VALGRIND, checked once */
+/* Census mode: every block has a tw_hdr (sites, sizes, times at free);
+ * other modes: no header, ownership from the page-tier map. */
+TW_HIDDEN extern int tw_hdr_mode;
+
+/* Page-tier map: per 1 GiB of address space, a byte per 4 KiB page giving
+ * the tier whose memkind mapping holds it (0: not a tier mapping). */
+#define TW_PMAP_TOP (1u << 17)
+TW_HIDDEN extern uint8_t *tw_pmap[TW_PMAP_TOP];
+static inline int tw_page_tier(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint8_t *m = tw_pmap[(a >> 30) & (TW_PMAP_TOP - 1)];
+  return TW_LIKELY(!m) ? 0 : m[(a >> 12) & ((1u << 18) - 1)];
+}
 
 /* ---- tw_core.c: the allocation paths (ra, sp: the caller's key) ---- */
 TW_HIDDEN void tw_init(void);
@@ -79,6 +97,18 @@ TW_HIDDEN int tw_tier_of_ptr(const void *p);
 TW_HIDDEN uint64_t tw_now_ns(void);
 TW_HIDDEN void tw_warn(const char *a, const char *b, const char *c);
 
+/* ---- tw_place.c: header-less placement and pass-through paths ---- */
+TW_HIDDEN void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero,
+                            int tier);
+TW_HIDDEN void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra,
+                            void *sp);
+TW_HIDDEN void *tw_pl_alloc_tier(int tier, size_t size, size_t align,
+                                 int zero);
+TW_HIDDEN void tw_pl_free(void *p);
+TW_HIDDEN size_t tw_pl_usable(void *p);
+TW_HIDDEN void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp);
+TW_HIDDEN size_t tw_glibc_usable(void *p);
+
 /* ---- tw_stack.c: unwinding, module map, the site table ---- */
 /* Site of the current call stack (full unwind). */
 TW_HIDDEN uint32_t tw_site_here(void);
@@ -89,6 +119,7 @@ typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
                              const char *build_id);
 TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
+TW_HIDDEN void tw_stack_atfork(int phase);   /* 0 prepare, 1 parent, 2 child */
 
 /* ---- tw_fastpath.c: the per-thread decision cache (placement mode) ---- */
 typedef struct tw_fast_entry {
@@ -112,6 +143,8 @@ TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
 TW_HIDDEN void tw_tiers_init(void);
 TW_HIDDEN void *tw_tier_malloc(int tier, size_t size, size_t align);
 TW_HIDDEN void tw_tier_free(int tier, void *base);
+TW_HIDDEN void *tw_tier_realloc(int tier, void *p, size_t size);
+TW_HIDDEN size_t tw_tier_usable(int tier, void *p);
 TW_HIDDEN int tw_tier_available(int tier);
 TW_HIDDEN const char *tw_tier_str(int tier);
 TW_HIDDEN int tw_tier_parse(const char *name);
@@ -133,6 +166,7 @@ TW_HIDDEN void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
 TW_HIDDEN void tw_census_live(void *user);
 TW_HIDDEN void tw_census_dead(void *user);
 TW_HIDDEN void tw_census_write(void);
+TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_report_write(void);
 TW_HIDDEN void tw_report_warning(const char *line);
 TW_HIDDEN void tw_maps_snapshot(void);

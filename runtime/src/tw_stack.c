@@ -157,6 +157,15 @@ void tw_modules_each(tw_module_fn fn, void *ctx) {
     fn(ctx, tw_mods[i].path, tw_mods[i].base, tw_mods[i].build_id);
 }
 
+/* fork: hold the table lock across fork so the child's copy is consistent
+ * (phase 0 prepare, 1 parent, 2 child). */
+void tw_stack_atfork(int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(&tw_lock);
+  else
+    pthread_mutex_unlock(&tw_lock);
+}
+
 /* ---- sites ---- */
 
 tw_site *tw_site_get(uint32_t idx) { return &tw_sites[idx]; }

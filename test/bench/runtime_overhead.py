@@ -22,25 +22,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TIERWISE_BUILD_DIR", ROOT / "build"))
-MEMTIER = "/usr/lib/x86_64-linux-gnu/libmemtier.so"
+MEMTIER = os.environ.get("TW_MEMTIER", "/usr/lib/x86_64-linux-gnu/libmemtier.so")
 KERNELS = ["adjlist", "pagerank-pull"]
 
 
-def timed(cmd, env):
+def timed(cmd, env, cpu=False):
+    """Wall seconds of one run (or user+sys CPU seconds of it with cpu=True:
+    steadier on a shared machine)."""
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    dt = time.perf_counter() - t0
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    out = proc.stdout.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    r = subprocess.CompletedProcess(cmd, proc.returncode, out)
+    dt = ru.ru_utime + ru.ru_stime if cpu else time.perf_counter() - t0
     if r.returncode:  # memtier aborts on some kernels (memkind assertion)
         return None, [f"exit status {r.returncode}"]
     return dt, [l for l in r.stdout.splitlines() if l.startswith("checksum")]
 
 
 def placement_all_sites(cmd, env, work):
-    """Census, then a placement naming every site (tier dram)."""
+    """Census (the raw runtime output: no symbolization needed), then a
+    placement naming every site (tier dram)."""
     prof = work / "prof"
-    subprocess.run([str(BUILD / "bin" / "tierwise"), "profile", "--backend", "alloc",
-                    "-o", str(prof), "--"] + cmd, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    prof.mkdir(parents=True, exist_ok=True)
+    lib = str(BUILD / "lib" / "libtierwise-runtime.so")
+    subprocess.run(cmd, env=dict(env, LD_PRELOAD=lib, TIERWISE_CENSUS=str(prof)),
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     sites = [{"stack": r["stack"], "location": r["location"], "tier": "dram"}
              for r in csv.DictReader(open(prof / "sites.csv"))]
     p = work / "placement.json"
@@ -55,12 +64,15 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--kernels", nargs="+", default=KERNELS)
+    ap.add_argument("--cpu", action="store_true", help="compare user+sys CPU "
+                    "seconds instead of wall seconds (steadier on a busy machine)")
     args = ap.parse_args()
     lib = str(BUILD / "lib" / "libtierwise-runtime.so")
     base = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     work = Path(tempfile.mkdtemp(prefix="tw-bench."))
+    what = "CPU (user+sys)" if args.cpu else "wall"
     print(f"scale {args.scale}, {args.reps} interleaved repetitions, "
-          f"{args.threads} threads; wall seconds (median) and ratio to native")
+          f"{args.threads} threads; {what} seconds (median) and ratio to native")
     print(f"{'kernel':14} {'native':>8} {'memtier':>15} {'tierwise':>15} {'census':>15}  sites  cache hits/unwinds")
     for k in args.kernels:
         cmd = [str(BUILD / "examples" / k), "-g", str(args.scale)]
@@ -80,7 +92,7 @@ def main():
             for n, env in envs.items():
                 if n == "census":
                     (work / k / "census" / ".census-owner").unlink(missing_ok=True)
-                dt, cs = timed(cmd, env)
+                dt, cs = timed(cmd, env, args.cpu)
                 times[n].append(dt)
                 sums.setdefault(n, cs)
         failed = {n for n, v in times.items() if None in v}
