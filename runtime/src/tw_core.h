@@ -97,6 +97,15 @@ TW_HIDDEN int tw_tier_of_ptr(const void *p);
 TW_HIDDEN uint64_t tw_now_ns(void);
 TW_HIDDEN void tw_warn(const char *a, const char *b, const char *c);
 
+/* ---- tw_hdr.c: census blocks (with tw_hdr) ---- */
+TW_HIDDEN void *tw_hb_alloc(size_t size, size_t align, int zero);
+TW_HIDDEN void *tw_hb_alloc_tier(int tier, size_t size, size_t align,
+                                 int zero);
+TW_HIDDEN void tw_hb_free(void *p);
+TW_HIDDEN size_t tw_hb_usable(void *p);
+TW_HIDDEN int tw_hb_tier_of(const void *p);
+TW_HIDDEN void *tw_hb_realloc(void *p, size_t size);
+
 /* ---- tw_place.c: header-less placement and pass-through paths ---- */
 TW_HIDDEN void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero,
                             int tier);
