@@ -103,7 +103,7 @@ static void tw_config_read(void) {
   tw_cfg.objects_min = tw_env_size("TIERWISE_OBJECTS_MIN", 4096);
   tw_cfg.fast_max = tw_env_size("TIERWISE_FASTPATH_MAX", 64 << 10);
   tw_cfg.fast_learn = (unsigned)tw_env_size("TIERWISE_FASTPATH_LEARN", 8);
-  tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 256);
+  tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 1024);
   tw_cfg.dram_limit = tw_env_size("TIERWISE_DRAM_LIMIT", 0);
   tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
   if (tw_cfg.census_dir && *tw_cfg.census_dir) {
