@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """tierwise.placement: the placement.json grammar (FORMATS.md) and sizes."""
+
 import json
 
 import pytest
@@ -8,8 +9,12 @@ from tierwise import placement
 
 
 def minimal(**over):
-    doc = {"format": "tierwise-placement", "version": 1, "default_tier": "dram",
-           "sites": [{"stack": "bfs+0x1a2b;bfs+0x3c", "tier": "pmem"}]}
+    doc = {
+        "format": "tierwise-placement",
+        "version": 1,
+        "default_tier": "dram",
+        "sites": [{"stack": "bfs+0x1a2b;bfs+0x3c", "tier": "pmem"}],
+    }
     doc.update(over)
     return doc
 
@@ -21,13 +26,16 @@ def test_minimal_hand_written_file_loads(tmp_path):
     assert doc["sites"][0]["tier"] == "pmem"
 
 
-@pytest.mark.parametrize("field,value,needle", [
-    ("format", "other", "format = 'other'"),
-    ("version", 2, "version = 2"),
-    ("default_tier", "fast", "default_tier = 'fast'"),
-    ("depth", 0, "depth = 0"),
-    ("sites", {}, "sites = {}"),
-])
+@pytest.mark.parametrize(
+    "field,value,needle",
+    [
+        ("format", "other", "format = 'other'"),
+        ("version", 2, "version = 2"),
+        ("default_tier", "fast", "default_tier = 'fast'"),
+        ("depth", 0, "depth = 0"),
+        ("sites", {}, "sites = {}"),
+    ],
+)
 def test_bad_fields_name_field_and_value(tmp_path, field, value, needle):
     p = tmp_path / "p.json"
     p.write_text(json.dumps(minimal(**{field: value})))
@@ -46,9 +54,13 @@ def test_bad_site_tier_is_indexed(tmp_path):
 
 
 def test_numa_tier_and_make_write_roundtrip(tmp_path):
-    doc = placement.make([{"stack": "a+0x1", "tier": "numa:1", "bytes": 10}],
-                         default_tier="dram", depth=6,
-                         modules=[{"module": "a", "build_id": "ab"}], policy="cost")
+    doc = placement.make(
+        [{"stack": "a+0x1", "tier": "numa:1", "bytes": 10}],
+        default_tier="dram",
+        depth=6,
+        modules=[{"module": "a", "build_id": "ab"}],
+        policy="cost",
+    )
     p = tmp_path / "out.json"
     placement.write(doc, p)
     back = placement.load(p)
@@ -65,8 +77,17 @@ def test_not_json_and_missing(tmp_path):
         placement.load(tmp_path / "nope.json")
 
 
-@pytest.mark.parametrize("text,value", [("0", 0), ("64", 64), ("4K", 4096),
-                                        ("3m", 3 << 20), ("2G", 2 << 30), ("1TB", 1 << 40)])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("0", 0),
+        ("64", 64),
+        ("4K", 4096),
+        ("3m", 3 << 20),
+        ("2G", 2 << 30),
+        ("1TB", 1 << 40),
+    ],
+)
 def test_parse_size(text, value):
     assert placement.parse_size(text) == value
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """tierwise.profiledir and tierwise.symbolize: finishing a raw backend output
 into a profile (locations from addr2line, build-ids, meta.json)."""
+
 import csv
 import json
 import shutil
@@ -12,11 +13,11 @@ import pytest
 from tierwise import profiledir
 from tierwise.symbolize import Symbolizer, parse_frame
 
-SRC = r'''
+SRC = r"""
 #include <stdlib.h>
 __attribute__((noinline)) void *helper(size_t n) { return malloc(n); }
 int main(void) { return helper(10) == 0; }
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,9 @@ def binary(tmp_path_factory):
         pytest.skip("no C compiler")
     d = tmp_path_factory.mktemp("bin")
     (d / "prog.c").write_text(SRC)
-    subprocess.run(["cc", "-g", "-O1", "-o", str(d / "prog"), str(d / "prog.c")], check=True)
+    subprocess.run(
+        ["cc", "-g", "-O1", "-o", str(d / "prog"), str(d / "prog.c")], check=True
+    )
     return d / "prog"
 
 
@@ -64,18 +67,39 @@ def test_finish_profile_fills_location_build_id_meta(tmp_path, binary):
         w.writerow([0, f"prog+0x{off + 4:x}", "", 3, 300, 200, "", "", "", "", ""])
     (tmp_path / "modules.csv").write_text(f"module,path,build_id\nprog,{binary},\n")
     (tmp_path / "objects.csv").write_text("site,size,alloc_time,free_time\n0,100,5,9\n")
-    (tmp_path / "backend.json").write_text(json.dumps({"depth": 4, "objects_min_bytes": 64, "clock": "ns"}))
+    (tmp_path / "backend.json").write_text(
+        json.dumps({"depth": 4, "objects_min_bytes": 64, "clock": "ns"})
+    )
     t = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(tmp_path, ["prog"], "alloc",
-                                     {"exit_status": 0, "pid": 42}, t, t)
+    meta = profiledir.finish_profile(
+        tmp_path, ["prog"], "alloc", {"exit_status": 0, "pid": 42}, t, t
+    )
     assert meta["n_sites"] == 1 and meta["complete"] is True
     rows = list(csv.DictReader(open(tmp_path / "sites.csv")))
-    assert rows[0]["location"].startswith("helper ") and rows[0]["location"].endswith("prog.c:3")
+    assert rows[0]["location"].startswith("helper ") and rows[0]["location"].endswith(
+        "prog.c:3"
+    )
     assert rows[0]["peak_bytes"] == "200"
     on_disk = json.loads((tmp_path / "meta.json").read_text())
-    for key in ["format", "version", "tool_version", "command", "backend", "backend_params",
-                "estimated", "depth", "clock", "objects_min_bytes", "start_time", "end_time",
-                "exit_status", "complete", "pid", "host", "modules"]:
+    for key in [
+        "format",
+        "version",
+        "tool_version",
+        "command",
+        "backend",
+        "backend_params",
+        "estimated",
+        "depth",
+        "clock",
+        "objects_min_bytes",
+        "start_time",
+        "end_time",
+        "exit_status",
+        "complete",
+        "pid",
+        "host",
+        "modules",
+    ]:
         assert key in on_disk, key
     assert on_disk["depth"] == 4 and on_disk["objects_min_bytes"] == 64
     bid = on_disk["modules"][0]["build_id"]
@@ -85,7 +109,9 @@ def test_finish_profile_fills_location_build_id_meta(tmp_path, binary):
 
 def test_killed_run_is_incomplete(tmp_path):
     t = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(tmp_path, ["x"], "alloc", {"exit_status": None}, t, t)
+    meta = profiledir.finish_profile(
+        tmp_path, ["x"], "alloc", {"exit_status": None}, t, t
+    )
     assert meta["complete"] is False and meta["exit_status"] is None
     assert json.loads((tmp_path / "meta.json").read_text())["complete"] is False
 

@@ -13,9 +13,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -67,10 +67,26 @@ static size_t tw_env_size(const char *name, size_t dflt) {
     return dflt;
   unsigned long long v = strtoull(s, &end, 10);
   switch (*end) {
-  case 'k': case 'K': v <<= 10; end++; break;
-  case 'm': case 'M': v <<= 20; end++; break;
-  case 'g': case 'G': v <<= 30; end++; break;
-  case 't': case 'T': v <<= 40; end++; break;
+  case 'k':
+  case 'K':
+    v <<= 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    v <<= 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    v <<= 30;
+    end++;
+    break;
+  case 't':
+  case 'T':
+    v <<= 40;
+    end++;
+    break;
   }
   if (*end == 'B' || *end == 'b')
     end++;
@@ -109,8 +125,7 @@ static void tw_config_read(void) {
   if (tw_cfg.census_dir && *tw_cfg.census_dir) {
     tw_cfg.mode = TW_MODE_CENSUS;
     tw_hdr_mode = 1;
-  }
-  else if (tw_cfg.placement_path || tw_cfg.report_path)
+  } else if (tw_cfg.placement_path || tw_cfg.report_path)
     tw_cfg.mode = TW_MODE_PLACE;
   else
     tw_cfg.mode = TW_MODE_PASS;
@@ -147,9 +162,8 @@ void tw_init(void) {
   pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
   *(void **)&tw_usable_fn = dlsym(RTLD_NEXT, "malloc_usable_size");
   if (tw_cfg.mode == TW_MODE_PLACE) {
-    int placed = tw_cfg.placement_path
-                     ? tw_placement_load(tw_cfg.placement_path)
-                     : 0;
+    int placed =
+        tw_cfg.placement_path ? tw_placement_load(tw_cfg.placement_path) : 0;
     if (placed && tw_placement_depth() > 0)
       tw_cfg.depth = tw_placement_depth();
     tw_tiers_init();
@@ -230,6 +244,5 @@ void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {
   }
   if (!tw_size_ok(size))
     return NULL;
-  return tw_hdr_mode ? tw_hb_realloc(p, size)
-                     : tw_pl_realloc(p, size, ra, sp);
+  return tw_hdr_mode ? tw_hb_realloc(p, size) : tw_pl_realloc(p, size, ra, sp);
 }

@@ -33,7 +33,7 @@ typedef struct tw_hdr {
 #define TW_MAGIC 0x7457u
 #define TW_HDR_TIME 0x10u /* a 64-bit allocation time precedes the header */
 #define TW_SITE_NONE 0xffffffffu
-#define TW_HDR_TIER(t) ((t)&0xfu)
+#define TW_HDR_TIER(t) ((t) & 0xfu)
 #define TW_HDR_LOG2OFF(t) (((t) >> 8) & 0xffu)
 
 enum tw_mode { TW_MODE_OFF = 0, TW_MODE_PASS, TW_MODE_CENSUS, TW_MODE_PLACE };
@@ -41,8 +41,8 @@ enum tw_mode { TW_MODE_OFF = 0, TW_MODE_PASS, TW_MODE_CENSUS, TW_MODE_PLACE };
 typedef struct tw_site {
   const char *stack;
   uint64_t hash;
-  int placed;   /* index into the placement's sites, -1: not named */
-  int tier;     /* tier decided for this site */
+  int placed;             /* index into the placement's sites, -1: not named */
+  int tier;               /* tier decided for this site */
   uint64_t allocs, bytes; /* atomics */
   int64_t live;
   uint64_t peak;
@@ -99,8 +99,7 @@ TW_HIDDEN void tw_warn(const char *a, const char *b, const char *c);
 
 /* ---- tw_hdr.c: census blocks (with tw_hdr) ---- */
 TW_HIDDEN void *tw_hb_alloc(size_t size, size_t align, int zero);
-TW_HIDDEN void *tw_hb_alloc_tier(int tier, size_t size, size_t align,
-                                 int zero);
+TW_HIDDEN void *tw_hb_alloc_tier(int tier, size_t size, size_t align, int zero);
 TW_HIDDEN void tw_hb_free(void *p);
 TW_HIDDEN size_t tw_hb_usable(void *p);
 TW_HIDDEN int tw_hb_tier_of(const void *p);
@@ -111,8 +110,7 @@ TW_HIDDEN void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero,
                             int tier);
 TW_HIDDEN void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra,
                             void *sp);
-TW_HIDDEN void *tw_pl_alloc_tier(int tier, size_t size, size_t align,
-                                 int zero);
+TW_HIDDEN void *tw_pl_alloc_tier(int tier, size_t size, size_t align, int zero);
 TW_HIDDEN void tw_pl_free(void *p);
 TW_HIDDEN size_t tw_pl_usable(void *p);
 TW_HIDDEN void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp);
@@ -128,7 +126,7 @@ typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
                              const char *build_id);
 TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
-TW_HIDDEN void tw_stack_atfork(int phase);   /* 0 prepare, 1 parent, 2 child */
+TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 
 /* ---- tw_fastpath.c: the per-thread decision cache (placement mode) ---- */
 typedef struct tw_fast_entry {
@@ -181,8 +179,8 @@ TW_HIDDEN void tw_report_warning(const char *line);
 TW_HIDDEN void tw_maps_snapshot(void);
 
 /* ---- tw_mmap.c: anonymous mappings as allocations ---- */
-TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags,
-                            int fd, off_t off);
+TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                            off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
 TW_HIDDEN void tw_mmap_live_rows(void (*row)(uint32_t, uint64_t, uint64_t));
 

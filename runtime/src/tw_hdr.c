@@ -24,8 +24,7 @@ extern void __libc_free(void *);
 static inline tw_hdr *tw_hdr_of(const void *p) { return (tw_hdr *)p - 1; }
 
 static inline int tw_is_ours(const void *p) {
-  return p && ((uintptr_t)p & 15) == 0 &&
-         (tw_hdr_of(p)->tag >> 16) == TW_MAGIC;
+  return p && ((uintptr_t)p & 15) == 0 && (tw_hdr_of(p)->tag >> 16) == TW_MAGIC;
 }
 
 /* Allocate from \p tier with room for the header (and a time stamp when
@@ -175,8 +174,8 @@ void *tw_hb_realloc(void *p, size_t size) {
   }
   tw_in_core++;
   int tier = TW_HDR_TIER(h->tag);
-  void *q = track ? tw_census(site, size, 0, 0)
-                  : tw_hb_alloc_tier(tier, size, 0, 0);
+  void *q =
+      track ? tw_census(site, size, 0, 0) : tw_hb_alloc_tier(tier, size, 0, 0);
   tw_in_core--;
   if (!q)
     return NULL;

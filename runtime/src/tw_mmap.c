@@ -49,9 +49,9 @@ static void tw_pmap_mark(uintptr_t a, size_t len, int tier) {
       }
       pthread_mutex_lock(&tw_pmap_lock);
       if (!*top) {
-        void *m = tw_sys_mmap(NULL, 1u << 18, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-                              0);
+        void *m =
+            tw_sys_mmap(NULL, 1u << 18, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m != MAP_FAILED)
           __atomic_store_n(top, (uint8_t *)m, __ATOMIC_RELEASE);
       }
@@ -139,8 +139,7 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     __atomic_fetch_add(&s->tier_bytes[tier], len, __ATOMIC_RELAXED);
     if (fell)
       __atomic_fetch_add(&s->fallback_bytes, len, __ATOMIC_RELAXED);
-    int64_t live =
-        __atomic_add_fetch(&s->live, (int64_t)len, __ATOMIC_RELAXED);
+    int64_t live = __atomic_add_fetch(&s->live, (int64_t)len, __ATOMIC_RELAXED);
     uint64_t peak = __atomic_load_n(&s->peak, __ATOMIC_RELAXED);
     while ((uint64_t)live > peak &&
            !__atomic_compare_exchange_n(&s->peak, &peak, (uint64_t)live, 1,

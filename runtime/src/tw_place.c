@@ -8,8 +8,8 @@
  * never call memkind_detect_kind (which crashes on glibc pointers).
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
 #include "tw_clientreq.h"
+#include "tw_core.h"
 
 #include <errno.h>
 #include <stdatomic.h>

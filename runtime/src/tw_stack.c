@@ -50,7 +50,7 @@ void *tw_internal_alloc(size_t size) {
   if (!cur || (size_t)(end - cur) < size) {
     size_t chunk = size > (1 << 20) ? size : (1 << 20);
     void *m = tw_sys_mmap(NULL, chunk, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
       return NULL;
     cur = m;
@@ -217,10 +217,11 @@ static int tw_tables_ready(void) {
   pthread_mutex_lock(&tw_lock);
   if (!tw_raws) {
     tw_sites = tw_sys_mmap(NULL, TW_SITES_MAX * sizeof(tw_site),
-                    PROT_READ | PROT_WRITE,
+                           PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *r =
+        tw_sys_mmap(NULL, TW_RAW_SLOTS * sizeof(tw_raw), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    void *r = tw_sys_mmap(NULL, TW_RAW_SLOTS * sizeof(tw_raw), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (tw_sites != MAP_FAILED && r != MAP_FAILED)
       __atomic_store_n(&tw_raws, (tw_raw *)r, __ATOMIC_RELEASE);
   }

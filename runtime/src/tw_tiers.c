@@ -60,8 +60,7 @@ static int tw_memkind_load(void) {
 #undef TW_SYM
   if (!tw_mkf.create_pmem || !tw_mkf.malloc || !tw_mkf.posix_memalign ||
       !tw_mkf.free || !tw_mkf.realloc || !tw_mkf.usable ||
-      !tw_mkf.check_available || !tw_mkf.dax_kmem ||
-      !tw_mkf.hbw) {
+      !tw_mkf.check_available || !tw_mkf.dax_kmem || !tw_mkf.hbw) {
     tw_warn("libmemkind.so.0 lacks the functions tierwise needs; ",
             "tiers other than dram fall back to dram", "");
     tw_mk = NULL;

@@ -9,6 +9,7 @@ Repetitions are interleaved; prints medians and ratios to native.
 
   python test/bench/runtime_overhead.py [--scale 18] [--reps 5] [--threads 2]
 """
+
 import argparse
 import csv
 import json
@@ -30,8 +31,9 @@ def timed(cmd, env, cpu=False):
     """Wall seconds of one run (or user+sys CPU seconds of it with cpu=True:
     steadier on a shared machine)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     out = proc.stdout.read()
     _, status, ru = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -48,13 +50,28 @@ def placement_all_sites(cmd, env, work):
     prof = work / "prof"
     prof.mkdir(parents=True, exist_ok=True)
     lib = str(BUILD / "lib" / "libtierwise-runtime.so")
-    subprocess.run(cmd, env=dict(env, LD_PRELOAD=lib, TIERWISE_CENSUS=str(prof)),
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sites = [{"stack": r["stack"], "location": r["location"], "tier": "dram"}
-             for r in csv.DictReader(open(prof / "sites.csv"))]
+    subprocess.run(
+        cmd,
+        env=dict(env, LD_PRELOAD=lib, TIERWISE_CENSUS=str(prof)),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sites = [
+        {"stack": r["stack"], "location": r["location"], "tier": "dram"}
+        for r in csv.DictReader(open(prof / "sites.csv"))
+    ]
     p = work / "placement.json"
-    p.write_text(json.dumps({"format": "tierwise-placement", "version": 1,
-                             "default_tier": "dram", "sites": sites}))
+    p.write_text(
+        json.dumps(
+            {
+                "format": "tierwise-placement",
+                "version": 1,
+                "default_tier": "dram",
+                "sites": sites,
+            }
+        )
+    )
     return p, len(sites)
 
 
@@ -64,26 +81,44 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--kernels", nargs="+", default=KERNELS)
-    ap.add_argument("--cpu", action="store_true", help="compare user+sys CPU "
-                    "seconds instead of wall seconds (steadier on a busy machine)")
+    ap.add_argument(
+        "--cpu",
+        action="store_true",
+        help="compare user+sys CPU "
+        "seconds instead of wall seconds (steadier on a busy machine)",
+    )
     args = ap.parse_args()
     lib = str(BUILD / "lib" / "libtierwise-runtime.so")
     base = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     work = Path(tempfile.mkdtemp(prefix="tw-bench."))
     what = "CPU (user+sys)" if args.cpu else "wall"
-    print(f"scale {args.scale}, {args.reps} interleaved repetitions, "
-          f"{args.threads} threads; {what} seconds (median) and ratio to native")
-    print(f"{'kernel':14} {'native':>8} {'memtier':>15} {'tierwise':>15} {'census':>15}  sites  cache hits/unwinds")
+    print(
+        f"scale {args.scale}, {args.reps} interleaved repetitions, "
+        f"{args.threads} threads; {what} seconds (median) and ratio to native"
+    )
+    print(
+        f"{'kernel':14} {'native':>8} {'memtier':>15} {'tierwise':>15} {'census':>15}  sites  cache hits/unwinds"
+    )
     for k in args.kernels:
         cmd = [str(BUILD / "examples" / k), "-g", str(args.scale)]
         placement, nsites = placement_all_sites(cmd, base, work / k)
         report = work / k / "report.json"
         envs = {
             "native": base,
-            "memtier": dict(base, LD_PRELOAD=MEMTIER, MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:1;POLICY:STATIC_RATIO"),
-            "tierwise": dict(base, LD_PRELOAD=lib, TIERWISE_PLACEMENT=str(placement),
-                             TIERWISE_REPORT=str(report)),
-            "census": dict(base, LD_PRELOAD=lib, TIERWISE_CENSUS=str(work / k / "census")),
+            "memtier": dict(
+                base,
+                LD_PRELOAD=MEMTIER,
+                MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:1;POLICY:STATIC_RATIO",
+            ),
+            "tierwise": dict(
+                base,
+                LD_PRELOAD=lib,
+                TIERWISE_PLACEMENT=str(placement),
+                TIERWISE_REPORT=str(report),
+            ),
+            "census": dict(
+                base, LD_PRELOAD=lib, TIERWISE_CENSUS=str(work / k / "census")
+            ),
         }
         (work / k / "census").mkdir(exist_ok=True)
         times = {n: [] for n in envs}
@@ -96,19 +131,32 @@ def main():
                 times[n].append(dt)
                 sums.setdefault(n, cs)
         failed = {n for n, v in times.items() if None in v}
-        if "native" in failed or len({tuple(v) for n, v in sums.items() if n not in failed}) != 1:
+        if (
+            "native" in failed
+            or len({tuple(v) for n, v in sums.items() if n not in failed}) != 1
+        ):
             sys.exit(f"{k}: checksums differ between configurations: {sums}")
         if failed - {"memtier"}:
             sys.exit(f"{k}: {failed} failed: {sums}")
-        med = {n: statistics.median(v) if n not in failed else float("nan")
-               for n, v in times.items()}
+        med = {
+            n: statistics.median(v) if n not in failed else float("nan")
+            for n, v in times.items()
+        }
         rep = json.loads(report.read_text())
         c = rep["cache"]
-        cells = " ".join(f"{med[n]:7.3f} ({med[n] / med['native']:.3f}x)"
-                         if n not in failed else f"{'crashed':>15}"
-                         for n in ["memtier", "tierwise", "census"])
-        print(f"{k:14} {med['native']:8.3f} {cells}  {nsites:5d}  "
-              f"{c['hits']}/{c['unwinds']}", flush=True)
+        cells = " ".join(
+            (
+                f"{med[n]:7.3f} ({med[n] / med['native']:.3f}x)"
+                if n not in failed
+                else f"{'crashed':>15}"
+            )
+            for n in ["memtier", "tierwise", "census"]
+        )
+        print(
+            f"{k:14} {med['native']:8.3f} {cells}  {nsites:5d}  "
+            f"{c['hits']}/{c['unwinds']}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
