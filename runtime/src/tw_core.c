@@ -22,11 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-
 tw_config tw_cfg;
 volatile int tw_mode_now;
 __thread int tw_in_core __attribute__((tls_model("initial-exec")));

@@ -22,6 +22,14 @@
 #define TW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TW_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* glibc's allocator itself (exported by libc.so.6): DRAM blocks come from
+ * here, so the runtime needs no dlsym bootstrap. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
 enum { TW_T_DRAM = 0, TW_T_PMEM = 1, TW_T_KMEM = 2, TW_T_HBW = 3, TW_NTIERS };
 
 /* Block header, immediately below the user pointer. */

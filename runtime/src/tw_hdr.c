@@ -13,11 +13,6 @@
 #include <stddef.h>
 #include <string.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
 
 #define TW_PLAIN_TAG ((TW_MAGIC << 16) | (4u << 8)) /* DRAM, offset 16 */
 

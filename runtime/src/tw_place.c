@@ -15,11 +15,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
 
 static _Atomic uint64_t tw_dram_live; /* usable bytes of DRAM blocks */
 

@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern void *__libc_malloc(size_t);
-extern void __libc_free(void *);
 
 typedef struct tw_psite {
   const char *stack, *location;
