@@ -26,7 +26,8 @@ int bfs(const AdjList &adj, int64_t root, std::vector<int32_t> &depth,
   int32_t level = 0;
   while (head < tail) {
     int64_t end = tail;
-#pragma omp parallel
+    // Small frontiers (long paths in the seed-000 graphs) run on one thread.
+#pragma omp parallel if (end - head > 256)
     {
       std::vector<int32_t> found;
 #pragma omp for schedule(dynamic, 64) nowait

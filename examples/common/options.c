@@ -39,21 +39,24 @@ static void usage_error(const char *fmt, ...) {
 }
 
 static void usage(unsigned flags, const char *what, int default_iters) {
-  printf("usage: %s (-g SCALE [-G KIND] [-d DEGREE] [-s SEED] | -f FILE)", prog);
+  printf("usage: %s (-g SCALE [-G KIND] [-d DEGREE] [-s SEED] | -f FILE)",
+         prog);
   if (flags & TW_EX_OPT_ITERS)
     printf(" [-n ITER]");
   if (flags & TW_EX_OPT_ROOT)
     printf(" [-r ROOT]");
   printf(" [-v] [-p]\n%s\n\n", what);
-  printf("  -g SCALE   generate a graph with 2^SCALE vertices (0..30)\n"
-         "  -G KIND    generator: kronecker (Graph500 RMAT A=0.57 B=0.19 "
-         "C=0.19,\n"
-         "             default), consecutive or scattered (seed 000: vertex i's\n"
-         "             neighbours are i+1..i+D, or i+a..i+D*a with a ~ 2^SCALE/D)\n"
-         "  -d DEGREE  edges per vertex of the generators (default 16)\n"
-         "  -s SEED    generator seed (default 1)\n"
-         "  -f FILE    read the graph from FILE: lines 'src dst [weight]',\n"
-         "             '#' starts a comment; vertex ids 0..max id\n");
+  printf(
+      "  -g SCALE   generate a graph with 2^SCALE vertices (0..30)\n"
+      "  -G KIND    generator: kronecker (Graph500 RMAT A=0.57 B=0.19 "
+      "C=0.19,\n"
+      "             default), consecutive or scattered (seed 000: vertex i's\n"
+      "             neighbours are i+1..i+D, or i+a..i+D*a with a ~ "
+      "2^SCALE/D)\n"
+      "  -d DEGREE  edges per vertex of the generators (default 16)\n"
+      "  -s SEED    generator seed (default 1)\n"
+      "  -f FILE    read the graph from FILE: lines 'src dst [weight]',\n"
+      "             '#' starts a comment; vertex ids 0..max id\n");
   if (flags & TW_EX_OPT_ITERS)
     printf("  -n ITER    iterations (default %d)\n", default_iters);
   if (flags & TW_EX_OPT_ROOT)
@@ -82,8 +85,12 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
                  int default_iters, tw_ex_options *o) {
   const char *slash = strrchr(argv[0], '/');
   prog = slash ? slash + 1 : argv[0];
-  *o = (tw_ex_options){.scale = -1, .gen = TW_EX_KRONECKER, .degree = 16,
-                       .seed = 1, .iters = default_iters, .root = -1};
+  *o = (tw_ex_options){.scale = -1,
+                       .gen = TW_EX_KRONECKER,
+                       .degree = 16,
+                       .seed = 1,
+                       .iters = default_iters,
+                       .root = -1};
   int gen_given = 0, c;
   opterr = 0;
   while ((c = getopt(argc, argv, ":g:f:G:d:s:n:r:vph")) != -1) {

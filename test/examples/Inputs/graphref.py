@@ -9,6 +9,7 @@ stdout, so a test can diff the two.
 usage: graphref.py KERNEL FILE [-n ITER] [-r ROOT]
        graphref.py gen VERTICES EDGES SEED OUT   (random weighted graph)
 """
+
 import argparse
 import heapq
 import random

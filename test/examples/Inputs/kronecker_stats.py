@@ -6,6 +6,7 @@ moved the hubs away from low ids. Prints one summary line or exits 1.
 
 usage: adjlist -g SCALE -p | kronecker_stats.py SCALE
 """
+
 import sys
 
 scale = int(sys.argv[1])

@@ -4,6 +4,7 @@ one line on stderr. Prints `rc=N: <that line>` for FileCheck, or exits 1.
 
 usage: one_error.py CMD ARGS...
 """
+
 import subprocess
 import sys
 

@@ -6,6 +6,7 @@ with a = (n // D) | 1 as documented in examples/README.md.
 
 usage: strided.py consecutive|scattered SCALE D OUT
 """
+
 import sys
 
 kind, scale, d, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

@@ -5,6 +5,7 @@ runs. Prints that line once (for FileCheck) or one error line and exits 1.
 
 usage: threads.py EXAMPLE ARGS...
 """
+
 import os
 import re
 import subprocess
@@ -19,8 +20,10 @@ def main():
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
         found = re.findall(r"^checksum: ([0-9a-f]{16})$", r.stdout, re.M)
         if r.returncode != 0 or len(found) != 1:
-            sys.exit(f"error: {' '.join(cmd)} with {threads} threads: exit {r.returncode}, "
-                     f"checksum lines {found}, stderr {r.stderr.strip()!r}")
+            sys.exit(
+                f"error: {' '.join(cmd)} with {threads} threads: exit {r.returncode}, "
+                f"checksum lines {found}, stderr {r.stderr.strip()!r}"
+            )
         if not re.search(r"^time: [0-9.]+ s$", r.stderr, re.M):
             sys.exit(f"error: {' '.join(cmd)}: no 'time: X s' line on stderr")
         sums[threads] = found[0]
