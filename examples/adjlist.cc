@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     hist[b]++;
     max_degree = d > max_degree ? d : max_degree;
   }
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   // Checksum: depths, strengths, histogram, max degree.
   uint64_t h = tw_ex_checksum_i32(depth.data(), n);

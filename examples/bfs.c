@@ -186,7 +186,7 @@ int main(int argc, char **argv) {
                  (long long)(tail - head));
     }
   }
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   int64_t reached = 0;
   for (int64_t v = 0; v < n; v++)

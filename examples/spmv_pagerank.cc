@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
     for (int64_t v = 0; v < n; v++)
       vd[v].rank = tw_ex_pr_apply(base, y.has(v) ? y.values[v] : 0);
   }
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   uint64_t h = TW_EX_HASH_INIT;
   for (int64_t v = 0; v < n; v++) {

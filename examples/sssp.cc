@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
   int64_t root = tw_ex_root(&o, g.off, n);
   double t0 = tw_ex_now();
   delta_step(g, root, dist, frontier);
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   uint64_t h = TW_EX_HASH_INIT;
   int64_t reached = 0;

@@ -41,6 +41,7 @@ typedef struct tw_ex_options {
   int64_t root;     /* -r (-1: first vertex with an out-edge) */
   int verbose;      /* -v */
   int print;        /* -p: print the per-vertex result */
+  const char *maps; /* -M: copy /proc/self/maps here after the kernel */
 } tw_ex_options;
 
 /* Parses argv; prints usage for -h (exit 0) and one error line for anything
@@ -92,8 +93,10 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 double tw_ex_now(void);
-/* Prints "time: <seconds> s" on stderr (kernel time, not in the checksum). */
-void tw_ex_print_time(double seconds);
+/* Called when the kernel is done, all big structures still live: prints
+ * "time: <seconds> s" on stderr (not in the checksum) and, with -M FILE,
+ * copies /proc/self/maps to FILE so tests can see where objects landed. */
+void tw_ex_kernel_done(const tw_ex_options *o, double seconds);
 
 /* Fixed-point PageRank shared by the three PageRank kernels, so they agree
  * bit for bit: ranks are uint64 with TW_EX_PR_FRAC fractional bits; integer

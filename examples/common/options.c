@@ -45,7 +45,7 @@ static void usage(unsigned flags, const char *what, int default_iters) {
     printf(" [-n ITER]");
   if (flags & TW_EX_OPT_ROOT)
     printf(" [-r ROOT]");
-  printf(" [-v] [-p]\n%s\n\n", what);
+  printf(" [-v] [-p] [-M FILE]\n%s\n\n", what);
   printf(
       "  -g SCALE   generate a graph with 2^SCALE vertices (0..30)\n"
       "  -G KIND    generator: kronecker (Graph500 RMAT A=0.57 B=0.19 "
@@ -65,6 +65,7 @@ static void usage(unsigned flags, const char *what, int default_iters) {
   printf("  -v         verbose: 'object NAME 0xADDR BYTES' per big structure "
          "on stderr\n"
          "  -p         print the per-vertex result on stdout\n"
+         "  -M FILE    after the kernel, copy /proc/self/maps to FILE\n"
          "  -h         this help\n"
          "Prints 'checksum: <16 hex digits>' on stdout (depends only on the\n"
          "result) and 'time: <seconds> s' (kernel time) on stderr.\n");
@@ -93,7 +94,7 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
                        .root = -1};
   int gen_given = 0, c;
   opterr = 0;
-  while ((c = getopt(argc, argv, ":g:f:G:d:s:n:r:vph")) != -1) {
+  while ((c = getopt(argc, argv, ":g:f:G:d:s:n:r:vpM:h")) != -1) {
     switch (c) {
     case 'g':
       o->scale = (int)parse_int('g', optarg, 0, 30);
@@ -135,6 +136,9 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
       break;
     case 'p':
       o->print = 1;
+      break;
+    case 'M':
+      o->maps = optarg;
       break;
     case 'h':
       usage(flags, what, default_iters);
@@ -178,8 +182,24 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...) {
 
 double tw_ex_now(void) { return omp_get_wtime(); }
 
-void tw_ex_print_time(double seconds) {
+void tw_ex_kernel_done(const tw_ex_options *o, double seconds) {
   fprintf(stderr, "time: %.6f s\n", seconds);
+  if (!o->maps)
+    return;
+  FILE *in = fopen("/proc/self/maps", "r");
+  if (!in)
+    tw_ex_die("cannot read /proc/self/maps: %s", strerror(errno));
+  FILE *out = fopen(o->maps, "w");
+  if (!out)
+    tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
+  char buf[4096];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+    if (fwrite(buf, 1, got, out) != got)
+      tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
+  fclose(in);
+  if (fclose(out))
+    tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
 }
 
 void tw_ex_print_checksum(uint64_t sum) {
