@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 static const char *prog = "example";
+/* -M's file, opened by tw_ex_parse so a bad path fails before any work. */
+static FILE *maps_out;
 
 void tw_ex_die(const char *fmt, ...) {
   va_list ap;
@@ -155,6 +157,8 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
     usage_error("give either -f FILE or -g SCALE [-G KIND], not both");
   if (!o->file && o->scale < 0)
     usage_error("no graph: give -g SCALE or -f FILE");
+  if (o->maps && !(maps_out = fopen(o->maps, "w")))
+    tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
   if (o->scale >= 0 && (int64_t)o->degree << o->scale > INT32_MAX * 8LL)
     usage_error("-g %d with -d %d makes more than 2^34 edges", o->scale,
                 o->degree);
@@ -184,22 +188,20 @@ double tw_ex_now(void) { return omp_get_wtime(); }
 
 void tw_ex_kernel_done(const tw_ex_options *o, double seconds) {
   fprintf(stderr, "time: %.6f s\n", seconds);
-  if (!o->maps)
+  if (!maps_out)
     return;
   FILE *in = fopen("/proc/self/maps", "r");
   if (!in)
     tw_ex_die("cannot read /proc/self/maps: %s", strerror(errno));
-  FILE *out = fopen(o->maps, "w");
-  if (!out)
-    tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
   char buf[4096];
   size_t got;
+  int ok = 1;
   while ((got = fread(buf, 1, sizeof buf, in)) > 0)
-    if (fwrite(buf, 1, got, out) != got)
-      tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
+    ok = ok && fwrite(buf, 1, got, maps_out) == got;
   fclose(in);
-  if (fclose(out))
+  if (fclose(maps_out) || !ok)
     tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
+  maps_out = NULL;
 }
 
 void tw_ex_print_checksum(uint64_t sum) {
