@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 namespace {
@@ -132,6 +133,7 @@ void spmv(const Dcsc &a, const SparseVec &x, SparseVec &y) {
 } // namespace
 
 int main(int argc, char **argv) {
+  std::set_new_handler([] { tw_ex_die("out of memory"); });
   tw_ex_options o;
   tw_ex_parse(argc, argv, TW_EX_OPT_ITERS,
               "PageRank as GraphMat's SpMV: DCSC matrix, vertex data and "

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
@@ -161,6 +162,15 @@ static void read_file(const char *path, tw_ex_edgelist *g) {
   fclose(f);
   if (m == 0)
     tw_ex_die("graph file '%s' has no edges", path);
+  /* Kernels keep ~24-40 bytes per vertex id; refuse before the OOM killer
+   * does when the ids are sparse beyond this machine's memory. */
+  double need = 40.0 * (double)n,
+         have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  if (need > have)
+    tw_ex_die("graph file '%s' has vertex ids up to %lld: its per-vertex "
+              "arrays need ~%.0f GiB, more than this machine's %.0f GiB; "
+              "renumber the vertices densely",
+              path, (long long)n - 1, need / (1 << 30), have / (1 << 30));
   g->n = n;
   g->m = m;
   g->edges = edges;
