@@ -19,18 +19,27 @@
 #define F_UNIFORM 2u
 #define NO_TAG (~(Addr)0)
 
+/* Tags and per-line metadata are kept apart so the way search scans one
+ * contiguous run of tags (Cachegrind does the same). */
 typedef struct {
-  Addr tag; /* line number (address >> line_bits) */
   UInt slot;
   UInt flags;
-} TwLine;
+} TwMeta;
 
 typedef struct {
-  TwLine *lines;
+  Addr *tags; /* line numbers (address >> line_bits), MRU first per set */
+  TwMeta *meta;
   UWord sets, set_mask;
   UInt ways;
   Bool pow2;
 } TwCache;
+
+/* A line handed between the levels. */
+typedef struct {
+  Addr tag;
+  UInt slot;
+  UInt flags;
+} TwLine;
 
 static TwCache d1, llc;
 static UInt line_bits;
@@ -48,11 +57,12 @@ static void cache_alloc(TwCache *c, const HChar *name, ULong size, UInt ways) {
   c->sets = nlines / ways;
   c->pow2 = (c->sets & (c->sets - 1)) == 0;
   c->set_mask = c->sets - 1;
-  c->lines = VG_(malloc)("tw.cache", nlines * sizeof(TwLine));
+  c->tags = VG_(malloc)("tw.cache", nlines * sizeof(Addr));
+  c->meta = VG_(malloc)("tw.cache", nlines * sizeof(TwMeta));
   for (UWord i = 0; i < nlines; i++) {
-    c->lines[i].tag = NO_TAG;
-    c->lines[i].slot = TW_SITE_UNKNOWN;
-    c->lines[i].flags = 0;
+    c->tags[i] = NO_TAG;
+    c->meta[i].slot = TW_SITE_UNKNOWN;
+    c->meta[i].flags = 0;
   }
 }
 
@@ -70,35 +80,44 @@ void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
   cache_alloc(&llc, "--llc-size", llc_size, llc_ways);
 }
 
-static inline TwLine *set_of(const TwCache *c, Addr ln) {
-  UWord s = c->pow2 ? (ln & c->set_mask) : (ln % c->sets);
-  return c->lines + s * c->ways;
+static inline UWord set_index(const TwCache *c, Addr ln) {
+  return (c->pow2 ? (ln & c->set_mask) : (ln % c->sets)) * c->ways;
 }
 
-/* Looks ln up in c, making it most recently used. On a miss the LRU line is
- * copied to *victim and replaced by an empty line for ln. */
+/* Looks ln up in c, making it most recently used; returns its metadata. On
+ * a miss the LRU line is copied to *victim and replaced by an empty line for
+ * ln. */
 static inline Bool touch(const TwCache *c, Addr ln, TwLine *victim,
-                         TwLine **front) {
-  TwLine *set = set_of(c, ln);
-  *front = set;
-  if (LIKELY(set[0].tag == ln))
+                         TwMeta **front) {
+  UWord base = set_index(c, ln);
+  Addr *tags = c->tags + base;
+  TwMeta *meta = c->meta + base;
+  *front = meta;
+  if (LIKELY(tags[0] == ln))
     return True;
-  UInt w = c->ways;
-  for (UInt i = 1; i < w; i++) {
-    if (set[i].tag == ln) {
-      TwLine hit = set[i];
-      for (UInt j = i; j > 0; j--)
-        set[j] = set[j - 1];
-      set[0] = hit;
-      return True;
-    }
+  UInt w = c->ways, i;
+  for (i = 1; i < w; i++)
+    if (tags[i] == ln)
+      break;
+  TwMeta m;
+  Bool hit = i < w;
+  if (hit) {
+    m = meta[i];
+  } else {
+    i = w - 1;
+    victim->tag = tags[i];
+    victim->slot = meta[i].slot;
+    victim->flags = meta[i].flags;
+    m.slot = TW_SITE_UNKNOWN;
+    m.flags = 0;
   }
-  *victim = set[w - 1];
-  for (UInt j = w - 1; j > 0; j--)
-    set[j] = set[j - 1];
-  set[0].tag = ln;
-  set[0].flags = 0;
-  return False;
+  for (; i > 0; i--) {
+    tags[i] = tags[i - 1];
+    meta[i] = meta[i - 1];
+  }
+  tags[0] = ln;
+  meta[0] = m;
+  return hit;
 }
 
 /* Owner of the line ln for an access at a; sets *flags to F_UNIFORM when
@@ -119,10 +138,21 @@ static inline void llc_evicted(const TwLine *v) {
     tw_slots[v->slot].writebacks++;
 }
 
-/* A dirty line leaves D1: write it into the LLC (allocating it there). */
+/* A dirty line leaves D1: mark it dirty in the LLC without changing the
+ * LLC's LRU order (a writeback is not a use), allocating it there only when
+ * the LLC no longer holds it. */
 static void llc_write_back_in(const TwLine *v) {
-  TwLine *m, victim;
-  if (!touch(&llc, v->tag, &victim, &m)) {
+  UWord base = set_index(&llc, v->tag);
+  TwMeta *m = NULL;
+  for (UInt i = 0; i < llc.ways; i++) {
+    if (llc.tags[base + i] == v->tag) {
+      m = &llc.meta[base + i];
+      break;
+    }
+  }
+  if (!m) {
+    TwLine victim = {NO_TAG, 0, 0};
+    touch(&llc, v->tag, &victim, &m);
     llc_evicted(&victim);
     m->flags = v->flags & F_UNIFORM;
   } else {
@@ -132,14 +162,30 @@ static void llc_write_back_in(const TwLine *v) {
   m->slot = v->slot;
 }
 
+/* After a lookup on a line not known to be uniform: remember when it is,
+ * unless that would move a pending writeback to another owner. */
+static inline void relearn(TwMeta *l, UInt slot, UInt fl, Bool store) {
+  if ((fl & F_UNIFORM) && (store || !(l->flags & F_DIRTY) || l->slot == slot)) {
+    l->flags |= F_UNIFORM;
+    l->slot = slot;
+  }
+}
+
 static inline void access_line(Addr a, Bool store, Bool count) {
   Addr ln = a >> line_bits;
-  TwLine *l, victim;
+  TwMeta *l;
+  TwLine victim;
   UInt slot, fl;
   if (LIKELY(touch(&d1, ln, &victim, &l))) {
-    slot = (l->flags & F_UNIFORM) ? l->slot : lookup_slot(a, ln, &fl);
+    if (LIKELY(l->flags & F_UNIFORM)) {
+      slot = l->slot;
+    } else {
+      slot = lookup_slot(a, ln, &fl);
+      relearn(l, slot, fl, store);
+    }
   } else {
-    TwLine *m, v2;
+    TwMeta *m;
+    TwLine v2;
     if (victim.tag != NO_TAG && (victim.flags & F_DIRTY))
       llc_write_back_in(&victim);
     if (touch(&llc, ln, &v2, &m)) {
@@ -148,7 +194,8 @@ static inline void access_line(Addr a, Bool store, Bool count) {
         l->flags = F_UNIFORM;
       } else {
         slot = lookup_slot(a, ln, &fl);
-        l->flags = 0;
+        relearn(m, slot, fl, store);
+        l->flags = m->flags & F_UNIFORM;
       }
       l->slot = slot;
     } else {
@@ -191,15 +238,15 @@ static void forget_in(const TwCache *c, Addr first, Addr last) {
   if (n > c->sets) {
     /* Large range: one pass over the whole cache is cheaper. */
     for (UWord i = 0; i < c->sets * c->ways; i++)
-      if (c->lines[i].tag >= first && c->lines[i].tag <= last)
-        c->lines[i].flags &= ~F_UNIFORM;
+      if (c->tags[i] >= first && c->tags[i] <= last)
+        c->meta[i].flags &= ~F_UNIFORM;
     return;
   }
   for (Addr ln = first; ln <= last; ln++) {
-    TwLine *set = set_of(c, ln);
+    UWord base = set_index(c, ln);
     for (UInt w = 0; w < c->ways; w++)
-      if (set[w].tag == ln)
-        set[w].flags &= ~F_UNIFORM;
+      if (c->tags[base + w] == ln)
+        c->meta[base + w].flags &= ~F_UNIFORM;
   }
 }
 
@@ -216,10 +263,19 @@ void tw_cache_forget_range(Addr a, SizeT len) {
 
 /* At exit: dirty lines still cached count as writebacks (they would reach
  * memory eventually). */
+static TwLine line_at(const TwCache *c, UWord i) {
+  TwLine l = {c->tags[i], c->meta[i].slot, c->meta[i].flags};
+  return l;
+}
+
 void tw_cache_flush(void) {
-  for (UWord i = 0; i < d1.sets * d1.ways; i++)
-    if (d1.lines[i].tag != NO_TAG && (d1.lines[i].flags & F_DIRTY))
-      llc_write_back_in(&d1.lines[i]);
-  for (UWord i = 0; i < llc.sets * llc.ways; i++)
-    llc_evicted(&llc.lines[i]);
+  for (UWord i = 0; i < d1.sets * d1.ways; i++) {
+    TwLine l = line_at(&d1, i);
+    if (l.tag != NO_TAG && (l.flags & F_DIRTY))
+      llc_write_back_in(&l);
+  }
+  for (UWord i = 0; i < llc.sets * llc.ways; i++) {
+    TwLine l = line_at(&llc, i);
+    llc_evicted(&l);
+  }
 }

@@ -32,6 +32,105 @@ static WordFM *stack_ids;  /* HChar* stack -> site id */
 static WordFM *tier_slots; /* (site << 8 | tier) -> slot id */
 static TwBlock *last_block;
 
+/* Edge map: for each block, entries for its first and last cache-line-sized
+ * chunk (64 bytes here, independent of the simulated line size). A chunk
+ * with entries holds a block boundary; any block overlapping it is among
+ * its entries. A chunk without entries is inside one block or in none, so
+ * one interval-map lookup answers it. This keeps lookups on the small,
+ * boundary-sharing blocks of allocation-heavy programs O(1). */
+#define EDGE_BITS 6
+typedef struct Edge {
+  Addr chunk;
+  TwBlock *b;
+  struct Edge *next;
+} Edge;
+static Edge **edges;
+static UWord edge_mask, n_edges;
+static Edge *edge_free;
+
+static inline UWord edge_hash(Addr chunk) {
+  return (chunk * 0x9E3779B97F4A7C15ULL) >> 20 & edge_mask;
+}
+
+static void edge_grow(void) {
+  UWord old_n = edge_mask + 1, new_n = old_n * 2;
+  Edge **t = VG_(calloc)("tw.edges", new_n, sizeof(Edge *));
+  UWord old_mask = edge_mask;
+  edge_mask = new_n - 1;
+  for (UWord i = 0; i <= old_mask; i++) {
+    for (Edge *e = edges[i], *next; e; e = next) {
+      next = e->next;
+      UWord h = edge_hash(e->chunk);
+      e->next = t[h];
+      t[h] = e;
+    }
+  }
+  VG_(free)(edges);
+  edges = t;
+}
+
+static void edge_add(Addr chunk, TwBlock *b) {
+  if (n_edges > edge_mask)
+    edge_grow();
+  Edge *e = edge_free;
+  if (e)
+    edge_free = e->next;
+  else
+    e = VG_(malloc)("tw.edge", sizeof *e);
+  UWord h = edge_hash(chunk);
+  e->chunk = chunk;
+  e->b = b;
+  e->next = edges[h];
+  edges[h] = e;
+  n_edges++;
+}
+
+static void edge_del(Addr chunk, TwBlock *b) {
+  for (Edge **pp = &edges[edge_hash(chunk)]; *pp; pp = &(*pp)->next) {
+    Edge *e = *pp;
+    if (e->chunk == chunk && e->b == b) {
+      *pp = e->next;
+      e->next = edge_free;
+      edge_free = e;
+      n_edges--;
+      return;
+    }
+  }
+}
+
+static inline Addr last_chunk(const TwBlock *b) {
+  return (b->start + (b->size ? b->size : 1) - 1) >> EDGE_BITS;
+}
+
+static void edges_insert(TwBlock *b) {
+  edge_add(b->start >> EDGE_BITS, b);
+  if (last_chunk(b) != b->start >> EDGE_BITS)
+    edge_add(last_chunk(b), b);
+}
+
+static void edges_remove(TwBlock *b) {
+  edge_del(b->start >> EDGE_BITS, b);
+  if (last_chunk(b) != b->start >> EDGE_BITS)
+    edge_del(last_chunk(b), b);
+}
+
+/* 1: a is in *out; 0: no block holds a; -1: chunk has no edges, ask the
+ * interval map. */
+static inline Int edge_find(Addr a, TwBlock **out) {
+  Addr chunk = a >> EDGE_BITS;
+  Int seen = 0;
+  for (Edge *e = edges[edge_hash(chunk)]; e; e = e->next) {
+    if (e->chunk != chunk)
+      continue;
+    seen = 1;
+    if (a - e->b->start < (e->b->size ? e->b->size : 1)) {
+      *out = e->b;
+      return 1;
+    }
+  }
+  return seen ? 0 : -1;
+}
+
 #define MAX_IPS 80
 typedef struct {
   UInt n;
@@ -91,6 +190,8 @@ void tw_heap_init(void) {
   raw_stacks = VG_(newFM)(VG_(malloc), "tw.raw", VG_(free), cmp_raw);
   stack_ids = VG_(newFM)(VG_(malloc), "tw.ids", VG_(free), cmp_str);
   tier_slots = VG_(newFM)(VG_(malloc), "tw.tiers", VG_(free), NULL);
+  edge_mask = 4095;
+  edges = VG_(calloc)("tw.edges", edge_mask + 1, sizeof(Edge *));
   new_site(VG_(strdup)("tw.site", "[static]"));
   new_site(VG_(strdup)("tw.site", "[stack]"));
   new_site(VG_(strdup)("tw.site", "[unknown]"));
@@ -109,8 +210,14 @@ UInt tw_slot_for(UInt site, UInt tier) {
 
 static UInt site_of_stack(ThreadId tid) {
   Addr ips[MAX_IPS];
-  UInt want = tw_depth + 16 < MAX_IPS ? tw_depth + 16 : MAX_IPS;
+  /* Usually one allocator frame (the vgpreload replacement) precedes the
+   * user frames; unwind deeper only when the trace was cut short. */
+  UInt want = tw_depth + 3;
   UInt n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+  if (n == want && tw_user_frames(ips, n) < (UInt)tw_depth) {
+    want = tw_depth + 24 < MAX_IPS ? tw_depth + 24 : MAX_IPS;
+    n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+  }
   struct {
     RawStack r;
     Addr ips[MAX_IPS];
@@ -138,15 +245,26 @@ TwBlock *tw_find_block(Addr a) {
   TwBlock *b = last_block;
   if (b && a - b->start < (b->size ? b->size : 1))
     return b;
-  TwBlock key = {.start = a, .size = 1};
-  UWord k;
-  if (!VG_(lookupFM)(blocks, &k, NULL, (UWord)&key))
+  Int r = edge_find(a, &b);
+  if (r == 0)
     return NULL;
-  last_block = (TwBlock *)k;
-  return last_block;
+  if (r < 0) {
+    TwBlock key = {.start = a, .size = 1};
+    UWord k;
+    if (!VG_(lookupFM)(blocks, &k, NULL, (UWord)&key))
+      return NULL;
+    b = (TwBlock *)k;
+  }
+  last_block = b;
+  return b;
 }
 
 Bool tw_range_has_block(Addr a, SizeT len) {
+  if (len <= (1u << EDGE_BITS) && (a >> EDGE_BITS) == ((a + len - 1) >> EDGE_BITS)) {
+    TwBlock *b;
+    if (edge_find(a, &b) >= 0)
+      return True; /* the chunk holds a boundary, hence a block */
+  }
   TwBlock key = {.start = a, .size = len};
   return VG_(lookupFM)(blocks, NULL, NULL, (UWord)&key);
 }
@@ -187,6 +305,7 @@ TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
   b->slot = tw_sites[b->site].slot0;
   b->custom = custom;
   VG_(addToFM)(blocks, (UWord)b, 0);
+  edges_insert(b);
   TwSite *s = &tw_sites[b->site];
   s->allocs++;
   s->bytes_allocated += size;
@@ -220,6 +339,7 @@ void tw_release_block(Addr p, Bool custom) {
   if (!b)
     return;
   VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
+  edges_remove(b);
   if (last_block == b)
     last_block = NULL;
   tw_sites[b->site].cur_bytes -= b->size;

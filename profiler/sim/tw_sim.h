@@ -89,5 +89,6 @@ void tw_out_printf(TwOut *o, const HChar *fmt, ...) PRINTF_CHECK(2, 3);
 void tw_out_close(TwOut *o);
 extern TwOut tw_objects_out;
 void tw_write_modules(TwOut *o);
+UInt tw_user_frames(const Addr *ips, UInt n_ips);
 
 #endif

@@ -52,6 +52,17 @@ static void note_module(const HChar *name, const HChar *path) {
   n_modules++;
 }
 
+/* Frames left after the leading allocator frames are removed. */
+UInt tw_user_frames(const Addr *ips, UInt n_ips) {
+  DiEpoch ep = VG_(current_DiEpoch)();
+  for (UInt i = 0; i < n_ips; i++) {
+    const DebugInfo *di = VG_(find_DebugInfo)(ep, ips[i]);
+    if (!di || !is_allocator_module(base_name(VG_(DebugInfo_get_filename)(di))))
+      return n_ips - i;
+  }
+  return 0;
+}
+
 HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth) {
   DiEpoch ep = VG_(current_DiEpoch)();
   HChar *out = VG_(malloc)("tw.stack", depth * 300 + 16);
