@@ -37,7 +37,23 @@ int main(int argc, char **argv) {
   int n = tw_pmu_default_events(ev, TW_PMU_MAX_EVENTS, period,
                                 getenv("TW_PMU_SYSFS"), why, sizeof why);
   if (n < 0) {
-    printf("error: %s\n", why);
+    if (strcmp(argv[1], "open") == 0) {
+      /* Say also whether any hardware event opens at all. */
+      struct perf_event_attr cyc = {.type = PERF_TYPE_HARDWARE,
+                                    .size = sizeof cyc,
+                                    .config = PERF_COUNT_HW_CPU_CYCLES,
+                                    .exclude_kernel = 1};
+      int fd = (int)syscall(SYS_perf_event_open, &cyc, 0, -1, -1, 0);
+      int e = errno;
+      if (fd >= 0)
+        close(fd);
+      printf("error: %s; hardware cycles event: %s (errno %d); "
+             "perf_event_paranoid=%d\n",
+             why, fd >= 0 ? "opens" : strerror(e), fd >= 0 ? 0 : e,
+             paranoid());
+    } else {
+      printf("error: %s\n", why);
+    }
     return 1;
   }
   if (strcmp(argv[1], "encode") == 0) {
