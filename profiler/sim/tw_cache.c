@@ -279,3 +279,14 @@ void tw_cache_flush(void) {
     llc_evicted(&l);
   }
 }
+
+/* A forked child starts with empty caches: lines the parent dirtied are the
+ * parent's writebacks. */
+void tw_cache_reset(void) {
+  const TwCache *cs[2] = {&d1, &llc};
+  for (UInt c = 0; c < 2; c++)
+    for (UWord i = 0; i < cs[c]->sets * cs[c]->ways; i++) {
+      cs[c]->tags[i] = NO_TAG;
+      cs[c]->meta[i].flags = 0;
+    }
+}

@@ -128,8 +128,32 @@ static Bool tw_handle_client_request(ThreadId tid, UWord *arg, UWord *ret) {
 
 /* ---- start and end ---- */
 
+/* A forked child writes its own profile (prefix re-expanded with its pid)
+ * counting only what it does after the fork; blocks live at the fork stay
+ * tracked. */
+static void tw_fork_child(ThreadId tid) {
+  out_prefix = VG_(expand_file_name)("--out", clo_out);
+  tw_cache_reset();
+  tw_objects_out.used = 0; /* unflushed rows belong to the parent */
+  if (tw_objects_out.fd >= 0)
+    VG_(close)(tw_objects_out.fd);
+  tw_out_open(&tw_objects_out, ".objects.csv");
+  tw_out_printf(&tw_objects_out, "site,size,alloc_time,free_time\n");
+  for (UInt i = 0; i < tw_n_slots; i++) {
+    UInt site = tw_slots[i].site, tier = tw_slots[i].tier;
+    VG_(memset)(&tw_slots[i], 0, sizeof tw_slots[i]);
+    tw_slots[i].site = site;
+    tw_slots[i].tier = tier;
+  }
+  for (UInt s = 0; s < tw_n_sites; s++) {
+    tw_sites[s].allocs = tw_sites[s].bytes_allocated = 0;
+    tw_sites[s].peak_bytes = tw_sites[s].cur_bytes;
+  }
+}
+
 static void tw_post_clo_init(void) {
   out_prefix = VG_(expand_file_name)("--out", clo_out);
+  VG_(atfork)(NULL, NULL, tw_fork_child);
   tw_cache_init(clo_llc_size, clo_llc_ways, clo_line, clo_l1_size,
                 clo_l1_ways);
   tw_heap_init();

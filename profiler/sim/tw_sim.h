@@ -71,6 +71,7 @@ VG_REGPARM(2) void tw_load(Addr a, UWord size);
 VG_REGPARM(2) void tw_store(Addr a, UWord size);
 void tw_cache_forget_range(Addr a, SizeT len);
 void tw_cache_flush(void);
+void tw_cache_reset(void);
 
 /* tw_instr.c */
 IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
