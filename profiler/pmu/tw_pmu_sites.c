@@ -3,10 +3,12 @@
  * formats frames per advisor/FORMATS.md (module basename + 0x(RA-1-bias),
  * leading allocator frames removed, TIERWISE_DEPTH frames), keeps per-site
  * allocation counts and the objects.csv timeline, and writes the raw
- * profile. Called with the caller's recursion guard set. */
+ * profile, formatting stacks with the runtime's shared site-key code (runtime/common). Called
+ * with the caller's recursion guard set. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "tw_pmu_sites.h"
+#include "tw_sitekey.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -62,19 +64,6 @@ void tw_pmu_sites_init(const char *dir) {
     fprintf(objects_csv, "site,size,alloc_time,free_time\n");
 }
 
-static int allocator_module(const char *m) {
-  static const char *const pre[] = {"libmemkind.so", "libc.so", "libstdc++.so",
-                                    "libgcc_s.so", "libjemalloc", NULL};
-  if ((!strncmp(m, "libtierwise", 11) || !strncmp(m, "vgpreload_", 10) ||
-       !strncmp(m, "ld-linux", 8)) &&
-      strstr(m, ".so"))
-    return 1;
-  for (int i = 0; pre[i]; i++)
-    if (!strncmp(m, pre[i], strlen(pre[i])))
-      return 1;
-  return 0;
-}
-
 static void note_module(const char *name, const char *path) {
   for (int i = 0; i < n_modules; i++)
     if (!strcmp(modules[i], name))
@@ -99,35 +88,27 @@ static int site_for_stack(const char *stack) {
 
 int tw_pmu_site_of_caller(size_t n) {
   void *ips[64];
-  int k = unw_backtrace(ips, 64);
+  tw_frame frames[64];
+  int k = unw_backtrace(ips, 64), nf = 0;
   char stack[4096];
-  size_t len = 0;
-  int kept = 0, leading = 1;
   pthread_mutex_lock(&lock);
-  for (int i = 1; i < k && kept < depth; i++) { /* 0: this library */
-    uintptr_t pc = (uintptr_t)ips[i] - 1;   /* return address - 1 */
+  for (int i = 1; i < k; i++) { /* 0: this library */
+    uintptr_t pc = (uintptr_t)ips[i] - 1; /* return address - 1 */
     Dl_info info;
     struct link_map *lm = NULL;
-    const char *mod = NULL;
     if (dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
         info.dli_fname) {
-      const char *path = info.dli_fname[0] ? info.dli_fname
-                                           : program_invocation_name;
-      mod = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-      if (leading && allocator_module(mod))
-        continue;
-      note_module(mod, path);
-      len += snprintf(stack + len, sizeof stack - len, "%s%s+0x%lx",
-                      kept ? ";" : "", mod, (unsigned long)(pc - lm->l_addr));
+      const char *path =
+          info.dli_fname[0] ? info.dli_fname : program_invocation_name;
+      frames[nf].module = tw_basename(path);
+      frames[nf++].offset = pc - lm->l_addr;
+      note_module(tw_basename(path), path);
     } else {
-      len += snprintf(stack + len, sizeof stack - len, "%s[anon]+0x%lx",
-                      kept ? ";" : "", (unsigned long)pc);
+      frames[nf].module = NULL;
+      frames[nf++].offset = pc;
     }
-    leading = 0;
-    kept++;
-    if (len >= sizeof stack - 1)
-      break;
   }
+  tw_stack_format(stack, sizeof stack, frames, nf, depth);
   int s = site_for_stack(stack);
   sites[s].allocs++;
   sites[s].bytes += n;

@@ -291,11 +291,31 @@ UInt tw_classify_nonheap(Addr a) {
   return memo_site;
 }
 
+/* Forgets a malloc'ed block that a custom allocator (the tierwise runtime)
+ * carved its own announced block out of: the announced one replaces it. */
+static void retract(TwBlock *b) {
+  VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
+  edges_remove(b);
+  if (last_block == b)
+    last_block = NULL;
+  TwSite *s = &tw_sites[b->site];
+  s->allocs--;
+  s->bytes_allocated -= b->size;
+  s->cur_bytes -= b->size;
+  tw_slots[b->slot].allocs--;
+  tw_slots[b->slot].bytes_allocated -= b->size;
+  VG_(free)(b);
+}
+
 TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
   TwBlock key = {.start = p, .size = size};
   UWord k;
-  if (VG_(lookupFM)(blocks, &k, NULL, (UWord)&key))
-    return (TwBlock *)k; /* already tracked (e.g. announced twice) */
+  while (VG_(lookupFM)(blocks, &k, NULL, (UWord)&key)) {
+    TwBlock *old = (TwBlock *)k;
+    if (!custom || old->custom)
+      return old; /* already tracked (e.g. announced twice) */
+    retract(old);
+  }
   TwBlock *b = VG_(malloc)("tw.block", sizeof *b);
   b->start = p;
   b->size = size;

@@ -15,12 +15,14 @@
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vki.h"
 
-#include "tw_clientreq_sim.h"
+#include "tw_clientreq.h"
 #include "tw_sim.h"
 
 Int tw_depth = 6;
 Long tw_objects_min_bytes = 4096;
-const HChar *tw_tier_names[TW_MAX_TIERS];
+/* Internal tier index: 0 untagged, else tw_tier (tierwise.h) + 1. */
+const HChar *tw_tier_names[TW_MAX_TIERS] = {"default", "dram", "pmem", "kmem",
+                                            "hbw"};
 TwOut tw_objects_out;
 
 static const HChar *clo_out = "tierwise-sim.%p";
@@ -111,13 +113,10 @@ static Bool tw_handle_client_request(ThreadId tid, UWord *arg, UWord *ret) {
     tw_new_block(tid, arg[1], arg[3], True);
     break;
   }
-  case TW_CLREQ_SET_TIER:
-    tw_set_block_tier(arg[1], (UInt)arg[2]);
+  case TW_CLREQ_CODE_TIER:
+    /* tw_tier of tierwise.h; internal tier 0 means "not tagged" */
+    tw_set_block_tier(arg[1], (UInt)arg[2] + 1);
     any_tier = True;
-    break;
-  case TW_CLREQ_NAME_TIER:
-    if (arg[1] < TW_MAX_TIERS && arg[2])
-      tw_tier_names[arg[1]] = VG_(strdup)("tw.tier", (const HChar *)arg[2]);
     break;
   default:
     return False;
@@ -207,7 +206,7 @@ static void write_sites(void) {
       const HChar *name = tw_tier_names[c->tier];
       HChar dflt[16];
       if (!name) {
-        VG_(sprintf)(dflt, c->tier ? "tier%u" : "default", c->tier);
+        VG_(sprintf)(dflt, "tier%u", c->tier - 1);
         name = dflt;
       }
       tw_out_printf(o, "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",

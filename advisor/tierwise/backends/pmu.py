@@ -61,4 +61,5 @@ def run(args, cmd, outdir):
     params["scaling"] = "each sample counts sample_period events"
     (outdir / "backend.json").write_text(json.dumps(params, indent=1) + "\n")
     pmu_json.unlink()
-    return {"exit_status": rc if rc >= 0 else None, "params": params, "clock": "ns", "estimated": True}
+    return {"exit_status": rc if rc >= 0 else None, "params": params, "clock": "ns", "estimated": True,
+            "pid": params.get("pid")}

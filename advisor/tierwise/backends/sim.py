@@ -210,7 +210,8 @@ def run(args, cmd, outdir):
         (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")
         print(f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
               file=sys.stderr)
-    return {"exit_status": rc if rc >= 0 else None, "params": info, "clock": "instructions", "estimated": False}
+    return {"exit_status": rc if rc >= 0 else None, "params": info, "clock": "instructions",
+            "estimated": False, "pid": proc.pid}
 
 
 def main(argv=None):
