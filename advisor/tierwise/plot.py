@@ -35,13 +35,13 @@ def budget_curve(profile, costs, model, fractions=DEFAULT_FRACTIONS, policies=PO
 
 def plot_curve(df: pd.DataFrame, path, title: str, ylabel="modelled time (s)"):
     """One line per policy: modelled_seconds against budget_fraction; the
-    flat baselines (budget_fraction NaN) are drawn as horizontal lines."""
+    all-fast / all-slow baselines (policy 'all-*') are horizontal lines."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for pol, d in df.groupby("policy", sort=False):
         d = d.sort_values("budget_fraction")
-        if d["budget_fraction"].isna().all():
+        if pol.startswith("all-"):
             ax.axhline(d["modelled_seconds"].iloc[0], linestyle="--", linewidth=1, label=pol,
-                       color="black" if "dram" in pol else "grey")
+                       color="black" if d["budget_fraction"].iloc[0] == 1 else "grey")
         else:
             ax.plot(d["budget_fraction"] * 100, d["modelled_seconds"], marker="o", label=pol)
     ax.set_xlabel("DRAM budget (% of peak footprint)")
