@@ -26,7 +26,7 @@ from tierwise.reader import PSEUDO_SITES
 COUNTS = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
 
 
-def _counts(df: pd.DataFrame) -> pd.DataFrame:
+def counts_of(df: pd.DataFrame) -> pd.DataFrame:
     """Access counts as float64, empty (not measured) as 0."""
     return pd.DataFrame({c: pd.to_numeric(df[c], errors="coerce").astype("float64").fillna(0.0)
                          if c in df else 0.0 for c in COUNTS}, index=df.index)
@@ -43,12 +43,12 @@ def _time_parts(c: pd.DataFrame, tier, model):
 
 def time_on(df: pd.DataFrame, tier, model) -> pd.Series:
     """Modelled memory time (s) of each row's accesses if served by `tier`."""
-    lat, bw = _time_parts(_counts(df), tier, model)
+    lat, bw = _time_parts(counts_of(df), tier, model)
     return np.maximum(lat, bw)
 
 
 def baseline_seconds(df: pd.DataFrame, model) -> float:
-    c = _counts(df)
+    c = counts_of(df)
     return float((c["loads"] + c["stores"]).sum() * model.compute_ns_per_access * 1e-9)
 
 
@@ -60,7 +60,7 @@ def system_tier(model):
 def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
     """Per site: t_fast, t_slow (s), benefit (s), regime on the slow tier
     ('latency' or 'bandwidth'), placeable (bool), bytes (peak_bytes)."""
-    c = _counts(sites)
+    c = counts_of(sites)
     lat_s, bw_s = _time_parts(c, model.slow, model)
     out = pd.DataFrame(index=sites.index)
     out["stack"] = sites["stack"]
@@ -100,7 +100,7 @@ def modelled_time(counts: pd.DataFrame, model) -> dict:
     total = base
     for name, rows in counts.groupby("tier", sort=True):
         t = time_on(rows, model.tier(str(name)), model).sum()
-        c = _counts(rows).sum()
+        c = counts_of(rows).sum()
         per_tier[str(name)] = {**{k: int(v) for k, v in c.items()}, "seconds": float(t)}
         total += float(t)
     return {"seconds": total, "baseline": base, "per_tier": per_tier}
