@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Baselines (first-fit, static ratio), the oracle against the cost policy,
 and the comparison table."""
+
 import numpy as np
 import pytest
 
@@ -10,8 +11,12 @@ from tierwise import baselines, comparison, cost, reader, select, tiers
 
 def test_first_fit_follows_allocation_order(tmp_path):
     # budget 100: a (60) fits, b (60) does not while a lives, a freed, c (60) fits
-    rows = [site_row(0, "x+0xa", 60, 10, 0, 10), site_row(1, "x+0xb", 60, 10, 0, 10),
-            site_row(2, "x+0xc", 60, 10, 0, 10), site_row(3, "x+0xd", 20, 1, 0, 1)]
+    rows = [
+        site_row(0, "x+0xa", 60, 10, 0, 10),
+        site_row(1, "x+0xb", 60, 10, 0, 10),
+        site_row(2, "x+0xc", 60, 10, 0, 10),
+        site_row(3, "x+0xd", 20, 1, 0, 1),
+    ]
     objs = [(0, 60, 1, 5), (1, 60, 2, None), (2, 60, 6, None), (3, 20, 7, 8), (3, 20, 9, None)]
     p = reader.read_profile(write_profile(tmp_path / "p", rows, objs))
     c = cost.site_costs(p.sites, tiers.load(None))
@@ -22,8 +27,9 @@ def test_first_fit_follows_allocation_order(tmp_path):
 
 
 def test_static_ratio():
-    c = cost.site_costs(reader.pd.DataFrame({"stack": ["a", "[stack]"], "peak_bytes": [10, None]}),
-                        tiers.load(None))
+    c = cost.site_costs(
+        reader.pd.DataFrame({"stack": ["a", "[stack]"], "peak_bytes": [10, None]}), tiers.load(None)
+    )
     assert baselines.static_ratio(c, 0.2) == {0: 0.2}
 
 
@@ -34,9 +40,18 @@ def test_oracle_equals_cost_policy(tmp_path, seed):
     rows, objs = [], []
     for i in range(n):
         size = int(rng.integers(1, 50)) * 4096
-        rows.append(site_row(i, f"x+0x{i + 1:x}", size, int(rng.integers(0, 10**6)),
-                             int(rng.integers(0, 10**6)), int(rng.integers(0, 10**5)),
-                             int(rng.integers(0, 10**4)), int(rng.integers(0, 10**5))))
+        rows.append(
+            site_row(
+                i,
+                f"x+0x{i + 1:x}",
+                size,
+                int(rng.integers(0, 10**6)),
+                int(rng.integers(0, 10**6)),
+                int(rng.integers(0, 10**5)),
+                int(rng.integers(0, 10**4)),
+                int(rng.integers(0, 10**5)),
+            )
+        )
         a = int(rng.integers(0, 100))
         objs.append((i, size, a, a + int(rng.integers(1, 60)) if rng.random() < 0.6 else None))
     p = reader.read_profile(write_profile(tmp_path / "p", rows, objs))

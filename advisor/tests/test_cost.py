@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Cost model and tier models: hand-computed cases."""
+
 import pandas as pd
 import pytest
 
@@ -40,7 +41,15 @@ def model(tmp_path):
 
 
 def sites(*rows):
-    cols = ["stack", "peak_bytes", "loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
+    cols = [
+        "stack",
+        "peak_bytes",
+        "loads",
+        "stores",
+        "llc_load_misses",
+        "llc_store_misses",
+        "writebacks",
+    ]
     return pd.DataFrame([dict(zip(cols, r)) for r in rows])
 
 
@@ -79,12 +88,28 @@ def test_placement_time_and_pseudo_sites(model):
 
 
 def test_modelled_time_from_per_tier_counts(model):
-    counts = pd.DataFrame([
-        {"stack": "a", "tier": "dram", "loads": 10, "stores": 0, "llc_load_misses": 10**6,
-         "llc_store_misses": 0, "writebacks": 0},
-        {"stack": "a", "tier": "pmem", "loads": 10, "stores": 0, "llc_load_misses": 10**6,
-         "llc_store_misses": 0, "writebacks": 0},
-    ])
+    counts = pd.DataFrame(
+        [
+            {
+                "stack": "a",
+                "tier": "dram",
+                "loads": 10,
+                "stores": 0,
+                "llc_load_misses": 10**6,
+                "llc_store_misses": 0,
+                "writebacks": 0,
+            },
+            {
+                "stack": "a",
+                "tier": "pmem",
+                "loads": 10,
+                "stores": 0,
+                "llc_load_misses": 10**6,
+                "llc_store_misses": 0,
+                "writebacks": 0,
+            },
+        ]
+    )
     r = cost.modelled_time(counts, model)
     assert r["per_tier"]["dram"]["seconds"] == pytest.approx(0.025)
     assert r["per_tier"]["pmem"]["seconds"] == pytest.approx(0.1)
@@ -110,14 +135,24 @@ def test_presets_load_and_cite():
     assert tiers.load("hbm").fast.name == "hbw"
 
 
-@pytest.mark.parametrize("text,err", [
-    ("format = 'x'\nversion = 1", "expected format"),
-    (TOML.replace('slow = "pmem"', 'slow = "kmem"'), "'slow' = 'kmem' names no"),
-    (TOML.replace("read_bandwidth_gbs = 10\n", "read_bandwidth_gbs = -1\n"), "expected a positive number"),
-    (TOML.replace("[tiers.pmem]", "[tiers.slowmem]").replace('slow = "pmem"', 'slow = "slowmem"'),
-     "tier name 'slowmem'"),
-    (TOML.replace('capacity = "8G"', 'capacity = "lots"'), "capacity 'lots'"),
-])
+@pytest.mark.parametrize(
+    "text,err",
+    [
+        ("format = 'x'\nversion = 1", "expected format"),
+        (TOML.replace('slow = "pmem"', 'slow = "kmem"'), "'slow' = 'kmem' names no"),
+        (
+            TOML.replace("read_bandwidth_gbs = 10\n", "read_bandwidth_gbs = -1\n"),
+            "expected a positive number",
+        ),
+        (
+            TOML.replace("[tiers.pmem]", "[tiers.slowmem]").replace(
+                'slow = "pmem"', 'slow = "slowmem"'
+            ),
+            "tier name 'slowmem'",
+        ),
+        (TOML.replace('capacity = "8G"', 'capacity = "lots"'), "capacity 'lots'"),
+    ],
+)
 def test_bad_tier_files(tmp_path, text, err):
     p = tmp_path / "bad.toml"
     p.write_text(text)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The profile reader: declared schema, one clear error per broken contract,
 and merging of several profiles by site stack."""
+
 import json
 
 import pandas as pd
@@ -11,9 +12,11 @@ from tierwise import reader
 
 
 def good_rows():
-    return [site_row(0, "x+0x10;x+0x20", 4096, 100, 50, 10, 5, 3),
-            site_row(1, "x+0x30", 8192, 200, 0, 20, 0, 0),
-            "2,[static],[static],,,,7,3,1,,"]
+    return [
+        site_row(0, "x+0x10;x+0x20", 4096, 100, 50, 10, 5, 3),
+        site_row(1, "x+0x30", 8192, 200, 0, 20, 0, 0),
+        "2,[static],[static],,,,7,3,1,,",
+    ]
 
 
 def test_reads_declared_schema(tmp_path):
@@ -96,13 +99,19 @@ def test_objects_unknown_site(tmp_path):
 
 
 def test_merge_sums_counts_and_takes_max_peak(tmp_path):
-    a = write_profile(tmp_path / "a", [site_row(0, "x+0x10", 4096, 100, 10, 5, 1, 2),
-                                       site_row(1, "x+0x20", 100, 1, 1, 1, 1, 1)],
-                      [(0, 4096, 1, 2)])
-    b = write_profile(tmp_path / "b", [site_row(0, "x+0x30", 64, 7, 7, 7, 7, 7),
-                                       site_row(1, "x+0x10", 8192, 50, 20, 3, 2, 1,
-                                                location="")],
-                      [(1, 8192, 5, None), (0, 64, 1, None)])
+    a = write_profile(
+        tmp_path / "a",
+        [site_row(0, "x+0x10", 4096, 100, 10, 5, 1, 2), site_row(1, "x+0x20", 100, 1, 1, 1, 1, 1)],
+        [(0, 4096, 1, 2)],
+    )
+    b = write_profile(
+        tmp_path / "b",
+        [
+            site_row(0, "x+0x30", 64, 7, 7, 7, 7, 7),
+            site_row(1, "x+0x10", 8192, 50, 20, 3, 2, 1, location=""),
+        ],
+        [(1, 8192, 5, None), (0, 64, 1, None)],
+    )
     m = reader.read_profiles([a, b])
     assert m.sites["stack"].tolist() == ["x+0x10", "x+0x20", "x+0x30"]
     s = m.sites.set_index("stack")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Selection: exact knapsack against brute force, lifetime-aware packing,
 budgets, and each greedy policy's ranking on a hand-made profile."""
+
 import itertools
 import random
 
@@ -67,9 +68,11 @@ def test_lifetime_knapsack_matches_brute_force(seed):
 
 def test_live_matrix_from_timeline(tmp_path):
     # site 0 lives [0,10), site 1 [10,20), site 2 always, site 3 untracked
-    d = write_profile(tmp_path / "p", [site_row(i, f"x+0x{i}0", b) for i, b in
-                                       enumerate([100, 100, 30, 7])],
-                      [(0, 60, 0, 10), (0, 40, 5, 10), (1, 100, 10, 20), (2, 30, 0, None)])
+    d = write_profile(
+        tmp_path / "p",
+        [site_row(i, f"x+0x{i}0", b) for i, b in enumerate([100, 100, 30, 7])],
+        [(0, 60, 0, 10), (0, 40, 5, 10), (1, 100, 10, 20), (2, 30, 0, None)],
+    )
     p = reader.read_profile(d)
     m = select.live_matrix(p.objects, p.sites.index, p.sites["peak_bytes"].astype("int64"))
     cols = {tuple(c) for c in m.T}
@@ -79,10 +82,15 @@ def test_live_matrix_from_timeline(tmp_path):
 
 def test_lifetime_aware_cost_policy_shares_dram(tmp_path):
     # two phases, each 100 bytes; a 130-byte budget holds both only if lifetimes are used
-    d = write_profile(tmp_path / "p", [site_row(0, "x+0x10", 100, 1000, 0, 1000),
-                                       site_row(1, "x+0x20", 100, 1000, 0, 900),
-                                       site_row(2, "x+0x30", 30, 10, 0, 5)],
-                      [(0, 100, 0, 10), (1, 100, 10, 20), (2, 30, 0, None)])
+    d = write_profile(
+        tmp_path / "p",
+        [
+            site_row(0, "x+0x10", 100, 1000, 0, 1000),
+            site_row(1, "x+0x20", 100, 1000, 0, 900),
+            site_row(2, "x+0x30", 30, 10, 0, 5),
+        ],
+        [(0, 100, 0, 10), (1, 100, 10, 20), (2, 30, 0, None)],
+    )
     p = reader.read_profile(d)
     m = tiers.load("optane-appdirect")
     c = cost.site_costs(p.sites, m)
@@ -95,31 +103,39 @@ def test_lifetime_aware_cost_policy_shares_dram(tmp_path):
 @pytest.fixture
 def hand_profile(tmp_path):
     # site: peak bytes, loads, stores, load misses, store misses, writebacks
-    rows = [site_row(0, "x+0x10", 1000, 900, 0, 500, 0, 0),  # read-only, miss-heavy
-            site_row(1, "x+0x20", 2000, 500, 1500, 100, 300, 1500),  # write-heavy
-            site_row(2, "x+0x30", 100, 50, 20, 1, 0, 0),  # small, cold
-            site_row(3, "x+0x40", 4000, 2000, 100, 50, 10, 10),  # big, cool
-            "4,[static],[static],,,,10,10,10,10,10"]
+    rows = [
+        site_row(0, "x+0x10", 1000, 900, 0, 500, 0, 0),  # read-only, miss-heavy
+        site_row(1, "x+0x20", 2000, 500, 1500, 100, 300, 1500),  # write-heavy
+        site_row(2, "x+0x30", 100, 50, 20, 1, 0, 0),  # small, cold
+        site_row(3, "x+0x40", 4000, 2000, 100, 50, 10, 10),  # big, cool
+        "4,[static],[static],,,,10,10,10,10,10",
+    ]
     return reader.read_profile(write_profile(tmp_path / "p", rows))
 
 
-@pytest.mark.parametrize("policy,order", [
-    ("write-intensity", [1, 2, 3, 0]),  # stores per byte: .75, .2, .025, 0
-    ("misses", [0, 1, 3, 2]),  # misses per byte: .5, .2, .015, .01
-    ("size", [2, 0, 1, 3]),
-])
+@pytest.mark.parametrize(
+    "policy,order",
+    [
+        ("write-intensity", [1, 2, 3, 0]),  # stores per byte: .75, .2, .025, 0
+        ("misses", [0, 1, 3, 2]),  # misses per byte: .5, .2, .015, .01
+        ("size", [2, 0, 1, 3]),
+    ],
+)
 def test_policy_rankings(hand_profile, policy, order):
     key = select.scores(hand_profile.placeable, policy)
     assert sorted(key.index, key=lambda s: -key[s]) == order
 
 
-@pytest.mark.parametrize("policy,budget,fast", [
-    ("write-intensity", 2100, {1, 2}),
-    ("write-intensity", 2050, {1}),  # 2 does not fit after 1; 3 and 0 neither
-    ("misses", 3000, {0, 1}),
-    ("size", 1100, {2, 0}),
-    ("size", 3100, {2, 0, 1}),
-])
+@pytest.mark.parametrize(
+    "policy,budget,fast",
+    [
+        ("write-intensity", 2100, {1, 2}),
+        ("write-intensity", 2050, {1}),  # 2 does not fit after 1; 3 and 0 neither
+        ("misses", 3000, {0, 1}),
+        ("size", 1100, {2, 0}),
+        ("size", 3100, {2, 0, 1}),
+    ],
+)
 def test_greedy_fill(hand_profile, policy, budget, fast):
     m = tiers.load("optane-appdirect")
     c = cost.site_costs(hand_profile.sites, m)
@@ -132,22 +148,33 @@ def test_cost_policy_picks_best_benefit_set(hand_profile):
     c = cost.site_costs(hand_profile.sites, m)
     s = select.select(hand_profile, c, 3000, "cost")
     ben = c["benefit"]
-    best = max((sum(ben[i] for i in comb), set(comb)) for r in range(5)
-               for comb in itertools.combinations(range(4), r)
-               if sum(c["bytes"][i] for i in comb) <= 3000)
+    best = max(
+        (sum(ben[i] for i in comb), set(comb))
+        for r in range(5)
+        for comb in itertools.combinations(range(4), r)
+        if sum(c["bytes"][i] for i in comb) <= 3000
+    )
     assert s.fast == best[1]
     assert 4 not in s.fast  # pseudo-sites are never placed
 
 
-@pytest.mark.parametrize("text,total,expect", [
-    ("20%", 1000, 200), ("0%", 1000, 0), ("100%", 1000, 1000), ("2K", 0, 2048), ("1G", 5, 1 << 30),
-])
+@pytest.mark.parametrize(
+    "text,total,expect",
+    [
+        ("20%", 1000, 200),
+        ("0%", 1000, 0),
+        ("100%", 1000, 1000),
+        ("2K", 0, 2048),
+        ("1G", 5, 1 << 30),
+    ],
+)
 def test_parse_budget(text, total, expect):
     assert select.parse_budget(text, total) == expect
 
 
-@pytest.mark.parametrize("text,err", [("120%", "between 0% and 100%"), ("lots", "expected a number"),
-                                      ("-5%", "between")])
+@pytest.mark.parametrize(
+    "text,err", [("120%", "between 0% and 100%"), ("lots", "expected a number"), ("-5%", "between")]
+)
 def test_bad_budget(text, err):
     with pytest.raises(ValueError, match=err):
         select.parse_budget(text, 100)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Per-site per-tier counts from a run report, and their modelled time."""
+
 import json
 
 import pytest
@@ -10,23 +11,38 @@ from tierwise import cost, reader, simulation, tiers
 
 @pytest.fixture
 def prof(tmp_path):
-    rows = [site_row(0, "x+0x10;x+0x99", 1000, 100, 10, 1000, 0, 0),
-            site_row(1, "x+0x20", 3000, 300, 30, 3000, 300, 600),
-            site_row(2, "x+0x30", 50, 8, 0, 8, 0, 0),
-            "3,[stack],[stack],,,,40,40,4,0,0"]
+    rows = [
+        site_row(0, "x+0x10;x+0x99", 1000, 100, 10, 1000, 0, 0),
+        site_row(1, "x+0x20", 3000, 300, 30, 3000, 300, 600),
+        site_row(2, "x+0x30", 50, 8, 0, 8, 0, 0),
+        "3,[stack],[stack],,,,40,40,4,0,0",
+    ]
     return reader.read_profile(write_profile(tmp_path / "p", rows))
 
 
 def test_counts_split_by_bytes_per_tier(prof):
     m = tiers.load("optane-appdirect")
-    report = {"format": "tierwise-run-report", "version": 1, "totals": {"dram": 1750, "pmem": 2250},
-              "sites": [
-                  # placed in DRAM, a quarter fell back to PMem (DRAM limit)
-                  {"stack": "x+0x10", "tier": "dram", "bytes": {"dram": 750, "pmem": 250},
-                   "fallback_bytes": 250},
-                  {"stack": "x+0x20", "tier": "pmem", "bytes": {"dram": 0, "pmem": 3000},
-                   "fallback_bytes": 0}],
-              "unmatched": []}
+    report = {
+        "format": "tierwise-run-report",
+        "version": 1,
+        "totals": {"dram": 1750, "pmem": 2250},
+        "sites": [
+            # placed in DRAM, a quarter fell back to PMem (DRAM limit)
+            {
+                "stack": "x+0x10",
+                "tier": "dram",
+                "bytes": {"dram": 750, "pmem": 250},
+                "fallback_bytes": 250,
+            },
+            {
+                "stack": "x+0x20",
+                "tier": "pmem",
+                "bytes": {"dram": 0, "pmem": 3000},
+                "fallback_bytes": 0,
+            },
+        ],
+        "unmatched": [],
+    }
     placement = {"default_tier": "dram"}
     c = simulation.counts_from_report(prof, report, placement, m)
     by = c.groupby(["site", "tier"])["llc_load_misses"].sum()
@@ -48,7 +64,8 @@ def test_read_site_tiers(tmp_path, prof):
     d = prof.paths[0]
     (d / "site_tiers.csv").write_text(
         "site,tier,loads,stores,llc_load_misses,llc_store_misses,writebacks\n"
-        "0,dram,100,10,1000,0,0\n1,pmem,300,30,3000,300,600\n")
+        "0,dram,100,10,1000,0,0\n1,pmem,300,30,3000,300,600\n"
+    )
     df = simulation.read_site_tiers(d, prof)
     assert df["stack"].tolist() == ["x+0x10;x+0x99", "x+0x20"]
     (d / "site_tiers.csv").write_text("site,tier,loads\n0,dram,1\n")

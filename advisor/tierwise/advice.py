@@ -2,6 +2,7 @@
 """From a profile to a placement: cost the sites, select the fast set under
 the budget, and build placement.json (format `tierwise-placement` v1,
 advisor/FORMATS.md) and the table `tierwise advise` prints."""
+
 import pandas as pd
 
 from tierwise import cost
@@ -20,17 +21,20 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
     s = profile.sites
     num = lambda c: pd.to_numeric(s[c], errors="coerce").astype("float64").fillna(0)
     acc = num("loads") + num("stores")
-    t = pd.DataFrame({
-        "site": s["site"].astype("int64"),
-        "location": s["location"].where(s["location"] != "", s["stack"].str.split(";").str[0]),
-        "bytes": costs["bytes"],
-        "misses_per_kib": (num("llc_load_misses") + num("llc_store_misses"))
-        / (costs["bytes"].clip(lower=1) / 1024),
-        "write_share": (num("stores") / acc.where(acc > 0)).fillna(0),
-        "tier": [tier_of.get(i, "") for i in s.index],
-        "benefit_s": costs["benefit"],
-        "regime": costs["regime"],
-    }, index=s.index)
+    t = pd.DataFrame(
+        {
+            "site": s["site"].astype("int64"),
+            "location": s["location"].where(s["location"] != "", s["stack"].str.split(";").str[0]),
+            "bytes": costs["bytes"],
+            "misses_per_kib": (num("llc_load_misses") + num("llc_store_misses"))
+            / (costs["bytes"].clip(lower=1) / 1024),
+            "write_share": (num("stores") / acc.where(acc > 0)).fillna(0),
+            "tier": [tier_of.get(i, "") for i in s.index],
+            "benefit_s": costs["benefit"],
+            "regime": costs["regime"],
+        },
+        index=s.index,
+    )
     return t[costs["placeable"]].sort_values(["benefit_s", "bytes"], ascending=[False, True])
 
 
@@ -40,18 +44,22 @@ def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: boo
     total = total_footprint(profile)
     budget = parse_budget(budget_spec, total)
     sel = select(profile, costs, budget, policy, lifetime=lifetime)
-    tier_of = {i: (model.fast.name if i in sel.fast else model.slow.name)
-               for i in costs.index[costs["placeable"]]}
+    tier_of = {
+        i: (model.fast.name if i in sel.fast else model.slow.name)
+        for i in costs.index[costs["placeable"]]
+    }
     table = site_table(profile, costs, tier_of)
     sites = []
     for i in table.index:
-        sites.append({
-            "stack": profile.sites.at[i, "stack"],
-            "location": profile.sites.at[i, "location"],
-            "tier": tier_of[i],
-            "bytes": int(costs.at[i, "bytes"]),
-            "benefit": round(float(costs.at[i, "benefit"]), 9),
-        })
+        sites.append(
+            {
+                "stack": profile.sites.at[i, "stack"],
+                "location": profile.sites.at[i, "location"],
+                "tier": tier_of[i],
+                "bytes": int(costs.at[i, "bytes"]),
+                "benefit": round(float(costs.at[i, "benefit"]), 9),
+            }
+        )
     fast_set = sorted(sel.fast)
     placement = {
         "format": PLACEMENT_FORMAT,
@@ -64,13 +72,16 @@ def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: boo
         "policy": policy,
         "tier_model": model.name,
         "profiles": [str(p) for p in profile.paths],
-        "modules": [{"module": m, "build_id": b} for m, b in
-                    zip(profile.modules["module"], profile.modules["build_id"])],
+        "modules": [
+            {"module": m, "build_id": b}
+            for m, b in zip(profile.modules["module"], profile.modules["build_id"])
+        ],
         "tiers": model.to_json(),
         "modelled_seconds": {
             "placement": cost.placement_seconds(profile.sites, costs, model, set(fast_set)),
-            "all_fast": cost.placement_seconds(profile.sites, costs, model,
-                                               set(costs.index[costs["placeable"]])),
+            "all_fast": cost.placement_seconds(
+                profile.sites, costs, model, set(costs.index[costs["placeable"]])
+            ),
             "all_slow": cost.placement_seconds(profile.sites, costs, model, set()),
         },
         "notes": sel.notes + profile.notes,
@@ -93,9 +104,11 @@ def format_table(table: pd.DataFrame, limit: int = 30) -> str:
     for _, r in table.head(limit).iterrows():
         loc = str(r["location"])
         loc = loc if len(loc) <= 36 else "..." + loc[-33:]
-        lines.append(f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} "
-                     f"{r['misses_per_kib']:>9.1f} {r['write_share']:>6.0%}  {r['tier']:<6} "
-                     f"{r['benefit_s'] * 1e3:>8.3f}ms")
+        lines.append(
+            f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} "
+            f"{r['misses_per_kib']:>9.1f} {r['write_share']:>6.0%}  {r['tier']:<6} "
+            f"{r['benefit_s'] * 1e3:>8.3f}ms"
+        )
     if len(table) > limit:
         lines.append(f"... {len(table) - limit} more sites in the placement file")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ site (cost.placement_seconds takes them):
 A site's accesses are assumed spread uniformly over its bytes, so a site
 with a fraction f of its bytes in DRAM gets f of its accesses served there.
 """
+
 import numpy as np
 import pandas as pd
 
@@ -29,8 +30,11 @@ def first_fit(profile, costs: pd.DataFrame, budget: int) -> dict:
     objs = profile.objects[profile.objects["site"].isin(cand.index)]
     runs = list(objs.groupby("profile")) or [(0, objs)]
     for _, o in runs:
-        tracked_peak = live_matrix(o.assign(profile=0), cand.index, cand["bytes"] * 0).max(axis=1) \
-            if not o.empty else np.zeros(len(cand))
+        tracked_peak = (
+            live_matrix(o.assign(profile=0), cand.index, cand["bytes"] * 0).max(axis=1)
+            if not o.empty
+            else np.zeros(len(cand))
+        )
         events = []
         for site, b, tp in zip(cand.index, cand["bytes"], tracked_peak):
             if b > tp:  # untracked residual: one early object

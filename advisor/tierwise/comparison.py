@@ -4,18 +4,25 @@ static ratio, each advisor policy and (optionally) the oracle at several DRAM
 budgets, all by modelled time from one profile (compare.csv columns:
 policy, budget_fraction, budget_bytes, fast_bytes, modelled_seconds,
 ratio_to_dram, source)."""
+
 import pandas as pd
 
 from tierwise import baselines, cost
 from tierwise.advice import total_footprint
 from tierwise.select import POLICIES, select
 
-COLUMNS = ["policy", "budget_fraction", "budget_bytes", "fast_bytes", "modelled_seconds",
-           "ratio_to_dram", "source"]
+COLUMNS = [
+    "policy",
+    "budget_fraction",
+    "budget_bytes",
+    "fast_bytes",
+    "modelled_seconds",
+    "ratio_to_dram",
+    "source",
+]
 
 
-def compare_table(profile, model, fractions, policies=POLICIES, with_oracle=False,
-                  lifetime=True):
+def compare_table(profile, model, fractions, policies=POLICIES, with_oracle=False, lifetime=True):
     costs = cost.site_costs(profile.sites, model)
     total = total_footprint(profile)
     placeable = costs.index[costs["placeable"]]
@@ -25,9 +32,17 @@ def compare_table(profile, model, fractions, policies=POLICIES, with_oracle=Fals
 
     def row(policy, f, fast, used):
         t = secs(fast)
-        rows.append({"policy": policy, "budget_fraction": f, "budget_bytes": int(total * f),
-                     "fast_bytes": int(used), "modelled_seconds": t,
-                     "ratio_to_dram": t / t_fast if t_fast else float("nan"), "source": "model"})
+        rows.append(
+            {
+                "policy": policy,
+                "budget_fraction": f,
+                "budget_bytes": int(total * f),
+                "fast_bytes": int(used),
+                "modelled_seconds": t,
+                "ratio_to_dram": t / t_fast if t_fast else float("nan"),
+                "source": "model",
+            }
+        )
 
     row(f"all-{model.fast.name}", 1.0, set(placeable), total)
     row(f"all-{model.slow.name}", 0.0, set(), 0)
@@ -55,5 +70,7 @@ def summary(df: pd.DataFrame, fraction: float) -> str:
     flat = df[df["policy"].str.startswith("all-")]
     lines = [f"at a {fraction:.0%} DRAM budget (modelled time, ratio to all-fast):"]
     for _, r in pd.concat([flat, at[~at["policy"].str.startswith("all-")]]).iterrows():
-        lines.append(f"  {r['policy']:<16} {r['modelled_seconds']:>10.4g} s  {r['ratio_to_dram']:6.3f}x")
+        lines.append(
+            f"  {r['policy']:<16} {r['modelled_seconds']:>10.4g} s  {r['ratio_to_dram']:6.3f}x"
+        )
     return "\n".join(lines)

@@ -18,6 +18,7 @@ miss waits for the read-for-ownership.
 Pseudo-sites ([static], [stack], [unknown]) are not placeable and stay in
 system memory ('dram'). See advisor/README.md for the assumptions.
 """
+
 import numpy as np
 import pandas as pd
 
@@ -28,16 +29,31 @@ COUNTS = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"
 
 def counts_of(df: pd.DataFrame) -> pd.DataFrame:
     """Access counts as float64, empty (not measured) as 0."""
-    return pd.DataFrame({c: pd.to_numeric(df[c], errors="coerce").astype("float64").fillna(0.0)
-                         if c in df else 0.0 for c in COUNTS}, index=df.index)
+    return pd.DataFrame(
+        {
+            c: (
+                pd.to_numeric(df[c], errors="coerce").astype("float64").fillna(0.0)
+                if c in df
+                else 0.0
+            )
+            for c in COUNTS
+        },
+        index=df.index,
+    )
 
 
 def _time_parts(c: pd.DataFrame, tier, model):
-    lat = (c["llc_load_misses"] * tier.read_latency_ns
-           + c["llc_store_misses"] * tier.write_latency_ns) * 1e-9 / model.mlp
-    bw = ((c["llc_load_misses"] + c["llc_store_misses"]) * model.line_bytes
-          / (tier.read_bandwidth_gbs * 1e9)
-          + c["writebacks"] * model.line_bytes / (tier.write_bandwidth_gbs * 1e9))
+    lat = (
+        (
+            c["llc_load_misses"] * tier.read_latency_ns
+            + c["llc_store_misses"] * tier.write_latency_ns
+        )
+        * 1e-9
+        / model.mlp
+    )
+    bw = (c["llc_load_misses"] + c["llc_store_misses"]) * model.line_bytes / (
+        tier.read_bandwidth_gbs * 1e9
+    ) + c["writebacks"] * model.line_bytes / (tier.write_bandwidth_gbs * 1e9)
     return lat, bw
 
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Modelled time against DRAM budget for each policy, and the plots of it
 (matplotlib, Agg backend: PNG files, no display needed)."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -13,8 +14,9 @@ from tierwise.select import POLICIES, select  # noqa: E402
 DEFAULT_FRACTIONS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
 
 
-def budget_curve(profile, costs, model, fractions=DEFAULT_FRACTIONS, policies=POLICIES,
-                 lifetime=True) -> pd.DataFrame:
+def budget_curve(
+    profile, costs, model, fractions=DEFAULT_FRACTIONS, policies=POLICIES, lifetime=True
+) -> pd.DataFrame:
     """Rows: policy, budget_fraction, budget_bytes, modelled_seconds,
     ratio_to_dram (to the all-fast-tier placement), fast_bytes."""
     from tierwise.advice import total_footprint
@@ -27,9 +29,16 @@ def budget_curve(profile, costs, model, fractions=DEFAULT_FRACTIONS, policies=PO
         for f in fractions:
             sel = select(profile, costs, int(total * f), pol, lifetime=lifetime)
             t = cost.placement_seconds(profile.sites, costs, model, sel.fast)
-            rows.append({"policy": pol, "budget_fraction": f, "budget_bytes": int(total * f),
-                         "modelled_seconds": t, "ratio_to_dram": t / t_fast if t_fast else float("nan"),
-                         "fast_bytes": sel.used_bytes})
+            rows.append(
+                {
+                    "policy": pol,
+                    "budget_fraction": f,
+                    "budget_bytes": int(total * f),
+                    "modelled_seconds": t,
+                    "ratio_to_dram": t / t_fast if t_fast else float("nan"),
+                    "fast_bytes": sel.used_bytes,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -40,8 +49,13 @@ def plot_curve(df: pd.DataFrame, path, title: str, ylabel="modelled time (s)"):
     for pol, d in df.groupby("policy", sort=False):
         d = d.sort_values("budget_fraction")
         if pol.startswith("all-"):
-            ax.axhline(d["modelled_seconds"].iloc[0], linestyle="--", linewidth=1, label=pol,
-                       color="black" if d["budget_fraction"].iloc[0] == 1 else "grey")
+            ax.axhline(
+                d["modelled_seconds"].iloc[0],
+                linestyle="--",
+                linewidth=1,
+                label=pol,
+                color="black" if d["budget_fraction"].iloc[0] == 1 else "grey",
+            )
         else:
             ax.plot(d["budget_fraction"] * 100, d["modelled_seconds"], marker="o", label=pol)
     ax.set_xlabel("DRAM budget (% of peak footprint)")

@@ -9,6 +9,7 @@ placement applies to each process separately and the DRAM budget is a
 per-process quantity. Each profile's objects timeline is kept apart (column
 `profile`) so lifetime-aware packing checks every run's timeline on its own.
 """
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,8 +65,9 @@ def _read_csv(path: Path, schema: dict, required: bool = True) -> pd.DataFrame:
     if not path.exists():
         if required:
             raise ValueError(f"{path}: file missing (is this a tierwise profile directory?)")
-        return pd.DataFrame({c: pd.Series(dtype="Int64" if k == "int" else "object")
-                             for c, k in schema.items()})
+        return pd.DataFrame(
+            {c: pd.Series(dtype="Int64" if k == "int" else "object") for c, k in schema.items()}
+        )
     if path.stat().st_size == 0:
         raise ValueError(f"{path}: empty file (expected a header line: {','.join(schema)})")
     try:
@@ -74,7 +76,9 @@ def _read_csv(path: Path, schema: dict, required: bool = True) -> pd.DataFrame:
         raise ValueError(f"{path}: not a valid CSV file ({str(e).splitlines()[0]})") from None
     missing = [c for c in schema if c not in df.columns]
     if missing:
-        raise ValueError(f"{path}: missing column '{missing[0]}' (expected columns: {','.join(schema)})")
+        raise ValueError(
+            f"{path}: missing column '{missing[0]}' (expected columns: {','.join(schema)})"
+        )
     df = df[list(schema)].copy()
     for col, kind in schema.items():
         if kind == "str":
@@ -84,8 +88,10 @@ def _read_csv(path: Path, schema: dict, required: bool = True) -> pd.DataFrame:
         bad = ~raw.str.fullmatch(r"\d*")
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ValueError(f"{path}: column '{col}' row {i + 2}: value '{df[col].iloc[i]}' "
-                             "is not a non-negative integer")
+            raise ValueError(
+                f"{path}: column '{col}' row {i + 2}: value '{df[col].iloc[i]}' "
+                "is not a non-negative integer"
+            )
         df[col] = pd.to_numeric(raw.replace("", None), errors="raise").astype("Int64")
     return df
 
@@ -101,12 +107,18 @@ def _read_meta(d: Path) -> dict:
     if not isinstance(meta, dict):
         raise ValueError(f"{p}: expected a JSON object")
     if meta.get("format") != PROFILE_FORMAT:
-        raise ValueError(f"{p}: field 'format' is {meta.get('format')!r}, expected '{PROFILE_FORMAT}'")
+        raise ValueError(
+            f"{p}: field 'format' is {meta.get('format')!r}, expected '{PROFILE_FORMAT}'"
+        )
     if meta.get("version") not in PROFILE_VERSIONS:
-        raise ValueError(f"{p}: field 'version' is {meta.get('version')!r}; this tierwise reads "
-                         f"version {', '.join(map(str, PROFILE_VERSIONS))}")
+        raise ValueError(
+            f"{p}: field 'version' is {meta.get('version')!r}; this tierwise reads "
+            f"version {', '.join(map(str, PROFILE_VERSIONS))}"
+        )
     if meta.get("complete") is False:
-        raise ValueError(f"{p}: field 'complete' is false: the profiled run did not finish; profile again")
+        raise ValueError(
+            f"{p}: field 'complete' is false: the profiled run did not finish; profile again"
+        )
     return meta
 
 
@@ -128,13 +140,21 @@ def read_profile(path) -> Profile:
     objects = _read_csv(d / "objects.csv", OBJECT_COLUMNS, required=False)
     unknown = ~objects["site"].isin(sites["site"])
     if unknown.any():
-        raise ValueError(f"{d / 'objects.csv'}: column 'site': value '{objects['site'][unknown].iloc[0]}' "
-                         "is not a site of sites.csv")
+        raise ValueError(
+            f"{d / 'objects.csv'}: column 'site': value '{objects['site'][unknown].iloc[0]}' "
+            "is not a site of sites.csv"
+        )
     modules = _read_csv(d / "modules.csv", MODULE_COLUMNS, required=False)
     sites["location"] = sites["location"].replace("nan", "")
     objects["profile"] = 0
-    return Profile([d], [meta], sites.set_index("site", drop=False), objects, modules,
-                   depth=int(meta.get("depth", 6) or 6))
+    return Profile(
+        [d],
+        [meta],
+        sites.set_index("site", drop=False),
+        objects,
+        modules,
+        depth=int(meta.get("depth", 6) or 6),
+    )
 
 
 def merge(profiles: list) -> Profile:
@@ -144,8 +164,10 @@ def merge(profiles: list) -> Profile:
         return profiles[0]
     depths = {p.depth for p in profiles}
     if len(depths) > 1:
-        raise ValueError(f"profiles recorded different stack depths {sorted(depths)}; "
-                         "profile again with the same --depth")
+        raise ValueError(
+            f"profiles recorded different stack depths {sorted(depths)}; "
+            "profile again with the same --depth"
+        )
     frames = []
     for i, p in enumerate(profiles):
         s = p.sites.reset_index(drop=True).copy()
@@ -175,8 +197,15 @@ def merge(profiles: list) -> Profile:
     modules = pd.concat([p.modules for p in profiles]).drop_duplicates().reset_index(drop=True)
     ids = modules.groupby("module")["build_id"].nunique()
     notes = [f"module {m} has different build-ids across the profiles" for m in ids[ids > 1].index]
-    return Profile([q for p in profiles for q in p.paths], [m for p in profiles for m in p.meta],
-                   merged, pd.concat(objs, ignore_index=True), modules, depth=depths.pop(), notes=notes)
+    return Profile(
+        [q for p in profiles for q in p.paths],
+        [m for p in profiles for m in p.meta],
+        merged,
+        pd.concat(objs, ignore_index=True),
+        modules,
+        depth=depths.pop(),
+        notes=notes,
+    )
 
 
 def read_profiles(paths) -> Profile:

@@ -12,6 +12,7 @@ Policies:
   size             smallest peak_bytes first
 Greedy policies walk their ranking and take every site that still fits.
 """
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,7 +63,11 @@ def knapsack(weights, values, capacity: int):
         return sum(v[i] for i in chosen), chosen, True
     frontier = [(0, 0.0, 0)]  # (weight, value, bitmask), weight and value increasing
     for i in items:
-        shifted = [(fw + w[i], fv + v[i], fm | (1 << i)) for fw, fv, fm in frontier if fw + w[i] <= capacity]
+        shifted = [
+            (fw + w[i], fv + v[i], fm | (1 << i))
+            for fw, fv, fm in frontier
+            if fw + w[i] <= capacity
+        ]
         merged = sorted(frontier + shifted, key=lambda t: (t[0], -t[1]))
         frontier, best = [], -1.0
         for t in merged:
@@ -108,8 +113,10 @@ def live_matrix(objects: pd.DataFrame, sites: pd.Index, peak: pd.Series) -> np.n
             ia, iff = np.argsort(at), np.argsort(ft)
             alloc_cum = np.concatenate([[0], np.cumsum(size[ia])])
             free_cum = np.concatenate([[0], np.cumsum(size[iff])])
-            block[r] = (alloc_cum[np.searchsorted(at[ia], points, side="right")]
-                        - free_cum[np.searchsorted(ft[iff], points, side="right")])
+            block[r] = (
+                alloc_cum[np.searchsorted(at[ia], points, side="right")]
+                - free_cum[np.searchsorted(ft[iff], points, side="right")]
+            )
         cols.append(block)
     if not cols:
         return peak.loc[sites].to_numpy(dtype="float64")[:, None]
@@ -159,7 +166,12 @@ def lifetime_knapsack(live: np.ndarray, values, capacity: int):
 
 def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
     """Rank key of a greedy policy: larger first (size: smaller first)."""
-    b = pd.to_numeric(sites["peak_bytes"], errors="coerce").astype("float64").fillna(0).clip(lower=1)
+    b = (
+        pd.to_numeric(sites["peak_bytes"], errors="coerce")
+        .astype("float64")
+        .fillna(0)
+        .clip(lower=1)
+    )
     num = lambda c: pd.to_numeric(sites[c], errors="coerce").astype("float64").fillna(0)
     if policy == "write-intensity":
         return num("stores") / b
@@ -170,8 +182,9 @@ def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
     raise ValueError(f"--policy {policy}: not one of {', '.join(POLICIES)}")
 
 
-def select(profile, costs: pd.DataFrame, budget: int, policy: str = "cost",
-           lifetime: bool = True) -> Selection:
+def select(
+    profile, costs: pd.DataFrame, budget: int, policy: str = "cost", lifetime: bool = True
+) -> Selection:
     """Choose the fast-tier sites of `profile` (costs from cost.site_costs)."""
     cand = costs[costs["placeable"]]
     notes = []
@@ -183,7 +196,9 @@ def select(profile, costs: pd.DataFrame, budget: int, policy: str = "cost",
             used = int(live[sorted(rows)].sum(axis=0).max()) if rows else 0
             notes.append("lifetime-aware: sites never live together share DRAM bytes")
         else:
-            value, rows, exact = knapsack(cand["bytes"].to_numpy(), cand["benefit"].to_numpy(), budget)
+            value, rows, exact = knapsack(
+                cand["bytes"].to_numpy(), cand["benefit"].to_numpy(), budget
+            )
             used = int(cand["bytes"].to_numpy()[sorted(rows)].sum()) if rows else 0
         if not exact:
             notes.append("search limit reached: best placement found, optimality not proven")

@@ -11,6 +11,7 @@ Two sources, best first:
    each tier (fallbacks included), i.e. accesses are assumed uniform over a
    site's bytes. Sites the report does not name went to its default tier.
 """
+
 import json
 from pathlib import Path
 
@@ -72,6 +73,12 @@ def counts_from_report(profile, report: dict, placement: dict, model) -> pd.Data
             per_tier, total = {default: 1}, 1
         for t, b in per_tier.items():
             if b:
-                rows.append({"site": i, "stack": stack, "tier": t,
-                             **{k: v * b / total for k, v in c.items()}})
+                rows.append(
+                    {
+                        "site": i,
+                        "stack": stack,
+                        "tier": t,
+                        **{k: v * b / total for k, v in c.items()},
+                    }
+                )
     return pd.DataFrame(rows, columns=["site", "stack", "tier"] + COUNTS)

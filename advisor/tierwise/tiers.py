@@ -3,6 +3,7 @@
 capacity, how to allocate) and the cost-model parameters, read from a preset
 in tierwise/tiers/*.toml or a user TOML file (format `tierwise-tiers` v1,
 grammar in advisor/README.md)."""
+
 import re
 import tomllib
 from dataclasses import dataclass, asdict
@@ -21,8 +22,10 @@ def parse_size(text, what="size") -> int:
     """'512M', '2G', '4096', '1.5T' -> bytes (binary suffixes, optional B/iB)."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
     if not m:
-        raise ValueError(f"{what} '{text}': expected a number of bytes with an optional "
-                         "K/M/G/T suffix, e.g. 512M")
+        raise ValueError(
+            f"{what} '{text}': expected a number of bytes with an optional "
+            "K/M/G/T suffix, e.g. 512M"
+        )
     return int(float(m.group(1)) * _SUFFIX[m.group(2).upper()])
 
 
@@ -52,13 +55,17 @@ class TierModel:
             return self.fast
         if name == self.slow.name:
             return self.slow
-        raise ValueError(f"tier '{name}' is not in the tier model {self.name} "
-                         f"(it has {self.fast.name}, {self.slow.name})")
+        raise ValueError(
+            f"tier '{name}' is not in the tier model {self.name} "
+            f"(it has {self.fast.name}, {self.slow.name})"
+        )
 
     def to_json(self) -> dict:
         """The `tiers` object of placement.json."""
-        return {t.name: {k: v for k, v in asdict(t).items() if k != "name"}
-                for t in (self.fast, self.slow)}
+        return {
+            t.name: {k: v for k, v in asdict(t).items() if k != "name"}
+            for t in (self.fast, self.slow)
+        }
 
 
 def presets() -> list:
@@ -81,15 +88,18 @@ def load(spec=None) -> TierModel:
         elif path.suffix == ".toml":
             raise ValueError(f"--tiers {spec}: no such file")
         else:
-            raise ValueError(f"--tiers {spec}: not a preset ({', '.join(presets())}) "
-                             "nor a .toml file")
+            raise ValueError(
+                f"--tiers {spec}: not a preset ({', '.join(presets())}) " "nor a .toml file"
+            )
     try:
         doc = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: not valid TOML ({e})") from None
     if doc.get("format") != TIERS_FORMAT or doc.get("version") != 1:
-        raise ValueError(f"{path}: expected format = \"{TIERS_FORMAT}\" and version = 1, got "
-                         f"{doc.get('format')!r} version {doc.get('version')!r}")
+        raise ValueError(
+            f'{path}: expected format = "{TIERS_FORMAT}" and version = 1, got '
+            f"{doc.get('format')!r} version {doc.get('version')!r}"
+        )
     tiers = doc.get("tiers")
     if not isinstance(tiers, dict):
         raise ValueError(f"{path}: missing [tiers.NAME] tables")
@@ -102,11 +112,16 @@ def load(spec=None) -> TierModel:
                 raise ValueError(f"{path}: tiers.{name} has no '{key}'")
         alloc = str(t.get("alloc", "default"))
         if not ALLOC_KINDS.fullmatch(alloc):
-            raise ValueError(f"{path}: tiers.{name}.alloc = '{alloc}': expected default, "
-                             "memkind-pmem, kmem-dax, hbw or numa:N")
-        built[name] = Tier(name, *(_num(path, f"tiers.{name}", k, t[k]) for k in TIER_FIELDS),
-                           capacity=parse_size(t.get("capacity", "0"), f"{path}: tiers.{name}.capacity"),
-                           alloc=alloc)
+            raise ValueError(
+                f"{path}: tiers.{name}.alloc = '{alloc}': expected default, "
+                "memkind-pmem, kmem-dax, hbw or numa:N"
+            )
+        built[name] = Tier(
+            name,
+            *(_num(path, f"tiers.{name}", k, t[k]) for k in TIER_FIELDS),
+            capacity=parse_size(t.get("capacity", "0"), f"{path}: tiers.{name}.capacity"),
+            alloc=alloc,
+        )
     for role in ("fast", "slow"):
         if doc.get(role) not in built:
             raise ValueError(f"{path}: '{role}' = {doc.get(role)!r} names no [tiers.*] table")

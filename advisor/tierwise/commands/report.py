@@ -2,6 +2,7 @@
 """`tierwise report`: tables and plots of a profile - per site size, LLC
 misses per KiB, write share, modelled benefit of DRAM - and how much of the
 accesses the placeable sites cover."""
+
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +21,9 @@ def add_parser(sub):
     )
     p.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile directory")
     p.add_argument("-o", "--output", metavar="DIR", help="write report.csv and sites.png here")
-    p.add_argument("--tiers", metavar="PRESET|FILE", help=f"tier model (default {tiers.DEFAULT_PRESET})")
+    p.add_argument(
+        "--tiers", metavar="PRESET|FILE", help=f"tier model (default {tiers.DEFAULT_PRESET})"
+    )
     p.add_argument("--top", type=int, default=20, metavar="N", help="table rows (default 20)")
     return p
 
@@ -46,19 +49,27 @@ def run(args):
     table = site_table(profile, costs, {})
     meta = profile.meta[0]
     total = table["bytes"].sum()
-    print(f"profile {', '.join(map(str, profile.paths))}: {' '.join(meta.get('command', []))} "
-          f"[{meta.get('backend', '?')} backend{', estimated counts' if meta.get('estimated') else ''}]")
+    print(
+        f"profile {', '.join(map(str, profile.paths))}: {' '.join(meta.get('command', []))} "
+        f"[{meta.get('backend', '?')} backend{', estimated counts' if meta.get('estimated') else ''}]"
+    )
     cov = coverage(profile.sites)
     allm = sum(cov.values()) or 1
-    print(f"{len(table)} heap sites, {format_size(total)} peak footprint; LLC misses: "
-          + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items()))
-    print(f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6} "
-          f"{'benefit':>10}  regime")
+    print(
+        f"{len(table)} heap sites, {format_size(total)} peak footprint; LLC misses: "
+        + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
+    )
+    print(
+        f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6} "
+        f"{'benefit':>10}  regime"
+    )
     for _, r in table.head(args.top).iterrows():
         loc = str(r["location"])
         loc = loc if len(loc) <= 36 else "..." + loc[-33:]
-        print(f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
-              f"{r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}")
+        print(
+            f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
+            f"{r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}"
+        )
     if args.output:
         out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@
 applied by the runtime (fallbacks included), with per-tier loads, misses and
 writebacks. See tierwise/simulation.py for where the per-tier counts come
 from."""
+
 import argparse
 import json
 import subprocess
@@ -24,9 +25,11 @@ def add_parser(sub):
         "unplaced sim profile split by the bytes per tier of the run report.",
     )
     p.add_argument("--placement", required=True, metavar="FILE", help="placement.json")
-    p.add_argument("--tiers", metavar="PRESET|FILE",
-                   help="tier model (default: the placement's tier_model, else "
-                   f"{tiers.DEFAULT_PRESET})")
+    p.add_argument(
+        "--tiers",
+        metavar="PRESET|FILE",
+        help="tier model (default: the placement's tier_model, else " f"{tiers.DEFAULT_PRESET})",
+    )
     p.add_argument("--profile", metavar="DIR", help="reuse this unplaced sim profile of CMD")
     p.add_argument("-o", "--output", metavar="DIR", help="work directory (default simulate.<pid>)")
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
@@ -45,7 +48,9 @@ def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> 
     work.mkdir(parents=True, exist_ok=True)
     if profile_dir is None:
         profile_dir = work / "profile"
-        print(f"tierwise simulate: sim profile of {' '.join(cmd)} -> {profile_dir}", file=sys.stderr)
+        print(
+            f"tierwise simulate: sim profile of {' '.join(cmd)} -> {profile_dir}", file=sys.stderr
+        )
         r = subprocess.run(_tw("profile", "--backend", "sim", "-o", str(profile_dir), "--", *cmd))
         if r.returncode != 0:
             raise UserError(f"sim profile of {cmd[0]} failed (exit status {r.returncode})")
@@ -56,18 +61,32 @@ def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> 
     if counts is None:
         report_path = work / "run-report.json"
         print(f"tierwise simulate: running with the placement -> {report_path}", file=sys.stderr)
-        r = subprocess.run(_tw("run", "--placement", str(placement_path), "--report",
-                               str(report_path), "--", *cmd), stdout=subprocess.DEVNULL)
+        r = subprocess.run(
+            _tw(
+                "run", "--placement", str(placement_path), "--report", str(report_path), "--", *cmd
+            ),
+            stdout=subprocess.DEVNULL,
+        )
         if r.returncode != 0 or not report_path.exists():
-            raise UserError(f"tierwise run with {placement_path} failed (exit status {r.returncode})")
+            raise UserError(
+                f"tierwise run with {placement_path} failed (exit status {r.returncode})"
+            )
         counts = counts_from_report(profile, read_report(report_path), placement, model)
         source = "unplaced sim profile + run report bytes per tier"
     res = cost.modelled_time(counts, model)
     costs = cost.site_costs(profile.sites, model)
-    all_fast = cost.placement_seconds(profile.sites, costs, model, set(costs.index[costs["placeable"]]))
-    res.update({"source": source, "all_fast_seconds": all_fast, "profile": str(profile_dir),
-                "run_report": str(report_path) if report_path else None,
-                "ratio_to_dram": res["seconds"] / all_fast if all_fast else None})
+    all_fast = cost.placement_seconds(
+        profile.sites, costs, model, set(costs.index[costs["placeable"]])
+    )
+    res.update(
+        {
+            "source": source,
+            "all_fast_seconds": all_fast,
+            "profile": str(profile_dir),
+            "run_report": str(report_path) if report_path else None,
+            "ratio_to_dram": res["seconds"] / all_fast if all_fast else None,
+        }
+    )
     return res
 
 
@@ -87,13 +106,19 @@ def run(args):
     work = Path(args.output or f"simulate.{os.getpid()}")
     res = simulate(pl, model, cmd, work, args.profile)
     print(f"counts from: {res['source']}")
-    print(f"{'tier':<8} {'loads':>14} {'stores':>14} {'llc misses':>12} {'writebacks':>12} {'seconds':>10}")
+    print(
+        f"{'tier':<8} {'loads':>14} {'stores':>14} {'llc misses':>12} {'writebacks':>12} {'seconds':>10}"
+    )
     for t, c in res["per_tier"].items():
-        print(f"{t:<8} {c['loads']:>14,} {c['stores']:>14,} "
-              f"{c['llc_load_misses'] + c['llc_store_misses']:>12,} {c['writebacks']:>12,} "
-              f"{c['seconds']:>10.4g}")
-    print(f"modelled time {res['seconds']:.4g} s (compute baseline {res['baseline']:.4g} s) = "
-          f"{res['ratio_to_dram']:.3f}x all-{model.fast.name}")
+        print(
+            f"{t:<8} {c['loads']:>14,} {c['stores']:>14,} "
+            f"{c['llc_load_misses'] + c['llc_store_misses']:>12,} {c['writebacks']:>12,} "
+            f"{c['seconds']:>10.4g}"
+        )
+    print(
+        f"modelled time {res['seconds']:.4g} s (compute baseline {res['baseline']:.4g} s) = "
+        f"{res['ratio_to_dram']:.3f}x all-{model.fast.name}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1) + "\n")
     return 0
