@@ -62,15 +62,22 @@ def test_counts_split_by_bytes_per_tier(prof):
 
 def test_read_site_tiers(tmp_path, prof):
     d = prof.paths[0]
-    (d / "site_tiers.csv").write_text(
-        "site,tier,loads,stores,llc_load_misses,llc_store_misses,writebacks\n"
-        "0,dram,100,10,1000,0,0\n1,pmem,300,30,3000,300,600\n"
+    (d / "sites_by_tier.csv").write_text(
+        "site,tier,allocs,bytes_allocated,loads,stores,llc_load_misses,llc_store_misses,"
+        "writebacks\n0,dram,1,1000,100,10,1000,0,0\n1,pmem,1,3000,300,30,3000,300,600\n"
+        "3,default,0,0,40,40,4,0,0\n"
     )
     df = simulation.read_site_tiers(d, prof)
-    assert df["stack"].tolist() == ["x+0x10;x+0x99", "x+0x20"]
-    (d / "site_tiers.csv").write_text("site,tier,loads\n0,dram,1\n")
+    assert df["stack"].tolist() == ["x+0x10;x+0x99", "x+0x20", "[stack]"]
+    m = tiers.load("optane-appdirect")
+    res = cost.modelled_time(simulation.resolve_default_tier(df, m), m)
+    assert set(res["per_tier"]) == {"dram", "pmem"}
+    assert res["per_tier"]["dram"]["llc_load_misses"] == 1004
+    (d / "sites_by_tier.csv").write_text("site,tier,loads\n0,dram,1\n")
     with pytest.raises(ValueError, match="missing column 'stores'"):
         simulation.read_site_tiers(d, prof)
+    (d / "sites_by_tier.csv").unlink()
+    assert simulation.read_site_tiers(d, prof) is None
 
 
 def test_bad_report(tmp_path):

@@ -2,9 +2,12 @@
 """Per-site per-tier access counts of a placed run, and their modelled time.
 
 Two sources, best first:
-1. `site_tiers.csv` in a sim profile taken with the placement applied (the
-   runtime tells the Valgrind tool each block's tier): columns
-   `site,tier,loads,stores,llc_load_misses,llc_store_misses,writebacks`.
+1. `sites_by_tier.csv` in a sim profile taken with the placement applied
+   (the runtime tells the Valgrind tool each block's tier by a client
+   request): columns `site,tier,allocs,bytes_allocated,loads,stores,
+   llc_load_misses,llc_store_misses,writebacks`; tier `default` = a block
+   the runtime did not tag (pseudo-sites, allocations before it started),
+   which lives in system memory.
 2. An unplaced sim profile plus the run report of `tierwise run` with the
    placement (FORMATS.md, tierwise-run-report v1): each site's counts are
    split across tiers in proportion to the bytes the runtime actually put in
@@ -23,16 +26,27 @@ REPORT_FORMAT = "tierwise-run-report"
 
 
 def read_site_tiers(profile_dir: Path, profile) -> pd.DataFrame:
-    """Source 1; returns None when the profile has no site_tiers.csv."""
-    p = Path(profile_dir) / "site_tiers.csv"
+    """Source 1; returns None when the profile has no sites_by_tier.csv."""
+    p = Path(profile_dir) / "sites_by_tier.csv"
     if not p.exists():
         return None
-    df = pd.read_csv(p, dtype={"tier": str})
+    df = pd.read_csv(p, dtype={"tier": str}, keep_default_na=False)
     missing = [c for c in ["site", "tier"] + COUNTS if c not in df.columns]
     if missing:
         raise ValueError(f"{p}: missing column '{missing[0]}'")
+    unknown = ~df["site"].isin(profile.sites.index)
+    if unknown.any():
+        raise ValueError(
+            f"{p}: column 'site': value '{df['site'][unknown].iloc[0]}' is not a site "
+            "of sites.csv"
+        )
     df["stack"] = df["site"].map(profile.sites["stack"])
     return df
+
+
+def resolve_default_tier(counts: pd.DataFrame, model) -> pd.DataFrame:
+    """Untagged blocks (tier `default`) are in system memory."""
+    return counts.assign(tier=counts["tier"].replace("default", system_tier(model).name))
 
 
 def read_report(path) -> dict:

@@ -6,6 +6,7 @@ from."""
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,38 +42,87 @@ def _tw(*argv):
     return [sys.executable, "-m", "tierwise", *argv]
 
 
-def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> dict:
-    from tierwise.simulation import counts_from_report, read_report, read_site_tiers
+def _runtime_env(placement_path: Path, report: Path) -> dict:
+    """Environment that makes the runtime apply the placement (FORMATS.md
+    runtime variables); LD_PRELOAD only if the runtime is built."""
+    from tierwise import paths
 
-    placement = json.loads(Path(placement_path).read_text())
+    env = dict(
+        os.environ, TIERWISE_PLACEMENT=str(placement_path.resolve()), TIERWISE_REPORT=str(report)
+    )
+    lib = paths.build_dir() / "lib" / "libtierwise-runtime.so"
+    if lib.exists():
+        env["LD_PRELOAD"] = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
+    return env
+
+
+def _reports(work: Path) -> list:
+    return sorted(work.glob("run-report*.json"), key=lambda p: p.stat().st_mtime)
+
+
+def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> dict:
+    """Sim profile of CMD with the runtime applying the placement; per-tier
+    counts from the tool's sites_by_tier.csv, else from the run report."""
+    from tierwise.simulation import (
+        counts_from_report,
+        read_report,
+        read_site_tiers,
+        resolve_default_tier,
+    )
+
+    placement_path = Path(placement_path)
+    placement = json.loads(placement_path.read_text())
     work.mkdir(parents=True, exist_ok=True)
+    for old in _reports(work):
+        old.unlink()
     if profile_dir is None:
         profile_dir = work / "profile"
         print(
-            f"tierwise simulate: sim profile of {' '.join(cmd)} -> {profile_dir}", file=sys.stderr
+            f"tierwise simulate: sim profile of {' '.join(cmd)} with the placement applied "
+            f"-> {profile_dir}",
+            file=sys.stderr,
         )
-        r = subprocess.run(_tw("profile", "--backend", "sim", "-o", str(profile_dir), "--", *cmd))
+        r = subprocess.run(
+            _tw("profile", "--backend", "sim", "-o", str(profile_dir), "--", *cmd),
+            env=_runtime_env(placement_path, work / "run-report.%p.json"),
+        )
         if r.returncode != 0:
             raise UserError(f"sim profile of {cmd[0]} failed (exit status {r.returncode})")
     profile = reader.read_profiles([profile_dir])
     counts = read_site_tiers(profile_dir, profile)
-    source = "placed sim profile (site_tiers.csv)"
     report_path = None
-    if counts is None:
-        report_path = work / "run-report.json"
-        print(f"tierwise simulate: running with the placement -> {report_path}", file=sys.stderr)
-        r = subprocess.run(
-            _tw(
-                "run", "--placement", str(placement_path), "--report", str(report_path), "--", *cmd
-            ),
-            stdout=subprocess.DEVNULL,
-        )
-        if r.returncode != 0 or not report_path.exists():
-            raise UserError(
-                f"tierwise run with {placement_path} failed (exit status {r.returncode})"
+    if counts is not None:
+        counts = resolve_default_tier(counts, model)
+        source = "sim profile with the placement applied (sites_by_tier.csv)"
+    else:
+        if not _reports(work):
+            print(
+                f"tierwise simulate: running {cmd[0]} natively with the placement for its run "
+                "report",
+                file=sys.stderr,
             )
+            r = subprocess.run(
+                _tw(
+                    "run",
+                    "--placement",
+                    str(placement_path),
+                    "--report",
+                    str(work / "run-report.json"),
+                    "--",
+                    *cmd,
+                ),
+                stdout=subprocess.DEVNULL,
+            )
+            if r.returncode != 0:
+                raise UserError(
+                    f"tierwise run --placement {placement_path} failed "
+                    f"(exit status {r.returncode})"
+                )
+        if not _reports(work):
+            raise UserError(f"the runtime wrote no run report into {work}")
+        report_path = _reports(work)[-1]
         counts = counts_from_report(profile, read_report(report_path), placement, model)
-        source = "unplaced sim profile + run report bytes per tier"
+        source = "sim profile counts split by the run report's bytes per tier"
     res = cost.modelled_time(counts, model)
     costs = cost.site_costs(profile.sites, model)
     all_fast = cost.placement_seconds(
@@ -101,8 +151,6 @@ def run(args):
         raise UserError(f"--placement {pl}: no such file")
     spec = args.tiers or json.loads(pl.read_text()).get("tier_model")
     model = tiers.load(spec)
-    import os
-
     work = Path(args.output or f"simulate.{os.getpid()}")
     res = simulate(pl, model, cmd, work, args.profile)
     print(f"counts from: {res['source']}")
