@@ -79,7 +79,10 @@ def _checksum(text, what):
 
 
 def run(args):
-    exe = paths.artifact(f"examples/{args.example}")
+    try:
+        exe = paths.artifact(f"examples/{args.example}")
+    except paths.MissingBuildError as e:
+        raise UserError(str(e)) from None
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     cmd = [str(exe), "-g", str(args.scale)]
