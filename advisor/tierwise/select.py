@@ -21,6 +21,8 @@ import pandas as pd
 POLICIES = ["cost", "write-intensity", "misses", "size"]
 FRONTIER_LIMIT = 500_000
 BNB_NODE_LIMIT = 2_000_000
+BNB_WORK_LIMIT = 2 * 10**9  # node limit x live-matrix cells
+DOMINANCE_MAX_COLUMNS = 4000
 
 
 @dataclass
@@ -91,17 +93,45 @@ def _density_fill(w, v, capacity, take0):
     return sum(v[i] for i in chosen), chosen, False
 
 
+def _peak_instants(o: pd.DataFrame) -> np.ndarray:
+    """Allocation instants not followed by another allocation before the
+    next free: at any other instant the next one has at least the same live
+    bytes for every site, so only these can bind."""
+    at = np.unique(o["alloc_time"].to_numpy(dtype="int64"))
+    ft = np.sort(o["free_time"].dropna().to_numpy(dtype="int64"))
+    nxt = np.append(at[1:], np.iinfo(np.int64).max)
+    frees_between = np.searchsorted(ft, nxt, side="right") - np.searchsorted(ft, at, side="right")
+    keep = frees_between > 0
+    keep[-1] = True
+    return at[keep]
+
+
+def _prune_dominated(m: np.ndarray) -> np.ndarray:
+    """Drop columns that another column bounds elementwise."""
+    m = np.unique(m, axis=1)
+    if m.shape[1] > DOMINANCE_MAX_COLUMNS:
+        return m
+    order = np.argsort(-m.sum(axis=0), kind="stable")
+    kept = np.empty((m.shape[0], 0))
+    for j in order:
+        c = m[:, j : j + 1]
+        if kept.shape[1] == 0 or not np.any(np.all(kept >= c, axis=0)):
+            kept = np.hstack([kept, c])
+    return kept
+
+
 def live_matrix(objects: pd.DataFrame, sites: pd.Index, peak: pd.Series) -> np.ndarray:
-    """Live bytes of each site (rows, in `sites` order) at every allocation
-    instant of every profile's timeline (columns). Bytes a site has beyond
-    its tracked objects (objects below objects_min_bytes) count as live all
-    the time. Dominated columns are dropped: only instants that could bind."""
+    """Live bytes of each site (rows, in `sites` order) at the instants of
+    every profile's timeline where some subset's live bytes can peak
+    (columns). Bytes a site has beyond its tracked objects (objects below
+    objects_min_bytes) count as live all the time. Dominated columns are
+    dropped: only instants that could bind."""
     cols = []
     for _, o in objects.groupby("profile"):
         o = o[o["site"].isin(sites)]
         if o.empty:
             continue
-        points = np.unique(o["alloc_time"].to_numpy(dtype="int64"))
+        points = _peak_instants(o)
         block = np.zeros((len(sites), len(points)))
         for r, s in enumerate(sites):
             so = o[o["site"] == s]
@@ -122,14 +152,7 @@ def live_matrix(objects: pd.DataFrame, sites: pd.Index, peak: pd.Series) -> np.n
         return peak.loc[sites].to_numpy(dtype="float64")[:, None]
     m = np.hstack(cols)
     residual = np.maximum(peak.loc[sites].to_numpy(dtype="float64") - m.max(axis=1), 0)
-    m = np.unique(m + residual[:, None], axis=1)
-    order = np.argsort(-m.sum(axis=0))
-    kept = []
-    for j in order:
-        c = m[:, j]
-        if not any(np.all(c <= k) for k in kept):
-            kept.append(c)
-    return np.array(kept).T
+    return _prune_dominated(m + residual[:, None])
 
 
 def lifetime_knapsack(live: np.ndarray, values, capacity: int):
@@ -141,13 +164,14 @@ def lifetime_knapsack(live: np.ndarray, values, capacity: int):
     items = sorted(np.flatnonzero(fits), key=lambda i: -v[i])
     best = [0.0, set()]
     nodes = [0]
+    node_limit = min(BNB_NODE_LIMIT, max(10_000, BNB_WORK_LIMIT // max(live.size, 1)))
     exact = [True]
 
     def dfs(k, usage, value, chosen):
         nodes[0] += 1
         if value > best[0]:
             best[0], best[1] = value, set(chosen)
-        if k == len(items) or nodes[0] > BNB_NODE_LIMIT:
+        if k == len(items) or nodes[0] > node_limit:
             exact[0] = exact[0] and k == len(items)
             return
         rest = [i for i in items[k:] if np.all(usage + live[i] <= capacity)]
