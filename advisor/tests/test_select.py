@@ -178,3 +178,35 @@ def test_parse_budget(text, total, expect):
 def test_bad_budget(text, err):
     with pytest.raises(ValueError, match=err):
         select.parse_budget(text, 100)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_peak_instants_keep_every_subset_peak(tmp_path, seed):
+    """The pruned timeline gives every subset of sites the same peak as
+    evaluating live bytes at every allocation instant."""
+    rng = np.random.default_rng(seed)
+    n = 5
+    objs = []
+    for _ in range(40):
+        a = int(rng.integers(0, 100))
+        objs.append(
+            (
+                int(rng.integers(0, n)),
+                int(rng.integers(1, 9)),
+                a,
+                a + int(rng.integers(0, 30)) if rng.random() < 0.8 else None,
+            )
+        )
+    rows = [site_row(i, f"x+0x{i + 1:x}", 1) for i in range(n)]
+    p = reader.read_profile(write_profile(tmp_path / "p", rows, objs))
+    pruned = select.live_matrix(p.objects, p.sites.index, p.sites["peak_bytes"].astype("int64") * 0)
+    full = np.zeros((n, 0))
+    for t in sorted({o[2] for o in objs}):
+        col = [
+            sum(z for s, z, a, f in objs if s == i and a <= t and (f is None or f > t))
+            for i in range(n)
+        ]
+        full = np.hstack([full, np.array(col, dtype=float)[:, None]])
+    for mask in range(1, 1 << n):
+        rows_ = [i for i in range(n) if mask >> i & 1]
+        assert pruned[rows_].sum(axis=0).max() == full[rows_].sum(axis=0).max()
