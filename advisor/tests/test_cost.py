@@ -170,3 +170,14 @@ def test_parse_size():
     assert tiers.parse_size("1.5G") == 3 << 29
     assert tiers.parse_size("4096") == 4096
     assert tiers.parse_size("2GiB") == 2 << 30
+
+
+def test_streamed_site_latency_hidden_by_prefetch(model):
+    # 16 loads per missed line: a sweep; latency / prefetch_factor (10)
+    s = sites(("d", 4096, 16_000_000, 0, 1_000_000, 0, 0))
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4 / 10)  # 0.01 s > bw 0.0064 s
+    assert c["regime"] == "streamed"
+    # one miss per 2 accesses: random, full latency
+    s = sites(("e", 4096, 2_000_000, 0, 1_000_000, 0, 0))
+    assert cost.site_costs(s, model).iloc[0]["regime"] == "latency"

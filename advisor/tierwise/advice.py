@@ -35,7 +35,10 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
         },
         index=s.index,
     )
-    return t[costs["placeable"]].sort_values(["benefit_s", "bytes"], ascending=[False, True])
+    t.index.name = None
+    return t[costs["placeable"]].sort_values(
+        ["benefit_s", "bytes", "site"], ascending=[False, True, True], kind="mergesort"
+    )
 
 
 def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: bool = True):

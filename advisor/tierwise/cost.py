@@ -7,6 +7,9 @@ Per site s on tier t (line = 64 B, MLP = assumed memory-level parallelism):
   bandwidth_s = (llc_load_misses + llc_store_misses) * line / t.read_bandwidth
               + writebacks * line / t.write_bandwidth
   time(s, t)  = max(latency_s, bandwidth_s)
+Streamed sites (LLC misses <= stream_miss_ratio of loads + stores: a sweep
+over lines) have their latency term divided by prefetch_factor: prefetchers
+hide most of it (seed 002 fig. 1, sequential vs random: ~10x).
 A site is charged the larger of the two: a site that streams more bytes than
 the tier can move in its latency-bound time is bandwidth bound (seed 002,
 GraphMat/X-Stream), otherwise latency bound (Galois/GraphLab). Writebacks are
@@ -42,6 +45,15 @@ def counts_of(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def streamed(c: pd.DataFrame, model) -> pd.Series:
+    """Rows whose LLC misses are at most `stream_miss_ratio` of their loads
+    and stores: accesses that sweep lines (one miss per line of small
+    elements), which hardware prefetchers hide (seed 002 fig. 1)."""
+    acc = c["loads"] + c["stores"]
+    miss = c["llc_load_misses"] + c["llc_store_misses"]
+    return (acc > 0) & (miss <= model.stream_miss_ratio * acc)
+
+
 def _time_parts(c: pd.DataFrame, tier, model):
     lat = (
         (
@@ -51,6 +63,7 @@ def _time_parts(c: pd.DataFrame, tier, model):
         * 1e-9
         / model.mlp
     )
+    lat = lat.where(~streamed(c, model), lat / model.prefetch_factor)
     bw = (c["llc_load_misses"] + c["llc_store_misses"]) * model.line_bytes / (
         tier.read_bandwidth_gbs * 1e9
     ) + c["writebacks"] * model.line_bytes / (tier.write_bandwidth_gbs * 1e9)
@@ -75,7 +88,8 @@ def system_tier(model):
 
 def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
     """Per site: t_fast, t_slow (s), benefit (s), regime on the slow tier
-    ('latency' or 'bandwidth'), placeable (bool), bytes (peak_bytes)."""
+    ('latency', 'streamed': latency bound after prefetching, or 'bandwidth'), placeable (bool), bytes (peak_bytes).
+    """
     c = counts_of(sites)
     lat_s, bw_s = _time_parts(c, model.slow, model)
     out = pd.DataFrame(index=sites.index)
@@ -84,7 +98,9 @@ def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
     out["t_fast"] = time_on(sites, model.fast, model)
     out["t_slow"] = np.maximum(lat_s, bw_s)
     out["benefit"] = out["t_slow"] - out["t_fast"]
-    out["regime"] = np.where(bw_s > lat_s, "bandwidth", "latency")
+    out["regime"] = np.where(
+        bw_s > lat_s, "bandwidth", np.where(streamed(c, model), "streamed", "latency")
+    )
     out["placeable"] = ~sites["stack"].isin(PSEUDO_SITES)
     return out
 
