@@ -42,18 +42,21 @@ def _tw(*argv):
     return [sys.executable, "-m", "tierwise", *argv]
 
 
-def _runtime_env(placement_path: Path, report: Path) -> dict:
-    """Environment that makes the runtime apply the placement (FORMATS.md
-    runtime variables); LD_PRELOAD only if the runtime is built."""
+def _placed_command(placement_path: Path, report: Path, cmd) -> list:
+    """CMD under `env` with the runtime variables (FORMATS.md), so that only
+    the profiled program, not Valgrind or tierwise, gets the runtime; the sim
+    backend follows the exec (--trace-children=yes)."""
     from tierwise import paths
 
-    env = dict(
-        os.environ, TIERWISE_PLACEMENT=str(placement_path.resolve()), TIERWISE_REPORT=str(report)
-    )
-    lib = paths.build_dir() / "lib" / "libtierwise-runtime.so"
-    if lib.exists():
-        env["LD_PRELOAD"] = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
-    return env
+    lib = paths.artifact("lib/libtierwise-runtime.so")
+    pre = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
+    return [
+        "env",
+        f"LD_PRELOAD={pre}",
+        f"TIERWISE_PLACEMENT={placement_path.resolve()}",
+        f"TIERWISE_REPORT={report}",
+        *cmd,
+    ]
 
 
 def _reports(work: Path) -> list:
@@ -82,9 +85,9 @@ def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> 
             f"-> {profile_dir}",
             file=sys.stderr,
         )
+        placed = _placed_command(placement_path, (work / "run-report.%p.json").resolve(), cmd)
         r = subprocess.run(
-            _tw("profile", "--backend", "sim", "-o", str(profile_dir), "--", *cmd),
-            env=_runtime_env(placement_path, work / "run-report.%p.json"),
+            _tw("profile", "--backend", "sim", "-o", str(profile_dir), "--", *placed)
         )
         if r.returncode != 0:
             raise UserError(f"sim profile of {cmd[0]} failed (exit status {r.returncode})")
