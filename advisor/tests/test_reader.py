@@ -138,3 +138,11 @@ def test_merge_notes_build_id_change(tmp_path):
     a = write_profile(tmp_path / "a", good_rows(), modules=[("x", "aaaa")])
     b = write_profile(tmp_path / "b", good_rows(), modules=[("x", "bbbb")])
     assert "different build-ids" in reader.read_profiles([a, b]).notes[0]
+
+
+def test_site_without_user_frame_counts_as_unknown(tmp_path):
+    rows = good_rows() + ["3,,,2,100,100,9,3,7,1,1"]
+    p = reader.read_profile(write_profile(tmp_path / "p", rows))
+    assert p.sites.at[3, "stack"] == "[unknown]"
+    assert 3 not in p.placeable.index
+    assert "without a user frame" in p.notes[0]

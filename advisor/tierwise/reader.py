@@ -132,8 +132,18 @@ def read_profile(path) -> Profile:
     sites = _read_csv(d / "sites.csv", SITE_COLUMNS)
     if sites.empty:
         raise ValueError(f"{d / 'sites.csv'}: no sites (the profile recorded no allocations)")
-    if sites["site"].isna().any() or sites["stack"].eq("").any():
-        raise ValueError(f"{d / 'sites.csv'}: columns 'site' and 'stack' must not be empty")
+    if sites["site"].isna().any():
+        raise ValueError(f"{d / 'sites.csv'}: column 'site' must not be empty")
+    notes = []
+    nostack = sites["stack"].str.strip().eq("")
+    if nostack.any():
+        # allocations with no frame outside the allocators (e.g. the runtime's
+        # own): not placeable, counted with the unknown accesses
+        sites.loc[nostack, "stack"] = "[unknown]"
+        notes.append(
+            f"{d / 'sites.csv'}: {int(nostack.sum())} site(s) without a user frame "
+            "counted as [unknown]"
+        )
     if sites["site"].duplicated().any():
         dup = int(sites.loc[sites["site"].duplicated(), "site"].iloc[0])
         raise ValueError(f"{d / 'sites.csv'}: column 'site': value '{dup}' appears twice")
@@ -154,6 +164,7 @@ def read_profile(path) -> Profile:
         objects,
         modules,
         depth=int(meta.get("depth", 6) or 6),
+        notes=notes,
     )
 
 
@@ -196,7 +207,8 @@ def merge(profiles: list) -> Profile:
         objs.append(o)
     modules = pd.concat([p.modules for p in profiles]).drop_duplicates().reset_index(drop=True)
     ids = modules.groupby("module")["build_id"].nunique()
-    notes = [f"module {m} has different build-ids across the profiles" for m in ids[ids > 1].index]
+    notes = [n for p in profiles for n in p.notes]
+    notes += [f"module {m} has different build-ids across the profiles" for m in ids[ids > 1].index]
     return Profile(
         [q for p in profiles for q in p.paths],
         [m for p in profiles for m in p.meta],

@@ -34,6 +34,16 @@ def add_parser(sub):
     p.add_argument("--profile", metavar="DIR", help="reuse this unplaced sim profile of CMD")
     p.add_argument("-o", "--output", metavar="DIR", help="work directory (default simulate.<pid>)")
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
+    p.add_argument(
+        "--llc-size",
+        metavar="SIZE",
+        help="simulated LLC (default: the geometry of the placement's profile)",
+    )
+    p.add_argument(
+        "--pmem-dir",
+        metavar="DIR",
+        help="directory for the pmem file kind (default DIR/pmem in the work directory)",
+    )
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
     return p
 
@@ -42,7 +52,29 @@ def _tw(*argv):
     return [sys.executable, "-m", "tierwise", *argv]
 
 
-def _placed_command(placement_path: Path, report: Path, cmd) -> list:
+def cache_args(placement: dict, llc_size=None) -> list:
+    """Sim backend cache options: --llc-size if given, else the geometry of
+    the profile the placement was made from (its meta.json), if readable."""
+    if llc_size:
+        return ["--llc-size", str(llc_size)]
+    for prof in placement.get("profiles", [])[:1]:
+        try:
+            meta = json.loads((Path(prof) / "meta.json").read_text())
+            cache = meta["backend_params"]["cache"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+        opts = {
+            "llc_size": "--llc-size",
+            "llc_ways": "--llc-ways",
+            "l1_size": "--l1-size",
+            "l1_ways": "--l1-ways",
+            "line_size": "--line-size",
+        }
+        return [a for k, o in opts.items() if cache.get(k) for a in (o, str(cache[k]))]
+    return []
+
+
+def _placed_command(placement_path: Path, report: Path, cmd, pmem_dir: Path) -> list:
     """CMD under `env` with the runtime variables (FORMATS.md), so that only
     the profiled program, not Valgrind or tierwise, gets the runtime; the sim
     backend follows the exec (--trace-children=yes)."""
@@ -55,6 +87,7 @@ def _placed_command(placement_path: Path, report: Path, cmd) -> list:
         f"LD_PRELOAD={pre}",
         f"TIERWISE_PLACEMENT={placement_path.resolve()}",
         f"TIERWISE_REPORT={report}",
+        f"TIERWISE_PMEM_DIR={pmem_dir}",
         *cmd,
     ]
 
@@ -63,7 +96,9 @@ def _reports(work: Path) -> list:
     return sorted(work.glob("run-report*.json"), key=lambda p: p.stat().st_mtime)
 
 
-def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> dict:
+def simulate(
+    placement_path: Path, model, cmd, work: Path, profile_dir=None, llc_size=None, pmem_dir=None
+) -> dict:
     """Sim profile of CMD with the runtime applying the placement; per-tier
     counts from the tool's sites_by_tier.csv, else from the run report."""
     from tierwise.simulation import (
@@ -78,6 +113,8 @@ def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> 
     work.mkdir(parents=True, exist_ok=True)
     for old in _reports(work):
         old.unlink()
+    pmem_dir = Path(pmem_dir or work / "pmem").resolve()
+    pmem_dir.mkdir(parents=True, exist_ok=True)
     if profile_dir is None:
         profile_dir = work / "profile"
         print(
@@ -85,9 +122,11 @@ def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> 
             f"-> {profile_dir}",
             file=sys.stderr,
         )
-        placed = _placed_command(placement_path, (work / "run-report.%p.json").resolve(), cmd)
+        report = (work / "run-report.%p.json").resolve()
+        placed = _placed_command(placement_path, report, cmd, pmem_dir)
+        sim = cache_args(placement, llc_size)
         r = subprocess.run(
-            _tw("profile", "--backend", "sim", "-o", str(profile_dir), "--", *placed)
+            _tw("profile", "--backend", "sim", *sim, "-o", str(profile_dir), "--", *placed)
         )
         if r.returncode != 0:
             raise UserError(f"sim profile of {cmd[0]} failed (exit status {r.returncode})")
@@ -111,6 +150,8 @@ def simulate(placement_path: Path, model, cmd, work: Path, profile_dir=None) -> 
                     str(placement_path),
                     "--report",
                     str(work / "run-report.json"),
+                    "--pmem-dir",
+                    str(pmem_dir),
                     "--",
                     *cmd,
                 ),
@@ -155,7 +196,7 @@ def run(args):
     spec = args.tiers or json.loads(pl.read_text()).get("tier_model")
     model = tiers.load(spec)
     work = Path(args.output or f"simulate.{os.getpid()}")
-    res = simulate(pl, model, cmd, work, args.profile)
+    res = simulate(pl, model, cmd, work, args.profile, args.llc_size, args.pmem_dir)
     print(f"counts from: {res['source']}")
     print(
         f"{'tier':<8} {'loads':>14} {'stores':>14} {'llc misses':>12} {'writebacks':>12} {'seconds':>10}"
