@@ -96,6 +96,17 @@ def _reports(work: Path) -> list:
     return sorted(work.glob("run-report*.json"), key=lambda p: p.stat().st_mtime)
 
 
+def _placed_bytes(work: Path) -> int:
+    """Bytes the runtime placed according to the newest run report (0 when
+    the runtime did not serve the allocations, e.g. under Valgrind)."""
+    from tierwise.simulation import read_report
+
+    reps = _reports(work)
+    if not reps:
+        return 0
+    return sum(int(v) for v in read_report(reps[-1]).get("totals", {}).values())
+
+
 def simulate(
     placement_path: Path, model, cmd, work: Path, profile_dir=None, llc_size=None, pmem_dir=None
 ) -> dict:
@@ -137,10 +148,10 @@ def simulate(
         counts = resolve_default_tier(counts, model)
         source = "sim profile with the placement applied (sites_by_tier.csv)"
     else:
-        if not _reports(work):
+        if not _placed_bytes(work):
             print(
-                f"tierwise simulate: running {cmd[0]} natively with the placement for its run "
-                "report",
+                f"tierwise simulate: no per-tier counts or placed bytes from the sim run; running "
+                f"{cmd[0]} natively with the placement for its run report",
                 file=sys.stderr,
             )
             r = subprocess.run(
