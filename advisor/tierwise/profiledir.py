@@ -16,19 +16,11 @@ from tierwise.symbolize import Symbolizer
 
 FORMAT = "tierwise-profile"
 VERSION = 1
-SITE_COLUMNS = [
-    "site",
-    "stack",
-    "location",
-    "allocs",
-    "bytes_allocated",
-    "peak_bytes",
-    "loads",
-    "stores",
-    "llc_load_misses",
-    "llc_store_misses",
-    "writebacks",
-]
+# The header line of sites.csv, exactly as in advisor/FORMATS.md.
+SITE_COLUMNS = (
+    "site,stack,location,allocs,bytes_allocated,peak_bytes,loads,stores,"
+    "llc_load_misses,llc_store_misses,writebacks"
+).split(",")
 OBJECT_COLUMNS = ["site", "size", "alloc_time", "free_time"]
 MODULE_COLUMNS = ["module", "path", "build_id"]
 
