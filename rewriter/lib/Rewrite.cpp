@@ -2,13 +2,13 @@
 // The rewrite driver; see Rewrite.h.
 #include "Rewrite.h"
 
+#include "IncludeInsertion.h"
 #include "Placement.h"
 #include "Resolver.h"
 #include "SourceIndex.h"
 #include "UnifiedDiff.h"
 
 #include "clang/Tooling/ArgumentsAdjusters.h"
-#include "clang/Tooling/Inclusions/HeaderIncludes.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -49,12 +49,13 @@ rewriteFile(const std::string &File,
   for (const tooling::Replacement &R : Edits)
     if (llvm::Error E = Reps.add(R))
       return E;
-  tooling::IncludeStyle Style;
-  tooling::HeaderIncludes Includes(File, Code, Style);
-  if (auto Inc = Includes.insert("tierwise.h", /*IsAngled=*/true,
-                                 tooling::IncludeDirective::Include))
-    if (llvm::Error E = Reps.add(*Inc))
+  if (auto At = tierwiseIncludeOffset(Code)) {
+    bool NeedsNewline = *At == Code.size() && !Code.ends_with("\n") && *At;
+    if (llvm::Error E = Reps.add(tooling::Replacement(
+            File, *At, 0,
+            std::string(NeedsNewline ? "\n" : "") + "#include <tierwise.h>\n")))
       return E;
+  }
   return tooling::applyAllReplacements(Code, Reps);
 }
 
