@@ -104,7 +104,7 @@ Located locate(const Site &S, const SourceIndex &Index) {
       L.Problem = "no allocation call at " + Where +
                   "; it allocates inside a call made here (" + Calls +
                   "): library code needs an allocator change, else give the "
-                  "site's deeper frames";
+                  "site's frames inside that call";
     return L;
   }
   if (L.Cands.size() > 1 && F.Column) {
@@ -112,7 +112,11 @@ Located locate(const Site &S, const SourceIndex &Index) {
     for (const AllocExpr *A : L.Cands)
       if (containsColumn(*A, F.Column) && (!Best || width(*A) < width(*Best)))
         Best = A;
-    if (Best)
+    if (!Best)
+      L.Problem = "stale placement: column " + std::to_string(F.Column) +
+                  " of " + Where + " is on none of its " +
+                  std::to_string(L.Cands.size()) + " allocations";
+    else
       L.Cands = {Best};
   }
   return L;

@@ -5,7 +5,7 @@ usage: mkplacement.py TEMPLATE SRC > placement.json
 
 In TEMPLATE, @FILE@ becomes SRC's absolute path, @BASE@ its basename and
 @tag@ the number of the line of SRC that carries the marker comment `// @tag`
-(lines with RUN: or CHECK in them are not markers), so tests do not hard-code
+(comment-only lines, such as CHECK lines, are not markers), so tests do not hard-code
 line numbers. A marker that is missing or not unique is an error."""
 import os
 import re
@@ -22,7 +22,7 @@ def main(template, src):
         hits = [
             i + 1
             for i, l in enumerate(lines)
-            if re.search(r"//.*@" + re.escape(tag) + r"\b", l) and "CHECK" not in l and "RUN:" not in l
+            if re.search(r"//.*@" + re.escape(tag) + r"\b", l) and not l.lstrip().startswith("//")
         ]
         if len(hits) != 1:
             sys.exit(f"mkplacement: marker // @{tag} found {len(hits)} times in {src}")
