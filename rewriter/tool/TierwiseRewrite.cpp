@@ -6,6 +6,7 @@
 #include "Rewrite.h"
 
 #include "clang/Tooling/CommonOptionsParser.h"
+#include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,19 +31,59 @@ Exit status: 0 all placed sites rewritten, 1 some were not, 2 bad arguments.
 Example: tierwise-rewrite --placement placement.json -p build src/bfs.cc
 )");
 
+// CommonOptionsParser falls back to "running without flags" (after several
+// lines of noise) when it finds no compilation database; for a rewrite that
+// is a setup error, so check first and say so on one line.
+static std::string checkCompilationDatabase(int argc, const char **argv) {
+  std::string BuildPath, FirstFile;
+  for (int I = 1; I < argc; ++I) {
+    StringRef A = argv[I];
+    if (A == "--")
+      return "";
+    if ((A == "-p" || A == "--p") && I + 1 < argc)
+      BuildPath = argv[++I];
+    else if (A.consume_front("-p=") || A.consume_front("--p="))
+      BuildPath = A.str();
+    else if ((A == "--placement" || A == "-placement" || A == "-o" ||
+              A == "--extra-arg" || A == "--extra-arg-before") &&
+             I + 1 < argc)
+      ++I;
+    else if (!A.starts_with("-") && FirstFile.empty())
+      FirstFile = A.str();
+  }
+  std::string Err;
+  if (!BuildPath.empty()) {
+    if (!clang::tooling::CompilationDatabase::loadFromDirectory(BuildPath, Err))
+      return "-p " + BuildPath +
+             ": no compile_commands.json there (configure with "
+             "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON, or give flags after --)";
+  } else if (!FirstFile.empty() &&
+             !clang::tooling::CompilationDatabase::autoDetectFromSource(
+                 FirstFile, Err)) {
+    return "no compilation database for " + FirstFile +
+           ": give -p BUILD_DIR (with compile_commands.json) or compiler "
+           "flags after --";
+  }
+  return "";
+}
+
 int main(int argc, const char **argv) {
+  std::string DBError = checkCompilationDatabase(argc, argv);
+  if (!DBError.empty()) {
+    errs() << "tierwise-rewrite: error: " << DBError << "\n";
+    return 2;
+  }
   auto Parser = clang::tooling::CommonOptionsParser::create(
       argc, argv, Category, cl::OneOrMore,
       "tierwise-rewrite: place allocation sites by rewriting the source");
   if (!Parser) {
     std::string Msg = toString(Parser.takeError());
     StringRef First = StringRef(Msg).trim().split('\n').first;
-    errs() << "tierwise-rewrite: error: " << First
-           << (First.contains("compilation database")
-                   ? " (give -p BUILD_DIR with compile_commands.json, or "
-                     "compiler flags after --)"
-                   : "")
-           << "\n";
+    First.consume_front("tierwise-rewrite: ");
+    if (First.contains("Not enough positional"))
+      First = "no FILES given: tierwise-rewrite --placement P -p BUILD_DIR "
+              "FILES...";
+    errs() << "tierwise-rewrite: error: " << First << "\n";
     return 2;
   }
   if (PlacementPath.empty()) {
