@@ -86,8 +86,6 @@ int runRewrite(const RewriteOptions &Opts,
                                     "-Wno-unknown-warning-option",
                                     "-Wno-ignored-optimization-argument",
                                     "-Wno-unused-command-line-argument"};
-  for (const std::string &D : Opts.ExtraIncludeDirs)
-    Extra.push_back("-idirafter" + D);
   Tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
       Extra, tooling::ArgumentInsertPosition::END));
   int Parse = Tool.run(makeIndexActionFactory(Index).get());

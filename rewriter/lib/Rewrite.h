@@ -18,7 +18,6 @@ struct RewriteOptions {
   std::string PatchPath; ///< -o: write the diff here instead of stdout
   bool InPlace = false;  ///< -i: edit the files
   std::string ResourceDir; ///< clang's builtin headers
-  std::vector<std::string> ExtraIncludeDirs; ///< appended -isystem dirs
 };
 
 int runRewrite(const RewriteOptions &Opts,

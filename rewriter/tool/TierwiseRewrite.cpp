@@ -101,8 +101,6 @@ int main(int argc, const char **argv) {
   Opts.PatchPath = PatchPath;
   Opts.InPlace = InPlace;
   Opts.ResourceDir = TW_CLANG_RESOURCE_DIR;
-  if (StringRef(TW_REWRITE_INCLUDE_DIR) != "")
-    Opts.ExtraIncludeDirs.push_back(TW_REWRITE_INCLUDE_DIR);
   return tierwise::runRewrite(Opts, Parser->getCompilations(),
                               Parser->getSourcePathList(), outs(), errs());
 }
