@@ -5,6 +5,7 @@ the call instruction), with no location: what `tierwise profile` would
 record for them, for tests that symbolize through `tierwise rewrite`.
 
 usage: callsites.py BINARY FUNC TIER [TIER...]   (one tier per call)"""
+
 import json
 import os
 import re
@@ -24,7 +25,9 @@ def main(binary, func, *tiers):
         sys.exit(f"callsites: {len(calls)} calls of {func} in {binary}, {len(tiers)} tiers given")
     mod = os.path.basename(binary)
     sites = [{"stack": f"{mod}+0x{addr:x}", "tier": t} for addr, t in zip(calls, tiers)]
-    json.dump({"format": "tierwise-placement", "version": 1, "default_tier": "dram", "sites": sites}, sys.stdout)
+    json.dump(
+        {"format": "tierwise-placement", "version": 1, "default_tier": "dram", "sites": sites}, sys.stdout
+    )
 
 
 if __name__ == "__main__":

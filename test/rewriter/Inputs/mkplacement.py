@@ -7,6 +7,7 @@ In TEMPLATE, @FILE@ becomes SRC's absolute path, @BASE@ its basename and
 @tag@ the number of the line of SRC that carries the marker comment `// @tag`
 (comment-only lines, such as CHECK lines, are not markers), so tests do not hard-code
 line numbers. A marker that is missing or not unique is an error."""
+
 import os
 import re
 import sys
