@@ -93,7 +93,8 @@ Dcsc build_dcsc(const tw_ex_options &o, const tw_ex_edgelist &el) {
   int64_t cols = a.part_col[a.parts];
   a.col_ids = static_cast<int32_t *>(matrix_alloc(cols * sizeof(int32_t)));
   tw_ex_object(&o, "matrix_col_ids", a.col_ids, cols * sizeof(int32_t));
-  a.col_ptr = static_cast<int64_t *>(matrix_alloc((cols + 1) * sizeof(int64_t)));
+  a.col_ptr =
+      static_cast<int64_t *>(matrix_alloc((cols + 1) * sizeof(int64_t)));
   tw_ex_object(&o, "matrix_col_ptr", a.col_ptr, (cols + 1) * sizeof(int64_t));
   a.row_ids = static_cast<int32_t *>(matrix_alloc(el.m * sizeof(int32_t)));
   tw_ex_object(&o, "matrix_row_ids", a.row_ids, el.m * sizeof(int32_t));
@@ -174,7 +175,7 @@ int main(int argc, char **argv) {
     for (int64_t v = 0; v < n; v++)
       vd[v].rank = tw_ex_pr_apply(base, y.has(v) ? y.values[v] : 0);
   }
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   uint64_t h = TW_EX_HASH_INIT;
   for (int64_t v = 0; v < n; v++) {

@@ -105,8 +105,8 @@ static int field(char **p, long long *out) {
   char *end;
   errno = 0;
   *out = strtoll(*p, &end, 10);
-  if (errno || end == *p || !(isspace((unsigned char)*end) || !*end ||
-                              *end == '#'))
+  if (errno || end == *p ||
+      !(isspace((unsigned char)*end) || !*end || *end == '#'))
     return 0;
   *p = end;
   return 1;
