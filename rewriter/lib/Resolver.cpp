@@ -89,6 +89,18 @@ Located locate(const Site &S, const SourceIndex &Index) {
                 " (source changed since profiling?)";
     return L;
   }
+  if (L.FrameIdx > 0) {
+    // The call of the allocator is in the frames before this one: library
+    // code (std::vector, libgomp) or a file that was not given.
+    const Frame &F0 = S.Frames.front();
+    std::string Inner = F0.File.empty()
+                            ? S.Stack.substr(0, S.Stack.find(';'))
+                            : F0.str();
+    L.Problem = "the allocation is in " + Inner +
+                ", outside the given files (reached from " + Where +
+                "): give that file, or change the library's allocator";
+    return L;
+  }
   std::vector<const AllocExpr *> Covering;
   for (const AllocExpr &A : Index.Allocs)
     if (A.File == L.File && A.Line <= L.Line && L.Line <= A.EndLine)
@@ -103,8 +115,7 @@ Located locate(const Site &S, const SourceIndex &Index) {
     else
       L.Problem = "no allocation call at " + Where +
                   "; it allocates inside a call made here (" + Calls +
-                  "): library code needs an allocator change, else give the "
-                  "site's frames inside that call";
+                  "): the placement lacks the frames inside that call";
     return L;
   }
   if (L.Cands.size() > 1 && F.Column) {

@@ -11,7 +11,8 @@
 // RUN: c++ -std=c++17 -fsyntax-only -Wall -Werror -I%src/runtime/include %t.d/cxx-new.cpp
 #include <cstdlib>
 #include <new>
-// CHECK: #include <new>
+#include <vector>
+// CHECK: #include <vector>
 // CHECK-NEXT: +#include <tierwise.h>
 
 struct Node {
@@ -40,8 +41,13 @@ int main() {
   alignas(int) static char buf[sizeof(int)];
   int *h = new (buf) int(1); // @h
   // ERR-DAG: site 7 {{.*}}it already passes placement arguments to operator new
-  // ERR: 4 of 8 placed sites rewritten in 1 files
-  int r = *a + b[0] + c[0] + int(d[0]) + e->v + f->v + g[0] + *h;
+  // Allocations inside library code (std::vector) are not rewritable:
+  std::vector<int> v(100); // @v
+  // ERR-DAG: site 8 {{.*}}: the allocation is in std::__new_allocator<int>::allocate(unsigned long, void const*) {{.*}}new_allocator.h:151, outside the given files (reached from cxx-new.cpp:[[@LINE-1]])
+  v.push_back(1); // @w
+  // ERR-DAG: site 9 {{.*}}: no allocation call at cxx-new.cpp:[[@LINE-1]]; it allocates inside a call made here (std::vector<int>::push_back): the placement lacks the frames inside that call
+  // ERR: 4 of 10 placed sites rewritten in 1 files
+  int r = v[0] + *a + b[0] + c[0] + int(d[0]) + e->v + f->v + g[0] + *h;
   delete a, delete[] b, delete[] c, std::free(d), delete e, delete f;
   delete[] g;
   return r;
