@@ -181,7 +181,8 @@ std::string sharedBy(const AllocExpr &A, const Located &L,
   std::string Wrapper = F.Function.empty() || F.Function == "??"
                             ? (Fn ? Fn->QualifiedName : "?")
                             : F.Function;
-  std::string Caller = "an unknown caller (the placement has no deeper frames)";
+  std::string Caller =
+      "callers the placement does not name (its sites disagree on the tier)";
   if (L.FrameIdx + 1 < L.S->Frames.size()) {
     const Frame &C = L.S->Frames[L.FrameIdx + 1];
     Caller = base(C.File) + ":" + std::to_string(C.Line);
