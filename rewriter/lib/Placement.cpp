@@ -130,8 +130,8 @@ readFrames(const std::string &Path, unsigned I, const json::Array &Arr) {
   std::vector<Frame> Out;
   for (size_t J = 0; J < Arr.size(); ++J) {
     const json::Object *O = Arr[J].getAsObject();
-    std::string Field = "sites[" + std::to_string(I) + "].frames[" +
-                        std::to_string(J) + "]";
+    std::string Field =
+        "sites[" + std::to_string(I) + "].frames[" + std::to_string(J) + "]";
     if (!O)
       return fieldError(Path, Field + " is not an object");
     Frame F;
@@ -153,7 +153,8 @@ readFrames(const std::string &Path, unsigned I, const json::Array &Arr) {
 Expected<Placement> readPlacement(const std::string &Path) {
   auto Buf = MemoryBuffer::getFile(Path);
   if (!Buf)
-    return fieldError(Path, "cannot read placement: " + Buf.getError().message());
+    return fieldError(Path,
+                      "cannot read placement: " + Buf.getError().message());
   auto Root = json::parse((*Buf)->getBuffer());
   if (!Root)
     return fieldError(Path, "not valid JSON: " + toString(Root.takeError()));
@@ -186,7 +187,8 @@ Expected<Placement> readPlacement(const std::string &Path) {
     auto Stack = S->getString("stack");
     auto Tier = S->getString("tier");
     if (!Stack || !Tier)
-      return fieldError(Path, Field + " needs string fields 'stack' and 'tier'");
+      return fieldError(Path,
+                        Field + " needs string fields 'stack' and 'tier'");
     Out.Stack = Stack->str();
     Out.Tier = Tier->str();
     if (auto Loc = S->getString("location"))

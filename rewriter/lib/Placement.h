@@ -13,20 +13,20 @@ namespace tierwise {
 
 /// One symbolized frame of a site's stack, innermost first.
 struct Frame {
-  std::string Function; ///< demangled name, "??" when unknown
-  std::string File;     ///< as the debug info spells it (may be relative)
-  unsigned Line = 0;    ///< 0: unknown
-  unsigned Column = 0;  ///< 0: unknown
-  bool Inlined = false; ///< inlined into the next (deeper) frame
+  std::string Function;    ///< demangled name, "??" when unknown
+  std::string File;        ///< as the debug info spells it (may be relative)
+  unsigned Line = 0;       ///< 0: unknown
+  unsigned Column = 0;     ///< 0: unknown
+  bool Inlined = false;    ///< inlined into the next (deeper) frame
   std::string str() const; ///< "function file:line[:col]"
 };
 
 /// One entry of placement.json "sites".
 struct Site {
-  unsigned Index = 0;     ///< position in "sites" (for messages)
-  std::string Stack;      ///< module+offset frames as in sites.csv
-  std::string Location;   ///< "function file:line", may be empty
-  std::string Tier;       ///< "dram", "pmem", ...
+  unsigned Index = 0;        ///< position in "sites" (for messages)
+  std::string Stack;         ///< module+offset frames as in sites.csv
+  std::string Location;      ///< "function file:line", may be empty
+  std::string Tier;          ///< "dram", "pmem", ...
   std::vector<Frame> Frames; ///< from "frames", else parsed from "location"
   std::string name() const;  ///< "site N (location)" for messages
 };

@@ -93,9 +93,8 @@ Located locate(const Site &S, const SourceIndex &Index) {
     // The call of the allocator is in the frames before this one: library
     // code (std::vector, libgomp) or a file that was not given.
     const Frame &F0 = S.Frames.front();
-    std::string Inner = F0.File.empty()
-                            ? S.Stack.substr(0, S.Stack.find(';'))
-                            : F0.str();
+    std::string Inner =
+        F0.File.empty() ? S.Stack.substr(0, S.Stack.find(';')) : F0.str();
     L.Problem = "the allocation is in " + Inner +
                 ", outside the given files (reached from " + Where +
                 "): give that file, or change the library's allocator";
@@ -174,8 +173,8 @@ std::string fill(std::string Text, const std::string &Tier) {
 std::string sharedBy(const AllocExpr &A, const Located &L,
                      const SourceIndex &Index) {
   if (!A.Macro.empty())
-    return "site needs a macro change: " + A.Macro + " used at " + base(A.File) +
-           ":" + std::to_string(A.Line);
+    return "site needs a macro change: " + A.Macro + " used at " +
+           base(A.File) + ":" + std::to_string(A.Line);
   const Frame &F = L.S->Frames[L.FrameIdx];
   const FunctionFact *Fn = Index.functionAt(L.File, L.Line);
   std::string Wrapper = F.Function.empty() || F.Function == "??"
@@ -201,7 +200,8 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
 
   // Group by where the edit goes: a wrapper's or macro's one expression is
   // shared by every site that allocates through it.
-  std::map<std::pair<std::string, unsigned>, std::vector<std::pair<Located *, const AllocExpr *>>>
+  std::map<std::pair<std::string, unsigned>,
+           std::vector<std::pair<Located *, const AllocExpr *>>>
       Groups;
   std::map<const Site *, std::string> Failed;
   for (Located &L : All) {
@@ -243,11 +243,11 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
       continue;
     }
     if (Sharing.size() > 1)
-      Out.Notes.push_back("rewriting " + A0.Callee + " at " + base(A0.EditFile) +
-                          ":" + std::to_string(A0.EditLine) +
-                          (A0.Macro.empty() ? "" : " in macro " + A0.Macro) +
-                          ": shared by " + std::to_string(Sharing.size()) +
-                          " sites, all " + Tier);
+      Out.Notes.push_back(
+          "rewriting " + A0.Callee + " at " + base(A0.EditFile) + ":" +
+          std::to_string(A0.EditLine) +
+          (A0.Macro.empty() ? "" : " in macro " + A0.Macro) + ": shared by " +
+          std::to_string(Sharing.size()) + " sites, all " + Tier);
     for (auto &[L, A] : Members)
       for (const EditTemplate &E : A->Edits) {
         std::string Text = fill(E.Text, Tier);

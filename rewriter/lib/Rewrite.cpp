@@ -67,8 +67,7 @@ int runRewrite(const RewriteOptions &Opts,
                llvm::raw_ostream &Err) {
   auto P = readPlacement(Opts.PlacementPath);
   if (!P) {
-    Err << "tierwise-rewrite: error: " << llvm::toString(P.takeError())
-        << "\n";
+    Err << "tierwise-rewrite: error: " << llvm::toString(P.takeError()) << "\n";
     return 2;
   }
   for (const std::string &F : Files)

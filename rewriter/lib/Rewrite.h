@@ -15,8 +15,8 @@ namespace tierwise {
 
 struct RewriteOptions {
   std::string PlacementPath;
-  std::string PatchPath; ///< -o: write the diff here instead of stdout
-  bool InPlace = false;  ///< -i: edit the files
+  std::string PatchPath;   ///< -o: write the diff here instead of stdout
+  bool InPlace = false;    ///< -i: edit the files
   std::string ResourceDir; ///< clang's builtin headers
 };
 

@@ -63,7 +63,8 @@ const FunctionFact *SourceIndex::functionAt(const std::string &File,
   return Best;
 }
 
-std::vector<std::string> SourceIndex::resolveFile(const std::string &Name) const {
+std::vector<std::string>
+SourceIndex::resolveFile(const std::string &Name) const {
   std::vector<std::string> Out;
   llvm::SmallString<256> Real;
   if (llvm::sys::path::is_absolute(Name) &&
@@ -78,9 +79,9 @@ std::vector<std::string> SourceIndex::resolveFile(const std::string &Name) const
   return Out;
 }
 
-static const char *const AllocFunctions[] = {
-    "malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign",
-    "memalign"};
+static const char *const AllocFunctions[] = {"malloc",         "calloc",
+                                             "realloc",        "aligned_alloc",
+                                             "posix_memalign", "memalign"};
 
 // The C library allocation function \p FD names, or "" if it is another.
 static llvm::StringRef allocFunction(const FunctionDecl *FD) {
@@ -138,7 +139,8 @@ public:
     AllocExpr A;
     if (!start(A, CE->getSourceRange(), Alloc.str()))
       return true;
-    const auto *Ref = dyn_cast<DeclRefExpr>(CE->getCallee()->IgnoreParenImpCasts());
+    const auto *Ref =
+        dyn_cast<DeclRefExpr>(CE->getCallee()->IgnoreParenImpCasts());
     if (!Ref) {
       finish(A, "the callee is not a plain name");
       return true;
@@ -152,7 +154,8 @@ public:
       return true;
     }
     unsigned BeginOff = SM.getFileOffset(Begin);
-    unsigned EndOff = SM.getFileOffset(Lexer::getLocForEndOfToken(End, 0, SM, LO));
+    unsigned EndOff =
+        SM.getFileOffset(Lexer::getLocForEndOfToken(End, 0, SM, LO));
     std::optional<Token> Paren = Lexer::findNextToken(End, SM, LO);
     if (!Paren || !Paren->is(tok::l_paren) ||
         SM.getSpellingLineNumber(Paren->getLocation()) !=
@@ -264,8 +267,8 @@ private:
     A.Line = SM.getExpansionLineNumber(B);
     A.Col = SM.getExpansionColumnNumber(B);
     A.EndLine = SM.getExpansionLineNumber(E);
-    A.EndCol = SM.getExpansionColumnNumber(E) +
-               Lexer::MeasureTokenLength(E, SM, LO);
+    A.EndCol =
+        SM.getExpansionColumnNumber(E) + Lexer::MeasureTokenLength(E, SM, LO);
     A.Callee = std::move(Callee);
     if (R.getBegin().isFileID() || SM.isMacroArgExpansion(R.getBegin())) {
       SourceLocation SB = SM.getSpellingLoc(R.getBegin());

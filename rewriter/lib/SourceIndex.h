@@ -26,18 +26,18 @@ struct EditTemplate {
 
 /// An allocation expression as written in a user file.
 struct AllocExpr {
-  std::string File;              ///< real path of the file it expands in
-  unsigned Line = 0, Col = 0;    ///< expansion start (1-based)
+  std::string File;           ///< real path of the file it expands in
+  unsigned Line = 0, Col = 0; ///< expansion start (1-based)
   unsigned EndLine = 0, EndCol = 0;
   unsigned SpellCol = 0, SpellEndCol = 0; ///< same line, when not in a macro
-  std::string Callee;            ///< malloc, calloc, ..., "new", "new[]"
-  std::string Macro;             ///< macro whose body spells it, else ""
-  std::string EditFile;          ///< where the edit goes (grouping key
-  unsigned EditOffset = 0;       ///<  with EditOffset)
+  std::string Callee;      ///< malloc, calloc, ..., "new", "new[]"
+  std::string Macro;       ///< macro whose body spells it, else ""
+  std::string EditFile;    ///< where the edit goes (grouping key
+  unsigned EditOffset = 0; ///<  with EditOffset)
   unsigned EditLine = 0;
   std::vector<EditTemplate> Edits;
-  std::string Problem;           ///< non-empty: why it cannot be rewritten
-  std::string where() const;     ///< "file:line:col" (basename)
+  std::string Problem;       ///< non-empty: why it cannot be rewritten
+  std::string where() const; ///< "file:line:col" (basename)
 };
 
 /// A call or construction that is not an allocation (for messages).

@@ -59,7 +59,7 @@ std::vector<Op> myers(const std::vector<StringRef> &A,
     const std::vector<long> &P = Trace[D];
     long K = X - Y;
     long PK = (K == -D || (K != D && P[Off + K - 1] < P[Off + K + 1])) ? K + 1
-                                                                      : K - 1;
+                                                                       : K - 1;
     long PX = P[Off + PK], PY = PX - PK;
     while (X > PX && Y > PY)
       --X, --Y, Ops.push_back({' ', size_t(X), size_t(Y)});

@@ -19,7 +19,8 @@ static cl::opt<std::string>
 static cl::opt<bool> InPlace("i", cl::desc("edit the files in place"),
                              cl::cat(Category));
 static cl::opt<std::string>
-    PatchPath("o", cl::desc("write the unified diff to PATCH (default: stdout)"),
+    PatchPath("o",
+              cl::desc("write the unified diff to PATCH (default: stdout)"),
               cl::value_desc("PATCH"), cl::cat(Category));
 
 static cl::extrahelp MoreHelp(R"(

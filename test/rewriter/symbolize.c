@@ -11,6 +11,12 @@
 // RUN: not %tierwise rewrite --placement %t/placement.json --binary %t/symbolize %t/symbolize.c -- > %t/diff 2> %t/err
 // RUN: FileCheck %s < %t/diff
 // RUN: FileCheck --check-prefix=ERR %s < %t/err
+// A module whose build-id differs from the placement's is not used:
+// RUN: sed 's/"sites"/"modules": [{"module": "symbolize", "build_id": "00ff"}], "sites"/' %t/placement.json > %t/other-build.json
+// RUN: not %tierwise rewrite --placement %t/other-build.json --binary %t/symbolize %t/symbolize.c -- 2>&1 | FileCheck --check-prefix=BUILDID %s
+// BUILDID: symbolize: build-id differs from the placement's module symbolize; not used
+// BUILDID: symbolized 0 of 4 sites without frames
+// BUILDID: no 'location' or 'frames'
 #include <stdlib.h>
 
 static inline __attribute__((always_inline)) void *xmalloc(size_t n) {
