@@ -78,10 +78,12 @@ def find_modules(placement, binaries):
     candidates += [Path(m["path"]) for m in placement.get("modules", []) if m.get("path")]
     candidates += [paths.build_dir() / "examples", Path.cwd()]
     for mod in sorted(wanted):
+        paths_tried = set()
         for c in candidates:
-            path = c / mod if c.is_dir() else c
-            if path.name != mod or not path.is_file():
+            path = (c / mod if c.is_dir() else c).resolve()
+            if path.name != mod or not path.is_file() or path in paths_tried:
                 continue
+            paths_tried.add(path)
             want = ids.get(mod)
             if want and _build_id(path) != want:
                 print(
