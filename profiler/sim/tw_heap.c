@@ -332,7 +332,8 @@ Bool tw_range_has_block(Addr a, SizeT len) {
     if (b->start <= a && a + len <= b->start + b->size)
       return True;
   }
-  if (len <= (1u << EDGE_BITS) && (a >> EDGE_BITS) == ((a + len - 1) >> EDGE_BITS)) {
+  if (len <= (1u << EDGE_BITS) &&
+      (a >> EDGE_BITS) == ((a + len - 1) >> EDGE_BITS)) {
     TwBlock *b;
     if (edge_find(a, &b) >= 0)
       return True; /* the chunk holds a boundary, hence a block */
@@ -522,8 +523,8 @@ static SizeT tw_usable_size(ThreadId tid, void *p) {
 }
 
 void tw_register_malloc_replacement(void) {
-  VG_(needs_malloc_replacement)(
-      tw_malloc, tw_malloc, tw_new_aligned, tw_malloc, tw_new_aligned,
-      tw_memalign, tw_calloc, tw_free, tw_free, tw_free_aligned, tw_free,
-      tw_free_aligned, tw_realloc, tw_usable_size, 0);
+  VG_(needs_malloc_replacement)(tw_malloc, tw_malloc, tw_new_aligned, tw_malloc,
+                                tw_new_aligned, tw_memalign, tw_calloc, tw_free,
+                                tw_free, tw_free_aligned, tw_free,
+                                tw_free_aligned, tw_realloc, tw_usable_size, 0);
 }

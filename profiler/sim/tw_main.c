@@ -153,8 +153,7 @@ static void tw_fork_child(ThreadId tid) {
 static void tw_post_clo_init(void) {
   out_prefix = VG_(expand_file_name)("--out", clo_out);
   VG_(atfork)(NULL, NULL, tw_fork_child);
-  tw_cache_init(clo_llc_size, clo_llc_ways, clo_line, clo_l1_size,
-                clo_l1_ways);
+  tw_cache_init(clo_llc_size, clo_llc_ways, clo_line, clo_l1_size, clo_l1_ways);
   tw_heap_init();
   tw_out_open(&tw_objects_out, ".objects.csv");
   tw_out_printf(&tw_objects_out, "site,size,alloc_time,free_time\n");

@@ -8,8 +8,8 @@
  * may walk past _start into the stack; a frame whose address is not
  * executable ends the trace, as libunwind's does. Also records each module's
  * path for modules.csv. */
-#include "pub_tool_basics.h"
 #include "pub_tool_aspacemgr.h"
+#include "pub_tool_basics.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
@@ -37,8 +37,7 @@ static void note_module(const HChar *name, const HChar *path) {
 }
 
 /* Resolves up to n_ips addresses into frames; returns how many. */
-static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames,
-                    Bool note) {
+static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames, Bool note) {
   DiEpoch ep = VG_(current_DiEpoch)();
   UInt n = 0;
   for (UInt i = 0; i < n_ips && n < MAX_FRAMES; i++) {
