@@ -11,6 +11,7 @@ one raw profile each under DIR/children/<pid>/.
 
 `python -m tierwise.backends.sim -o DIR -- CMD` writes only the raw profile
 (no meta.json); `tierwise profile --backend sim` also finishes it."""
+
 import argparse
 import json
 import os
@@ -66,11 +67,27 @@ def host_cache_geometry(sysfs=CACHE_SYSFS):
 
 
 def add_arguments(group):
-    group.add_argument("--llc-size", metavar="SIZE", help="simulated LLC size (default: the host's)")
-    group.add_argument("--llc-ways", type=int, metavar="N", help="simulated LLC associativity (default: the host's)")
-    group.add_argument("--line-size", type=int, metavar="BYTES", help="cache line size (default: the host's, else 64)")
-    group.add_argument("--l1-size", metavar="SIZE", help="simulated L1 data cache size (default: the host's)")
-    group.add_argument("--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)")
+    group.add_argument(
+        "--llc-size", metavar="SIZE", help="simulated LLC size (default: the host's)"
+    )
+    group.add_argument(
+        "--llc-ways",
+        type=int,
+        metavar="N",
+        help="simulated LLC associativity (default: the host's)",
+    )
+    group.add_argument(
+        "--line-size",
+        type=int,
+        metavar="BYTES",
+        help="cache line size (default: the host's, else 64)",
+    )
+    group.add_argument(
+        "--l1-size", metavar="SIZE", help="simulated L1 data cache size (default: the host's)"
+    )
+    group.add_argument(
+        "--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)"
+    )
     group.add_argument(
         "--objects-min-bytes",
         default="4096",
@@ -147,7 +164,10 @@ def valgrind_command(args, cmd, prefix, geo):
 def _heartbeat(proc, t0, stop):
     while not stop.wait(HEARTBEAT_S):
         if proc.poll() is None:
-            print(f"tierwise profile: sim: still running, {time.monotonic() - t0:.0f} s", file=sys.stderr)
+            print(
+                f"tierwise profile: sim: still running, {time.monotonic() - t0:.0f} s",
+                file=sys.stderr,
+            )
 
 
 def _collect(raw_dir, pid, dest, params):
@@ -185,11 +205,14 @@ def run(args, cmd, outdir):
         "valgrind": valgrind_version(),
         "cache": geo,
         "write_policy": "write-back, write-allocate, LRU; dirty lines left at exit count as writebacks",
-        "valgrind_command": vcmd[:-len(cmd)],
+        "valgrind_command": vcmd[: -len(cmd)],
     }
-    print(f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
-          f"L1 {geo['l1_size'] >> 10} KiB {geo['l1_ways']}-way, {geo['line_size']} B lines "
-          f"({geo['source']})", file=sys.stderr)
+    print(
+        f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
+        f"L1 {geo['l1_size'] >> 10} KiB {geo['l1_ways']}-way, {geo['line_size']} B lines "
+        f"({geo['source']})",
+        file=sys.stderr,
+    )
     t0 = time.monotonic()
     proc = subprocess.Popen(vcmd, env=env)
     stop = threading.Event()
@@ -199,7 +222,9 @@ def run(args, cmd, outdir):
     finally:
         stop.set()
     if not (raw_dir / f"tw.{proc.pid}.sites.csv").exists():
-        raise FileNotFoundError(f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above")
+        raise FileNotFoundError(
+            f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above"
+        )
     info = _collect(raw_dir, proc.pid, outdir, params)
     children = sorted({int(f.name.split(".")[1]) for f in raw_dir.glob("tw.*.sites.csv")})
     for pid in children:
@@ -208,10 +233,17 @@ def run(args, cmd, outdir):
     if children:
         info["children"] = children
         (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")
-        print(f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
-              file=sys.stderr)
-    return {"exit_status": rc if rc >= 0 else None, "params": info, "clock": "instructions",
-            "estimated": False, "pid": proc.pid}
+        print(
+            f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
+            file=sys.stderr,
+        )
+    return {
+        "exit_status": rc if rc >= 0 else None,
+        "params": info,
+        "clock": "instructions",
+        "estimated": False,
+        "pid": proc.pid,
+    }
 
 
 def main(argv=None):
