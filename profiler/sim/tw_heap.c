@@ -256,17 +256,23 @@ UInt tw_slot_for(UInt site, UInt tier) {
 static UInt site_of_stack(ThreadId tid) {
   Addr ips[MAX_IPS];
   /* Usually one allocator frame (the vgpreload replacement) precedes the
-   * user frames; unwind deeper only when the trace was cut short. */
+   * user frames: a short trace identifies the site unless it was cut short
+   * of `depth` user frames, in which case a deeper one is the key. Known
+   * traces cost one hash probe. */
   UInt want = tw_depth + 3;
   UInt n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
-  if (n == want && tw_user_frames(ips, n) < (UInt)tw_depth) {
-    want = tw_depth + 24 < MAX_IPS ? tw_depth + 24 : MAX_IPS;
-    n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
-  }
   ULong h = tw_hash_ips((const uintptr_t *)ips, (int)n);
   RawStack **slot = raw_slot(h, ips, n);
   if (*slot)
     return (*slot)->site;
+  if (n == want && tw_user_frames(ips, n) < (UInt)tw_depth) {
+    want = tw_depth + 24 < MAX_IPS ? tw_depth + 24 : MAX_IPS;
+    n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+    h = tw_hash_ips((const uintptr_t *)ips, (int)n);
+    slot = raw_slot(h, ips, n);
+    if (*slot)
+      return (*slot)->site;
+  }
   HChar *stack = tw_format_stack(ips, n, tw_depth);
   UWord site, old_key;
   if (VG_(lookupFM)(stack_ids, &old_key, &site, (UWord)stack)) {

@@ -60,11 +60,17 @@ static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames, Bool note) {
 }
 
 UInt tw_user_frames(const Addr *ips, UInt n_ips) {
+  DiEpoch ep = VG_(current_DiEpoch)();
+  UInt i = 0;
+  for (; i < n_ips; i++) {
+    const DebugInfo *di = VG_(find_DebugInfo)(ep, ips[i]);
+    if (!di || !tw_module_is_allocator(
+                   tw_basename(VG_(DebugInfo_get_filename)(di))))
+      break;
+  }
+  /* frames past a non-executable address are cut by resolve() */
   tw_frame frames[MAX_FRAMES];
-  UInt n = resolve(ips, n_ips, frames, False), i = 0;
-  while (i < n && frames[i].module && tw_module_is_allocator(frames[i].module))
-    i++;
-  return n - i;
+  return resolve(ips + i, n_ips - i, frames, False);
 }
 
 HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth) {
