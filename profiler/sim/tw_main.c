@@ -176,6 +176,8 @@ static void write_site_row(TwOut *o, UInt site, const TwSlot *c) {
                 c->llc_load_misses, c->llc_store_misses, c->writebacks);
 }
 
+static Int exit_code;
+
 static void write_sites(void) {
   TwOut *o = VG_(malloc)("tw.out", sizeof *o);
   TwSlot *sum = VG_(calloc)("tw.sum", tw_n_sites, sizeof *sum);
@@ -223,9 +225,9 @@ static void write_sites(void) {
     tw_out_printf(o,
                   "{\"instructions\": %llu, \"llc_size\": %lld, "
                   "\"llc_ways\": %lld, \"l1_size\": %lld, \"l1_ways\": %lld, "
-                  "\"line_size\": %lld, \"sites\": %u}\n",
+                  "\"line_size\": %lld, \"sites\": %u, \"exit_code\": %d}\n",
                   tw_icount, clo_llc_size, clo_llc_ways, clo_l1_size,
-                  clo_l1_ways, clo_line, tw_n_sites - TW_FIRST_SITE);
+                  clo_l1_ways, clo_line, tw_n_sites - TW_FIRST_SITE, exit_code);
     tw_out_close(o);
   }
   VG_(free)(sum);
@@ -233,6 +235,7 @@ static void write_sites(void) {
 }
 
 static void tw_fini(Int exitcode) {
+  exit_code = exitcode;
   tw_cache_flush();
   tw_heap_fini();
   tw_out_close(&tw_objects_out);

@@ -182,7 +182,9 @@ def _collect(raw_dir, pid, dest, params):
         src = raw_dir / f"tw.{pid}.{suffix}"
         if src.exists():
             shutil.move(str(src), dest / name)
-    p = dict(params, instructions=stats.get("instructions"), pid=pid)
+    p = dict(
+        params, instructions=stats.get("instructions"), pid=pid, exit_code=stats.get("exit_code")
+    )
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
     (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
@@ -206,6 +208,8 @@ def run(args, cmd, outdir):
         "cache": geo,
         "write_policy": "write-back, write-allocate, LRU; dirty lines left at exit count as writebacks",
         "valgrind_command": vcmd[: -len(cmd)],
+        "depth": getattr(args, "depth", 6),
+        "objects_min_bytes": parse_size(getattr(args, "objects_min_bytes", "4096")),
     }
     print(
         f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
@@ -227,11 +231,13 @@ def run(args, cmd, outdir):
         )
     info = _collect(raw_dir, proc.pid, outdir, params)
     children = sorted({int(f.name.split(".")[1]) for f in raw_dir.glob("tw.*.sites.csv")})
+    kids = []
     for pid in children:
-        _collect(raw_dir, pid, outdir / "children" / str(pid), params)
+        kp = _collect(raw_dir, pid, outdir / "children" / str(pid), params)
+        kids.append({"pid": pid, "dir": f"children/{pid}", "exit_status": kp["exit_code"]})
     shutil.rmtree(raw_dir, ignore_errors=True)
     if children:
-        info["children"] = children
+        info["children"] = kids
         (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")
         print(
             f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
