@@ -204,6 +204,8 @@ static void write_sites(void) {
                      "llc_load_misses,llc_store_misses,writebacks\n");
     for (UInt i = 0; i < tw_n_slots; i++) {
       TwSlot *c = &tw_slots[i];
+      if (!c->allocs && !c->loads && !c->stores && !c->writebacks)
+        continue; /* a tier this site never used */
       const HChar *name = tw_tier_names[c->tier];
       HChar dflt[16];
       if (!name) {

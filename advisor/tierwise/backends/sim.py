@@ -143,6 +143,15 @@ def valgrind_version():
         return None
 
 
+def _simulate_flags():
+    """With the tierwise runtime preloaded (`tierwise simulate`), Valgrind
+    must leave the runtime's malloc alone (it would replace every object's
+    malloc by default) so the runtime places blocks and announces them."""
+    if "libtierwise" in os.environ.get("LD_PRELOAD", ""):
+        return ["--soname-synonyms=somalloc=nouserintercepts"]
+    return []
+
+
 def valgrind_command(args, cmd, prefix, geo):
     return [
         "valgrind",
@@ -150,6 +159,7 @@ def valgrind_command(args, cmd, prefix, geo):
         "-q",
         f"--trace-children={'no' if getattr(args, 'no_children', False) else 'yes'}",
         f"--out={prefix}.%p",
+        *_simulate_flags(),
         f"--depth={getattr(args, 'depth', 6)}",
         f"--llc-size={geo['llc_size']}",
         f"--llc-ways={geo['llc_ways']}",
