@@ -76,10 +76,11 @@ def run(args):
         f"{format_size(placement['footprint_bytes'])} peak footprint"
     )
     print(format_table(table, args.top))
+    ratio = lambda t: f"{t / ms['all_fast']:.3f}x" if ms["all_fast"] else "-"
     print(
         f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites; "
-        f"modelled time {ms['placement']:.4g} s = {ms['placement'] / ms['all_fast']:.3f}x all-"
-        f"{model.fast.name}, all-{model.slow.name} {ms['all_slow'] / ms['all_fast']:.3f}x"
+        f"modelled time {ms['placement']:.4g} s = {ratio(ms['placement'])} all-"
+        f"{model.fast.name}, all-{model.slow.name} {ratio(ms['all_slow'])}"
     )
     for note in placement["notes"]:
         print(f"note: {note}")
