@@ -143,11 +143,15 @@ def valgrind_version():
         return None
 
 
-def _simulate_flags():
-    """With the tierwise runtime preloaded (`tierwise simulate`), Valgrind
-    must leave the runtime's malloc alone (it would replace every object's
-    malloc by default) so the runtime places blocks and announces them."""
-    if "libtierwise" in os.environ.get("LD_PRELOAD", ""):
+def _simulate_flags(cmd):
+    """With the tierwise runtime preloaded (`tierwise simulate`: in our
+    environment, or set by `env LD_PRELOAD=... CMD`), Valgrind must leave the
+    runtime's malloc alone (it would replace every object's malloc by
+    default) so the runtime places blocks and announces them."""
+    preloads = [os.environ.get("LD_PRELOAD", "")]
+    if cmd and Path(cmd[0]).name == "env":
+        preloads += [a for a in cmd[1:] if a.startswith("LD_PRELOAD=")]
+    if any("libtierwise" in p for p in preloads):
         return ["--soname-synonyms=somalloc=nouserintercepts"]
     return []
 
@@ -159,7 +163,7 @@ def valgrind_command(args, cmd, prefix, geo):
         "-q",
         f"--trace-children={'no' if getattr(args, 'no_children', False) else 'yes'}",
         f"--out={prefix}.%p",
-        *_simulate_flags(),
+        *_simulate_flags(cmd),
         f"--depth={getattr(args, 'depth', 6)}",
         f"--llc-size={geo['llc_size']}",
         f"--llc-ways={geo['llc_ways']}",
