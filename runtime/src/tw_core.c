@@ -57,19 +57,10 @@ void tw_warn(const char *a, const char *b, const char *c) {
 
 static size_t tw_env_size(const char *name, size_t dflt) {
   const char *s = getenv(name);
-  char *end;
+  uint64_t v;
   if (!s || !*s)
     return dflt;
-  unsigned long long v = strtoull(s, &end, 10);
-  switch (*end) {
-  case 'k': case 'K': v <<= 10; end++; break;
-  case 'm': case 'M': v <<= 20; end++; break;
-  case 'g': case 'G': v <<= 30; end++; break;
-  case 't': case 'T': v <<= 40; end++; break;
-  }
-  if (*end == 'B' || *end == 'b')
-    end++;
-  if (*end || end == s) {
+  if (tw_parse_size(s, &v)) {
     tw_warn(name, ": not a size: ", s);
     return dflt;
   }

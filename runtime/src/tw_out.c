@@ -2,13 +2,15 @@
 /*
  * Buffered output with write(2) for the census and the run report: no stdio
  * (which may allocate) and files are written to a temporary name with
- * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place.
+ * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place. Also the size
+ * parser of the TIERWISE_* variables (callable on a buffer: runtime/fuzz).
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +25,23 @@ size_t tw_fmt_u64(char *buf, uint64_t v) {
     buf[i++] = tmp[--n];
   buf[i] = 0;
   return i;
+}
+
+int tw_parse_size(const char *s, uint64_t *out) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  switch (*end) {
+  case 'k': case 'K': v <<= 10; end++; break;
+  case 'm': case 'M': v <<= 20; end++; break;
+  case 'g': case 'G': v <<= 30; end++; break;
+  case 't': case 'T': v <<= 40; end++; break;
+  }
+  if (*end == 'B' || *end == 'b')
+    end++;
+  if (*end || end == s)
+    return -1;
+  *out = v;
+  return 0;
 }
 
 int tw_out_open(tw_out *o, const char *path, char *tmp, size_t cap) {
