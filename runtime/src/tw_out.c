@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "tw_core.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,18 +30,22 @@ size_t tw_fmt_u64(char *buf, uint64_t v) {
 
 int tw_parse_size(const char *s, uint64_t *out) {
   char *end;
+  unsigned shift = 0;
+  if (*s < '0' || *s > '9') /* strtoull takes spaces, + and - (wrapping) */
+    return -1;
+  errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
   switch (*end) {
-  case 'k': case 'K': v <<= 10; end++; break;
-  case 'm': case 'M': v <<= 20; end++; break;
-  case 'g': case 'G': v <<= 30; end++; break;
-  case 't': case 'T': v <<= 40; end++; break;
+  case 'k': case 'K': shift = 10; end++; break;
+  case 'm': case 'M': shift = 20; end++; break;
+  case 'g': case 'G': shift = 30; end++; break;
+  case 't': case 'T': shift = 40; end++; break;
   }
   if (*end == 'B' || *end == 'b')
     end++;
-  if (*end || end == s)
-    return -1;
-  *out = v;
+  if (*end || errno == ERANGE || (v << shift) >> shift != v)
+    return -1; /* trailing text, or more than 64 bits */
+  *out = v << shift;
   return 0;
 }
 
