@@ -111,6 +111,8 @@ static void tw_atfork_child(void) {
    * caller of fork itself. The child keeps tracking; its outputs go to
    * per-pid names (see tw_census_write / tw_report_write). */
   tw_in_core = 0;
+  if (tw_cfg.mode == TW_MODE_CENSUS)
+    tw_census_atfork_child();
 }
 
 __attribute__((constructor(101))) static void tw_ctor(void) { tw_init(); }

@@ -134,6 +134,7 @@ TW_HIDDEN void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
 TW_HIDDEN void tw_census_live(void *user);
 TW_HIDDEN void tw_census_dead(void *user);
 TW_HIDDEN void tw_census_write(void);
+TW_HIDDEN void tw_census_atfork_child(void);
 TW_HIDDEN void tw_report_write(void);
 TW_HIDDEN void tw_report_warning(const char *line);
 TW_HIDDEN void tw_maps_snapshot(void);
