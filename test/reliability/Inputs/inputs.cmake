@@ -18,3 +18,8 @@ foreach(t tw_stress tw_early tw_sitelib tw_faults tw_static)
   set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_REL_OUT}
                         LIBRARY_OUTPUT_DIRECTORY ${TW_REL_OUT})
 endforeach()
+# Linked with libtierwise: the setuid test (AT_SECURE).
+add_executable(tw_secure ${TW_REL_IN}/tw_secure.c)
+target_include_directories(tw_secure PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include)
+target_link_libraries(tw_secure PRIVATE tierwise)
+set_target_properties(tw_secure PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_REL_OUT})
