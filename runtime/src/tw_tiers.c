@@ -153,6 +153,13 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
               " could not serve an allocation (full?); falling back to dram");
     return NULL;
   }
+  if ((uintptr_t)p & (align - 1)) { /* memkind on a full pmem directory */
+    tw_mkf.free(tw_kinds[tier], p);
+    if (!__atomic_exchange_n(&tw_warned[tier], 1, __ATOMIC_RELAXED))
+      tw_warn("tier ", tw_names[tier],
+              " returned a misaligned block (full?); falling back to dram");
+    return NULL;
+  }
   return p;
 }
 
