@@ -8,12 +8,14 @@
 
 static char *early;
 unsigned long tw_early_sum;
+void *volatile tw_early_sink; /* keeps the compiler from removing blocks */
 
 __attribute__((constructor(101))) static void tw_early_ctor(void) {
   early = malloc(1000);
   memset(early, 7, 1000);
   char *q = calloc(10, 10);
   tw_early_sum = (unsigned long)early[999] + (unsigned long)q[50];
+  tw_early_sink = q;
   free(q);
 }
 
@@ -24,5 +26,6 @@ __attribute__((destructor(101))) static void tw_early_dtor(void) {
   char *p = malloc(5000); /* after the runtime's destructor */
   memset(p, 1, 5000);
   p = realloc(p, 10000);
+  tw_early_sink = p;
   free(p);
 }

@@ -21,6 +21,9 @@
 extern unsigned long tw_early_sum;
 char *tw_early_block(void);
 static unsigned long sum;
+/* Reads of blocks that are freed right away go here: without a use, the
+ * compiler removes a malloc/free pair altogether (the pointer escapes). */
+void *volatile tw_sink;
 
 /* A placeable site: 1 MiB blocks, filled and summed. */
 __attribute__((noinline)) static unsigned char *work_block(int fill) {
@@ -40,6 +43,7 @@ static void work(int rounds) {
 static void at_exit_alloc(void) {
   char *p = malloc(300);
   memset(p, 3, 300);
+  tw_sink = p;
   free(p);
 }
 
@@ -47,6 +51,7 @@ static pthread_key_t key;
 static void tls_dtor(void *v) {
   char *p = malloc(4000); /* allocation in a thread-local destructor */
   memset(p, 5, 4000);
+  tw_sink = p;
   free(p);
   free(v);
 }

@@ -150,8 +150,9 @@ static void allocate(worker *w, slot *s, unsigned op) {
   if (!p || (op >= 3 && op <= 5 && (uintptr_t)p % align) ||
       malloc_usable_size(p) < n) {
     w->failures++;
-    fprintf(stderr, "FAIL thread %d: %s(%zu) gave %p\n", w->id,
-            site_names[site], n, p);
+    fprintf(stderr, "FAIL thread %d: %s(%zu, align %zu) gave %p usable %zu\n",
+            w->id, site_names[site], n, align, p,
+            p ? malloc_usable_size(p) : 0);
     if (!p)
       return;
   }
