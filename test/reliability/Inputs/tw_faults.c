@@ -5,7 +5,11 @@
  * the run without it) and `checksum: HEX`. Linked with libtw_early.so, whose
  * constructor and destructor allocate around the runtime's own.
  *
- *   tw_faults zero|huge|fork|exec|dlopen LIB|kill|tls|work
+ *   tw_faults zero|huge|fork|exec|dlopen LIB|kill|tls|fds|work
+ *
+ * fds: with a 1 MiB block live, for each open file descriptor of a deleted
+ * regular file (memkind's pmem backing file), prints its mode, link count
+ * and the mode of its directory.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
 
 extern unsigned long tw_early_sum;
 char *tw_early_block(void);
@@ -135,6 +141,32 @@ int main(int argc, char **argv) {
     work(4);
     fflush(stdout);
     kill(getpid(), SIGKILL); /* midway: the rest never runs */
+  } else if (!strcmp(mode, "fds")) {
+    unsigned char *p = work_block(1);
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      char link[64], target[4096];
+      snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+      ssize_t n = readlink(link, target, sizeof(target) - 1);
+      if (n <= 0)
+        continue;
+      target[n] = 0;
+      struct stat st, ds;
+      if (target[0] != '/' || stat(link, &st) || !S_ISREG(st.st_mode) ||
+          !strstr(target, " (deleted)"))
+        continue;
+      char *slash = strrchr(target, '/');
+      *slash = 0;
+      int dir_ok = !stat(target[0] ? target : "/", &ds);
+      printf("deleted file open: mode %03o links %lu, directory mode %03o\n",
+             st.st_mode & 0777, (unsigned long)st.st_nlink,
+             dir_ok ? ds.st_mode & 0777 : 0);
+    }
+    if (d)
+      closedir(d);
+    sum += p[5];
+    free(p);
   } else if (!strcmp(mode, "tls")) {
     pthread_t t;
     pthread_key_create(&key, tls_dtor);
