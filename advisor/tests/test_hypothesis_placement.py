@@ -5,6 +5,7 @@ placement or rejected with ValueError (never another exception); what it
 accepts, the C runtime's parser accepts too (same grammar: JSON booleans
 are not numbers, sizes are ASCII digits with a K/M/G/T suffix that fit in 64
 bits); write/load round-trips."""
+
 import json
 import re
 
@@ -19,28 +20,39 @@ SIZE_RE = re.compile(r"[0-9]+([kKmMgGtT]?)[bB]?", re.ASCII)
 SHIFT = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
     | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-tiers = st.sampled_from(["dram", "pmem", "kmem", "hbw", "numa:0", "numa:12", "fast", "", "numa:", "PMEM"])
+tiers = st.sampled_from(
+    ["dram", "pmem", "kmem", "hbw", "numa:0", "numa:12", "fast", "", "numa:", "PMEM"]
+)
 site = st.fixed_dictionaries(
     {"stack": st.text(max_size=30), "tier": tiers | json_values},
     optional={"location": st.text(max_size=20), "bytes": st.integers(0, 2**40)},
 )
 docs = st.fixed_dictionaries(
-    {"format": st.sampled_from(["tierwise-placement", "tierwise-profile"]) | json_values,
-     "version": st.sampled_from([1, 2, 1.0, True, "1"]) | json_values,
-     "default_tier": tiers | json_values,
-     "sites": st.lists(site, max_size=4) | json_values},
+    {
+        "format": st.sampled_from(["tierwise-placement", "tierwise-profile"])
+        | json_values,
+        "version": st.sampled_from([1, 2, 1.0, True, "1"]) | json_values,
+        "default_tier": tiers | json_values,
+        "sites": st.lists(site, max_size=4) | json_values,
+    },
     optional={"depth": st.integers(-2, 70) | json_values},
 )
 
 
 def runtime_accepts_number(v, lo, hi):
     """cJSON_IsNumber and an integer range, as tw_placement.c checks."""
-    return not isinstance(v, bool) and isinstance(v, (int, float)) and lo <= int(v) <= hi
+    return (
+        not isinstance(v, bool) and isinstance(v, (int, float)) and lo <= int(v) <= hi
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -77,10 +89,20 @@ def test_parse_size_is_the_runtime_grammar(text):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.fixed_dictionaries({"stack": st.text(min_size=1, max_size=30),
-                                       "tier": st.sampled_from(placement.TIERS),
-                                       "location": st.text(max_size=20)}), max_size=5),
-       st.sampled_from(placement.TIERS), st.none() | st.integers(1, 64))
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "stack": st.text(min_size=1, max_size=30),
+                "tier": st.sampled_from(placement.TIERS),
+                "location": st.text(max_size=20),
+            }
+        ),
+        max_size=5,
+    ),
+    st.sampled_from(placement.TIERS),
+    st.none() | st.integers(1, 64),
+)
 def test_write_load_round_trip(tmp_path_factory, sites, default_tier, depth):
     path = tmp_path_factory.mktemp("p") / "placement.json"
     doc = placement.make(sites, default_tier=default_tier, depth=depth)

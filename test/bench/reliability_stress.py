@@ -10,6 +10,7 @@ second (median of --reps, interleaved) and ratios to no preload.
 
   python test/bench/reliability_stress.py --threads 16 --ops 10000000 [--reps 3]
 """
+
 import argparse
 import csv
 import json
@@ -37,25 +38,56 @@ def run(cmd, env, may_fail=False):
     chk = re.search(r"checksum: (\S+)", out)
     if r.returncode or not m or not fails or fails[1] != "0":
         if may_fail:
-            why = f"signal {-r.returncode}" if r.returncode < 0 else f"exit {r.returncode}"
+            why = (
+                f"signal {-r.returncode}"
+                if r.returncode < 0
+                else f"exit {r.returncode}"
+            )
             return None, why
-        sys.exit(f"reliability_stress: {' '.join(cmd)} failed (exit {r.returncode}):\n"
-                 + r.stderr[-2000:])
+        sys.exit(
+            f"reliability_stress: {' '.join(cmd)} failed (exit {r.returncode}):\n"
+            + r.stderr[-2000:]
+        )
     return int(m[1]), chk[1]
 
 
 def placement(work, small_ops, env):
     """Census at a small op count, then the placement of PLACED in pmem."""
     prof = work / "prof"
-    subprocess.run([str(BUILD / "bin" / "tierwise"), "profile", "--backend", "alloc", "-o",
-                    str(prof), "--", str(STRESS), "2", str(small_ops)], env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sites = [{"stack": r["stack"], "location": r["location"], "tier": "pmem"}
-             for r in csv.DictReader(open(prof / "sites.csv"))
-             if r["location"].split(" ")[0] in PLACED]
+    subprocess.run(
+        [
+            str(BUILD / "bin" / "tierwise"),
+            "profile",
+            "--backend",
+            "alloc",
+            "-o",
+            str(prof),
+            "--",
+            str(STRESS),
+            "2",
+            str(small_ops),
+        ],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sites = [
+        {"stack": r["stack"], "location": r["location"], "tier": "pmem"}
+        for r in csv.DictReader(open(prof / "sites.csv"))
+        if r["location"].split(" ")[0] in PLACED
+    ]
     p = work / "placement.json"
-    p.write_text(json.dumps({"format": "tierwise-placement", "version": 1,
-                             "default_tier": "dram", "sites": sites}))
+    p.write_text(
+        json.dumps(
+            {
+                "format": "tierwise-placement",
+                "version": 1,
+                "default_tier": "dram",
+                "sites": sites,
+            }
+        )
+    )
     return p
 
 
@@ -79,11 +111,19 @@ def main():
         lib = str(BUILD / "lib" / "libtierwise-runtime.so")
         configs = {
             "native": base,
-            "memtier": dict(base, LD_PRELOAD=MEMTIER,
-                            MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:1;POLICY:STATIC_RATIO"),
-            "tierwise": dict(base, LD_PRELOAD=lib, TIERWISE_PLACEMENT=str(placement(work, 20000, base)),
-                             TIERWISE_PMEM_DIR=str(work / "pmem"), TIERWISE_DRAM_LIMIT=args.dram_limit,
-                             TIERWISE_REPORT=str(work / "report.json")),
+            "memtier": dict(
+                base,
+                LD_PRELOAD=MEMTIER,
+                MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:1;POLICY:STATIC_RATIO",
+            ),
+            "tierwise": dict(
+                base,
+                LD_PRELOAD=lib,
+                TIERWISE_PLACEMENT=str(placement(work, 20000, base)),
+                TIERWISE_PMEM_DIR=str(work / "pmem"),
+                TIERWISE_DRAM_LIMIT=args.dram_limit,
+                TIERWISE_REPORT=str(work / "report.json"),
+            ),
             "census": dict(base, LD_PRELOAD=lib, TIERWISE_CENSUS=str(work / "cen")),
         }
         if not Path(MEMTIER).exists():
@@ -103,21 +143,30 @@ def main():
                 else:
                     ops[name].append(rate)
                     sums.add(chk)
-                print(f"rep {rep + 1}/{args.reps} {name}: {rate or chk} ops/s", file=sys.stderr)
+                print(
+                    f"rep {rep + 1}/{args.reps} {name}: {rate or chk} ops/s",
+                    file=sys.stderr,
+                )
         if len(sums) != 1:
-            sys.exit(f"reliability_stress: checksums differ between configurations: {sums}")
+            sys.exit(
+                f"reliability_stress: checksums differ between configurations: {sums}"
+            )
         rep = json.loads((work / "report.json").read_text())
     med = {n: statistics.median(v) for n, v in ops.items() if v}
-    print(f"tw_stress {args.threads} threads x {args.ops} ops, median of {args.reps}, "
-          f"0 failures, checksum {sums.pop()}")
+    print(
+        f"tw_stress {args.threads} threads x {args.ops} ops, median of {args.reps}, "
+        f"0 failures, checksum {sums.pop()}"
+    )
     print(f"{'config':10} {'ops/s':>12} {'vs native':>10}")
     for n, v in med.items():
         print(f"{n:10} {v:12.0f} {v / med['native']:10.2f}")
     for n, why in failed.items():
         print(f"{n:10} {'crashed':>12} ({why} in at least one run)")
     fb = sum(s["fallback_bytes"] for s in rep["sites"] + rep["unmatched"])
-    print(f"tierwise run report: dram {rep['totals']['dram'] >> 20} MiB, pmem "
-          f"{rep['totals']['pmem'] >> 20} MiB, fallback {fb >> 20} MiB")
+    print(
+        f"tierwise run report: dram {rep['totals']['dram'] >> 20} MiB, pmem "
+        f"{rep['totals']['pmem'] >> 20} MiB, fallback {fb >> 20} MiB"
+    )
 
 
 if __name__ == "__main__":

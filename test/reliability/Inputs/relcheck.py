@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: MIT
 """Checking helper of the reliability tests (test/reliability). Sub-commands:
-  census PROFILE OUT           the census counts (sites.csv, summed per
-        function of `location`) equal the program's own `count FUNCTION
-        allocs N bytes B` lines in OUT
-  report REPORT PROFILE OUT    the same for a run report (placed sites and
-        `unmatched`, which must list every stack: TIERWISE_UNMATCHED_MIN=0),
-        stacks mapped to functions through the census PROFILE; then the
-        bytes per tier and the fallback bytes
-  place PROFILE TIER FUNC... -o FILE   placement of the sites of FUNCs
-  meta PROFILE                 complete, exit_status of meta.json
+census PROFILE OUT           the census counts (sites.csv, summed per
+      function of `location`) equal the program's own `count FUNCTION
+      allocs N bytes B` lines in OUT
+report REPORT PROFILE OUT    the same for a run report (placed sites and
+      `unmatched`, which must list every stack: TIERWISE_UNMATCHED_MIN=0),
+      stacks mapped to functions through the census PROFILE; then the
+      bytes per tier and the fallback bytes
+place PROFILE TIER FUNC... -o FILE   placement of the sites of FUNCs
+meta PROFILE                 complete, exit_status of meta.json
 """
+
 import csv
 import json
 import sys
@@ -38,7 +39,9 @@ def compare(counts, got, what):
         g = got.get(fn, (0, 0))
         status = "ok" if g == (n, b) else "MISMATCH"
         bad += status != "ok"
-        print(f"{status} {fn}: program allocs={n} bytes={b}, {what} allocs={g[0]} bytes={g[1]}")
+        print(
+            f"{status} {fn}: program allocs={n} bytes={b}, {what} allocs={g[0]} bytes={g[1]}"
+        )
     print(f"{what}: {len(counts) - bad}/{len(counts)} sites equal")
 
 
@@ -54,8 +57,10 @@ def census(args):
 
 def report(args):
     rep = json.loads(Path(args[0]).read_text())
-    fn_of = {r["stack"]: function_of(r["location"])
-             for r in csv.DictReader(open(Path(args[1]) / "sites.csv"))}
+    fn_of = {
+        r["stack"]: function_of(r["location"])
+        for r in csv.DictReader(open(Path(args[1]) / "sites.csv"))
+    }
     got = defaultdict(lambda: (0, 0))
     fallback = 0
     for s in rep["sites"]:
@@ -70,7 +75,9 @@ def report(args):
         fallback += u["fallback_bytes"]
     compare(program_counts(args[2]), got, "report")
     pmem = rep["totals"].get("pmem", 0)
-    print(f"pmem bytes {'>0' if pmem else '0'}, fallback bytes {'>0' if fallback else '0'}")
+    print(
+        f"pmem bytes {'>0' if pmem else '0'}, fallback bytes {'>0' if fallback else '0'}"
+    )
 
 
 def place(args):
@@ -79,13 +86,22 @@ def place(args):
     prof, tier, fns = Path(args[0]), args[1], args[2:]
     meta = json.loads((prof / "meta.json").read_text())
     rows = list(csv.DictReader(open(prof / "sites.csv")))
-    sites = [{"stack": r["stack"], "location": r["location"], "tier": tier}
-             for r in rows if function_of(r["location"]) in fns]
+    sites = [
+        {"stack": r["stack"], "location": r["location"], "tier": tier}
+        for r in rows
+        if function_of(r["location"]) in fns
+    ]
     missing = set(fns) - {function_of(s["location"]) for s in sites}
     if missing:
         sys.exit(f"relcheck place: no site in {sorted(missing)}")
-    doc = {"format": "tierwise-placement", "version": 1, "default_tier": "dram",
-           "depth": meta["depth"], "modules": meta["modules"], "sites": sites}
+    doc = {
+        "format": "tierwise-placement",
+        "version": 1,
+        "default_tier": "dram",
+        "depth": meta["depth"],
+        "modules": meta["modules"],
+        "sites": sites,
+    }
     Path(out).write_text(json.dumps(doc, indent=1))
     print(f"placed {len(sites)} site(s) in {tier}")
 
@@ -96,4 +112,6 @@ def meta(args):
 
 
 if __name__ == "__main__":
-    {"census": census, "report": report, "place": place, "meta": meta}[sys.argv[1]](sys.argv[2:])
+    {"census": census, "report": report, "place": place, "meta": meta}[sys.argv[1]](
+        sys.argv[2:]
+    )

@@ -11,6 +11,7 @@
  * regular file (memkind's pmem backing file), prints its mode, link count
  * and the mode of its directory.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -22,7 +23,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <dirent.h>
 
 extern unsigned long tw_early_sum;
 char *tw_early_block(void);
@@ -128,7 +128,8 @@ int main(int argc, char **argv) {
         printf("dlopen: %s\n", dlerror());
         return 1;
       }
-      void *(*fn)(size_t, int) = (void *(*)(size_t, int))dlsym(h, "tw_sitelib_alloc");
+      void *(*fn)(size_t, int) =
+          (void *(*)(size_t, int))dlsym(h, "tw_sitelib_alloc");
       kept[2 * round] = fn(1 << 20, 4);
       kept[2 * round + 1] = fn(1000, 6);
       dlclose(h); /* the blocks outlive the library that allocated them */

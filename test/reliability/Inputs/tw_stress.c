@@ -29,8 +29,8 @@
 #define NSITES 8
 
 static const char *const site_names[NSITES] = {
-    "st_malloc",  "st_calloc",   "st_realloc",  "st_memalign",
-    "st_posix_memalign", "st_aligned_alloc", "st_big", "st_tiny"};
+    "st_malloc",         "st_calloc",        "st_realloc", "st_memalign",
+    "st_posix_memalign", "st_aligned_alloc", "st_big",     "st_tiny"};
 static const char secret[] = "TIERWISE-SECRET-c0ffee-";
 static int use_secret;
 
@@ -67,8 +67,8 @@ static unsigned char byte_at(uint64_t seed, size_t i) {
  * benchmark). */
 static size_t step(size_t i, size_t n) {
   return n <= 1024 || i < 511 || i + 512 >= n ? i + 1
-         : i + 512 < n - 512                 ? (i | 511) + 1
-                                             : n - 512;
+         : i + 512 < n - 512                  ? (i | 511) + 1
+                                              : n - 512;
 }
 
 static void fill(slot *s, size_t from) {
@@ -92,9 +92,7 @@ static void check(worker *w, const slot *s, size_t n) {
 }
 
 /* One function per allocation site. */
-__attribute__((noinline)) static void *st_malloc(size_t n) {
-  return malloc(n);
-}
+__attribute__((noinline)) static void *st_malloc(size_t n) { return malloc(n); }
 __attribute__((noinline)) static void *st_calloc(size_t n) {
   return calloc(1, n);
 }
@@ -112,17 +110,22 @@ __attribute__((noinline)) static void *st_aligned_alloc(size_t a, size_t n) {
   return aligned_alloc(a, (n + a - 1) / a * a);
 }
 __attribute__((noinline)) static void *st_big(size_t n) { return malloc(n); }
-__attribute__((noinline)) static void *st_tiny(size_t n) {
-  return malloc(n);
-}
+__attribute__((noinline)) static void *st_tiny(size_t n) { return malloc(n); }
 
 static size_t pick_size(worker *w) {
   uint64_t r = next(&w->rng);
   switch (r % 8) {
-  case 0: case 1: case 2: return 1 + (r >> 8) % 64;
-  case 3: case 4: return 64 + (r >> 8) % 4096;
-  case 5: return 4096 + (r >> 8) % 16384;
-  default: return 1 + (r >> 8) % 512;
+  case 0:
+  case 1:
+  case 2:
+    return 1 + (r >> 8) % 64;
+  case 3:
+  case 4:
+    return 64 + (r >> 8) % 4096;
+  case 5:
+    return 4096 + (r >> 8) % 16384;
+  default:
+    return 1 + (r >> 8) % 512;
   }
 }
 
@@ -137,15 +140,31 @@ static void allocate(worker *w, slot *s, unsigned op) {
   int site = op;
   void *p;
   switch (op) {
-  case 0: p = st_malloc(n); break;
-  case 1: p = st_calloc(n); break;
-  case 3: p = st_memalign(align, n); break;
-  case 4: p = st_posix_memalign(align, n); break;
-  case 5: p = st_aligned_alloc(align, n); n = (n + align - 1) / align * align;
+  case 0:
+    p = st_malloc(n);
     break;
-  case 6: n = (128u << 10) + (next(&w->rng) % (384u << 10)); p = st_big(n);
+  case 1:
+    p = st_calloc(n);
     break;
-  default: site = 7; n = 1 + n % 24; p = st_tiny(n); break;
+  case 3:
+    p = st_memalign(align, n);
+    break;
+  case 4:
+    p = st_posix_memalign(align, n);
+    break;
+  case 5:
+    p = st_aligned_alloc(align, n);
+    n = (n + align - 1) / align * align;
+    break;
+  case 6:
+    n = (128u << 10) + (next(&w->rng) % (384u << 10));
+    p = st_big(n);
+    break;
+  default:
+    site = 7;
+    n = 1 + n % 24;
+    p = st_tiny(n);
+    break;
   }
   if (!p || (op >= 3 && op <= 5 && (uintptr_t)p % align) ||
       malloc_usable_size(p) < n) {
