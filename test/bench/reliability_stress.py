@@ -97,7 +97,7 @@ def main():
     ap.add_argument("--ops", type=int, default=2_000_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--dram-limit", default="64M")
+    ap.add_argument("--dram-limit", default="1M")
     args = ap.parse_args()
     if not STRESS.exists():
         sys.exit(f"reliability_stress: {STRESS} missing: run `make build` first")
