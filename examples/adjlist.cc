@@ -11,6 +11,7 @@
 #include "common/graph.h"
 
 #include <cstdio>
+#include <new>
 #include <vector>
 
 namespace {
@@ -53,6 +54,7 @@ int bfs(const AdjList &adj, int64_t root, std::vector<int32_t> &depth,
 } // namespace
 
 int main(int argc, char **argv) {
+  std::set_new_handler([] { tw_ex_die("out of memory"); });
   tw_ex_options o;
   tw_ex_parse(argc, argv, TW_EX_OPT_ROOT,
               "Undirected adjacency list as vector<vector<int>> built by "

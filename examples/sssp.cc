@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <vector>
 
 namespace {
@@ -80,6 +81,7 @@ void delta_step(const Graph &g, int64_t root, std::vector<int64_t> &dist,
 } // namespace
 
 int main(int argc, char **argv) {
+  std::set_new_handler([] { tw_ex_die("out of memory"); });
   tw_ex_options o;
   tw_ex_parse(argc, argv, TW_EX_OPT_ROOT,
               "Single-source shortest paths by delta-stepping; the result is "

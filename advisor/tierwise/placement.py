@@ -2,6 +2,7 @@
 """placement.json (advisor/FORMATS.md, format `tierwise-placement` v1): load
 and validate (ValueError naming the file, field and value), build and write.
 The runtime (runtime/src/tw_placement.c) reads the same grammar."""
+
 import json
 import re
 from pathlib import Path
@@ -19,7 +20,9 @@ def parse_size(text):
     m = _SIZE.fullmatch(str(text))
     v = int(m[1]) << (10 * " kmgt".index(m[2].lower() or " ")) if m else None
     if v is None or v >= 2**64:
-        raise ValueError(f"size {text!r}: expected a number with an optional K/M/G/T suffix")
+        raise ValueError(
+            f"size {text!r}: expected a number with an optional K/M/G/T suffix"
+        )
     return v
 
 
@@ -29,6 +32,7 @@ def valid_tier(name):
 
 def validate(doc, source="placement"):
     """Raise ValueError on the first field that breaks the grammar."""
+
     def bad(field, value, why):
         raise ValueError(f"{source}: {field} = {value!r}: {why}")
 
@@ -39,20 +43,36 @@ def validate(doc, source="placement"):
     if isinstance(doc.get("version"), bool) or doc.get("version") != VERSION:
         bad("version", doc.get("version"), f"this tierwise reads version {VERSION}")
     if not valid_tier(doc.get("default_tier")):
-        bad("default_tier", doc.get("default_tier"), f"not a tier ({', '.join(TIERS)}, numa:N)")
+        bad(
+            "default_tier",
+            doc.get("default_tier"),
+            f"not a tier ({', '.join(TIERS)}, numa:N)",
+        )
     depth = doc.get("depth")
-    if "depth" in doc and (not isinstance(depth, int) or isinstance(depth, bool)
-                              or not 1 <= depth <= 64):
+    if "depth" in doc and (
+        not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 64
+    ):
         bad("depth", depth, "must be an integer 1..64")
     sites = doc.get("sites")
     if not isinstance(sites, list):
         bad("sites", sites, "must be a list")
     for i, s in enumerate(sites):
-        if not isinstance(s, dict) or not isinstance(s.get("stack"), str) or not s["stack"]:
-            bad(f"sites[{i}].stack", s.get("stack") if isinstance(s, dict) else s,
-                "must be a non-empty stack string")
+        if (
+            not isinstance(s, dict)
+            or not isinstance(s.get("stack"), str)
+            or not s["stack"]
+        ):
+            bad(
+                f"sites[{i}].stack",
+                s.get("stack") if isinstance(s, dict) else s,
+                "must be a non-empty stack string",
+            )
         if not valid_tier(s.get("tier")):
-            bad(f"sites[{i}].tier", s.get("tier"), f"not a tier ({', '.join(TIERS)}, numa:N)")
+            bad(
+                f"sites[{i}].tier",
+                s.get("tier"),
+                f"not a tier ({', '.join(TIERS)}, numa:N)",
+            )
     return doc
 
 
@@ -74,8 +94,9 @@ def make(sites, default_tier="dram", depth=None, modules=None, **extra):
     if depth is not None:
         doc["depth"] = depth
     if modules is not None:
-        doc["modules"] = [{"module": m["module"], "build_id": m.get("build_id", "")}
-                          for m in modules]
+        doc["modules"] = [
+            {"module": m["module"], "build_id": m.get("build_id", "")} for m in modules
+        ]
     doc.update(extra)
     doc["sites"] = [dict(s) for s in sites]
     return validate(doc)

@@ -3,6 +3,7 @@
 `finish_profile()` turns a backend's raw output (sites.csv without
 locations, objects.csv, modules.csv, backend.json) into a complete profile:
 it symbolizes `location`, fills missing build-ids and writes meta.json."""
+
 import csv
 import json
 import os
@@ -15,10 +16,11 @@ from tierwise.symbolize import Symbolizer
 
 FORMAT = "tierwise-profile"
 VERSION = 1
-SITE_COLUMNS = [
-    "site", "stack", "location", "allocs", "bytes_allocated", "peak_bytes",
-    "loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks",
-]
+# The header line of sites.csv, exactly as in advisor/FORMATS.md.
+SITE_COLUMNS = (
+    "site,stack,location,allocs,bytes_allocated,peak_bytes,loads,stores,"
+    "llc_load_misses,llc_store_misses,writebacks"
+).split(",")
 OBJECT_COLUMNS = ["site", "size", "alloc_time", "free_time"]
 MODULE_COLUMNS = ["module", "path", "build_id"]
 
@@ -53,8 +55,9 @@ def _read_csv(path, columns):
 def _write_csv(path, columns, rows):
     tmp = Path(str(path) + ".tmp")
     with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore",
-                           lineterminator="\n")
+        w = csv.DictWriter(
+            f, fieldnames=columns, extrasaction="ignore", lineterminator="\n"
+        )
         w.writeheader()
         w.writerows(rows)
     os.replace(tmp, path)
@@ -74,8 +77,13 @@ def _host():
         mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         pass
-    return {"hostname": socket.gethostname(), "kernel": platform.release(),
-            "cpu_model": cpu, "nproc": os.cpu_count(), "memory": mem}
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "cpu_model": cpu,
+        "nproc": os.cpu_count(),
+        "memory": mem,
+    }
 
 
 def read_modules(outdir):
@@ -103,8 +111,9 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6):
     sites_path = outdir / "sites.csv"
     sites = _read_csv(sites_path, SITE_COLUMNS) if sites_path.exists() else []
     sym = Symbolizer({m["module"]: m["path"] for m in modules})
-    sym.resolve([f for s in sites if not s.get("location")
-                 for f in s["stack"].split(";")])
+    sym.resolve(
+        [f for s in sites if not s.get("location") for f in s["stack"].split(";")]
+    )
     for s in sites:
         if not s.get("location") and not s["stack"].startswith("["):
             s["location"] = sym.location(s["stack"])

@@ -3,6 +3,7 @@
 with binutils addr2line, batched per module: one addr2line process per
 module for all its frames. `inline_chain()` gives the rewriter every inlined
 frame; `location()` the innermost user frame as `function file:line`."""
+
 import re
 import shutil
 import subprocess
@@ -51,8 +52,12 @@ class Symbolizer:
         cmd = [self.addr2line, "-a", "-f", "-i", "-C", "-e", str(path)]
         try:
             out = subprocess.run(
-                cmd, input="".join(f"0x{o:x}\n" for o in offsets),
-                capture_output=True, text=True, check=False, timeout=600,
+                cmd,
+                input="".join(f"0x{o:x}\n" for o in offsets),
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=600,
             ).stdout
         except (OSError, subprocess.TimeoutExpired):
             return [[] for _ in offsets]

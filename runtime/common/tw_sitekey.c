@@ -69,8 +69,7 @@ static size_t tw_put_hex(char *buf, size_t cap, size_t at, uintptr_t v) {
   return tw_put(buf, cap, at, tmp + i);
 }
 
-static size_t tw_frame_at(char *buf, size_t cap, size_t at,
-                          const tw_frame *f) {
+static size_t tw_frame_at(char *buf, size_t cap, size_t at, const tw_frame *f) {
   at = tw_put(buf, cap, at, f->module ? f->module : "[anon]");
   at = tw_put(buf, cap, at, "+");
   return tw_put_hex(buf, cap, at, f->offset);

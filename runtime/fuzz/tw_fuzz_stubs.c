@@ -16,6 +16,7 @@
 tw_config tw_cfg;
 volatile int tw_mode_now;
 __thread int tw_in_core;
+__thread int tw_in_tier;
 unsigned long tw_fuzz_warnings;
 
 static void **tw_fuzz_blocks;

@@ -18,5 +18,9 @@ TW_EXPORT void *operator new[](std::size_t size, tw::tier_tag tier) {
   return operator new(size, tier);
 }
 
-TW_EXPORT void operator delete(void *ptr, tw::tier_tag) noexcept { tw_free(ptr); }
-TW_EXPORT void operator delete[](void *ptr, tw::tier_tag) noexcept { tw_free(ptr); }
+TW_EXPORT void operator delete(void *ptr, tw::tier_tag) noexcept {
+  tw_free(ptr);
+}
+TW_EXPORT void operator delete[](void *ptr, tw::tier_tag) noexcept {
+  tw_free(ptr);
+}

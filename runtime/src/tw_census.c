@@ -19,9 +19,9 @@
 #define TW_LIVE_SLOTS (1u << 20)
 
 static pthread_mutex_t tw_obj_lock = PTHREAD_MUTEX_INITIALIZER;
-static tw_out tw_objs; /* DIR/objects.csv, open while the census runs */
-static int tw_objs_state;  /* 0 closed, 1 open, -1 failed */
-static void **tw_live;     /* open addressing, linear probing */
+static tw_out tw_objs;    /* DIR/objects.csv, open while the census runs */
+static int tw_objs_state; /* 0 closed, 1 open, -1 failed */
+static void **tw_live;    /* open addressing, linear probing */
 static uint64_t tw_live_dropped;
 
 /* DIR/NAME.csv for the claiming process, DIR/NAME.PID.csv for others. */
@@ -55,8 +55,8 @@ static void tw_objs_open(void) {
     char pid[24], got[24] = {0};
     size_t n = tw_fmt_u64(pid, (uint64_t)getpid());
     tw_census_path(path, sizeof(path), ".census-owner", "", 1);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  0600);
+    int fd =
+        open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     tw_is_main = fd >= 0;
     if (fd >= 0) {
       if (write(fd, pid, n) != (ssize_t)n)
@@ -103,8 +103,7 @@ static void tw_row(uint32_t site, uint64_t size, uint64_t t0, uint64_t t1,
   tw_out_str(&tw_objs, "\n");
 }
 
-void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
-                      uint64_t t1) {
+void tw_census_object(uint32_t site, uint64_t size, uint64_t t0, uint64_t t1) {
   pthread_mutex_lock(&tw_obj_lock);
   tw_row(site, size, t0, t1, 1);
   pthread_mutex_unlock(&tw_obj_lock);
@@ -119,8 +118,8 @@ void tw_census_live(void *user) {
   pthread_mutex_lock(&tw_obj_lock);
   if (!tw_live) {
     void *m = tw_sys_mmap(NULL, TW_LIVE_SLOTS * sizeof(void *),
-                   PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                          PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     tw_live = m == MAP_FAILED ? NULL : m;
   }
   uint32_t i = tw_slot(user), probes = 0;
@@ -260,13 +259,20 @@ void tw_census_write(void) {
   tw_write_file("backend", ".json", 2);
 }
 
-/* Forked child: the parent's unwritten rows are the parent's; the child
+/* fork (phase 0 prepare, 1 parent, 2 child). The child's copy of the
+ * parent's unwritten rows belongs to the parent: the child drops it and
  * writes its own files under per-pid names. */
-void tw_census_atfork_child(void) {
-  if (tw_objs_state == 1)
-    close(tw_objs.fd);
-  tw_objs.len = 0;
-  tw_objs_state = 0;
-  tw_is_main = 0;
-  pthread_mutex_init(&tw_obj_lock, NULL);
+void tw_census_atfork(int phase) {
+  if (phase == 0) {
+    pthread_mutex_lock(&tw_obj_lock);
+    return;
+  }
+  if (phase == 2 && tw_cfg.mode == TW_MODE_CENSUS) {
+    if (tw_objs_state == 1)
+      close(tw_objs.fd);
+    tw_objs.len = 0;
+    tw_objs_state = 0;
+    tw_is_main = 0;
+  }
+  pthread_mutex_unlock(&tw_obj_lock);
 }

@@ -22,6 +22,14 @@
 #define TW_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TW_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* glibc's allocator itself (exported by libc.so.6): DRAM blocks come from
+ * here, so the runtime needs no dlsym bootstrap. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
 enum { TW_T_DRAM = 0, TW_T_PMEM = 1, TW_T_KMEM = 2, TW_T_HBW = 3, TW_NTIERS };
 
 /* Block header, immediately below the user pointer. */
@@ -33,7 +41,7 @@ typedef struct tw_hdr {
 #define TW_MAGIC 0x7457u
 #define TW_HDR_TIME 0x10u /* a 64-bit allocation time precedes the header */
 #define TW_SITE_NONE 0xffffffffu
-#define TW_HDR_TIER(t) ((t)&0xfu)
+#define TW_HDR_TIER(t) ((t) & 0xfu)
 #define TW_HDR_LOG2OFF(t) (((t) >> 8) & 0xffu)
 
 enum tw_mode { TW_MODE_OFF = 0, TW_MODE_PASS, TW_MODE_CENSUS, TW_MODE_PLACE };
@@ -41,8 +49,8 @@ enum tw_mode { TW_MODE_OFF = 0, TW_MODE_PASS, TW_MODE_CENSUS, TW_MODE_PLACE };
 typedef struct tw_site {
   const char *stack;
   uint64_t hash;
-  int placed;   /* index into the placement's sites, -1: not named */
-  int tier;     /* tier decided for this site */
+  int placed;             /* index into the placement's sites, -1: not named */
+  int tier;               /* tier decided for this site */
   uint64_t allocs, bytes; /* atomics */
   int64_t live;
   uint64_t peak;
@@ -66,6 +74,24 @@ TW_HIDDEN extern tw_config tw_cfg;
 TW_HIDDEN extern volatile int tw_mode_now; /* enum tw_mode, OFF until init */
 TW_HIDDEN extern __thread int tw_in_core
     __attribute__((tls_model("initial-exec")));
+/* Tier whose memkind call is running on this thread (0: none): mmap marks
+ * the pages it maps with it. */
+TW_HIDDEN extern __thread int tw_in_tier
+    __attribute__((tls_model("initial-exec")));
+TW_HIDDEN extern int tw_on_valgrind; /* RUNNING_ON_VALGRIND, checked once */
+/* Census mode: every block has a tw_hdr (sites, sizes, times at free);
+ * other modes: no header, ownership from the page-tier map. */
+TW_HIDDEN extern int tw_hdr_mode;
+
+/* Page-tier map: per 1 GiB of address space, a byte per 4 KiB page giving
+ * the tier whose memkind mapping holds it (0: not a tier mapping). */
+#define TW_PMAP_TOP (1u << 17)
+TW_HIDDEN extern uint8_t *tw_pmap[TW_PMAP_TOP];
+static inline int tw_page_tier(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint8_t *m = tw_pmap[(a >> 30) & (TW_PMAP_TOP - 1)];
+  return TW_LIKELY(!m) ? 0 : m[(a >> 12) & ((1u << 18) - 1)];
+}
 
 /* ---- tw_core.c: the allocation paths (ra, sp: the caller's key) ---- */
 TW_HIDDEN void tw_init(void);
@@ -79,6 +105,25 @@ TW_HIDDEN int tw_tier_of_ptr(const void *p);
 TW_HIDDEN uint64_t tw_now_ns(void);
 TW_HIDDEN void tw_warn(const char *a, const char *b, const char *c);
 
+/* ---- tw_hdr.c: census blocks (with tw_hdr) ---- */
+TW_HIDDEN void *tw_hb_alloc(size_t size, size_t align, int zero);
+TW_HIDDEN void *tw_hb_alloc_tier(int tier, size_t size, size_t align, int zero);
+TW_HIDDEN void tw_hb_free(void *p);
+TW_HIDDEN size_t tw_hb_usable(void *p);
+TW_HIDDEN int tw_hb_tier_of(const void *p);
+TW_HIDDEN void *tw_hb_realloc(void *p, size_t size);
+
+/* ---- tw_place.c: header-less placement and pass-through paths ---- */
+TW_HIDDEN void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero,
+                            int tier);
+TW_HIDDEN void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra,
+                            void *sp);
+TW_HIDDEN void *tw_pl_alloc_tier(int tier, size_t size, size_t align, int zero);
+TW_HIDDEN void tw_pl_free(void *p);
+TW_HIDDEN size_t tw_pl_usable(void *p);
+TW_HIDDEN void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp);
+TW_HIDDEN size_t tw_glibc_usable(void *p);
+
 /* ---- tw_stack.c: unwinding, module map, the site table ---- */
 /* Site of the current call stack (full unwind). */
 TW_HIDDEN uint32_t tw_site_here(void);
@@ -89,6 +134,7 @@ typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
                              const char *build_id);
 TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
+TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 
 /* ---- tw_fastpath.c: the per-thread decision cache (placement mode) ---- */
 typedef struct tw_fast_entry {
@@ -112,6 +158,8 @@ TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
 TW_HIDDEN void tw_tiers_init(void);
 TW_HIDDEN void *tw_tier_malloc(int tier, size_t size, size_t align);
 TW_HIDDEN void tw_tier_free(int tier, void *base);
+TW_HIDDEN void *tw_tier_realloc(int tier, void *p, size_t size);
+TW_HIDDEN size_t tw_tier_usable(int tier, void *p);
 TW_HIDDEN int tw_tier_available(int tier);
 TW_HIDDEN const char *tw_tier_str(int tier);
 TW_HIDDEN int tw_tier_parse(const char *name);
@@ -134,14 +182,14 @@ TW_HIDDEN void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
 TW_HIDDEN void tw_census_live(void *user);
 TW_HIDDEN void tw_census_dead(void *user);
 TW_HIDDEN void tw_census_write(void);
-TW_HIDDEN void tw_census_atfork_child(void);
+TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_report_write(void);
 TW_HIDDEN void tw_report_warning(const char *line);
 TW_HIDDEN void tw_maps_snapshot(void);
 
 /* ---- tw_mmap.c: anonymous mappings as allocations ---- */
-TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags,
-                            int fd, off_t off);
+TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                            off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
 TW_HIDDEN void tw_mmap_live_rows(void (*row)(uint32_t, uint64_t, uint64_t));
 

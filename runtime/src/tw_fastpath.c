@@ -44,8 +44,7 @@ static void tw_flush(tw_fast_entry *e) {
   tw_site *s = tw_site_get(e->site);
   __atomic_fetch_add(&s->allocs, e->pend_allocs, __ATOMIC_RELAXED);
   __atomic_fetch_add(&s->bytes, e->pend_bytes, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&s->tier_bytes[e->tier], e->pend_bytes,
-                     __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->tier_bytes[e->tier], e->pend_bytes, __ATOMIC_RELAXED);
   e->pend_allocs = e->pend_bytes = 0;
 }
 
@@ -83,7 +82,7 @@ static tw_fast_table *tw_fast_new_table(void) {
       t = tw_tables[i];
   if (!t && tw_ntables < TW_FAST_TABLES) {
     void *m = tw_sys_mmap(NULL, sizeof(tw_fast_table), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m != MAP_FAILED)
       tw_tables[tw_ntables++] = t = m;
   }
@@ -98,8 +97,9 @@ static tw_fast_table *tw_fast_new_table(void) {
 }
 
 /* Not in the cache, learning, ambiguous, or due for validation. */
-static __attribute__((noinline)) uint32_t
-tw_fast_miss(tw_fast_table *t, tw_fast_entry *e, void *ra, void *sp) {
+static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
+                                                       tw_fast_entry *e,
+                                                       void *ra, void *sp) {
   t->unwinds++;
   uint32_t site = tw_site_here();
   if (site == TW_SITE_NONE)

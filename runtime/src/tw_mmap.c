@@ -7,6 +7,9 @@
  * its start. Mappings are remembered in a small table keyed by address.
  * Partial munmap, mremap and mprotect of a tier-served mapping are not
  * supported (README); MAP_FIXED and file mappings are passed through.
+ * Mappings made while a memkind call runs for a tier (tw_in_tier) mark their
+ * pages in the page-tier map, which tells the header-less paths
+ * (tw_place.c) who owns a pointer.
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
@@ -29,6 +32,36 @@ typedef struct tw_map {
 } tw_map;
 
 static tw_map tw_maps[TW_MAPS_SLOTS];
+uint8_t *tw_pmap[TW_PMAP_TOP];
+__thread int tw_in_tier __attribute__((tls_model("initial-exec")));
+static pthread_mutex_t tw_pmap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Mark pages [a, a+len) as \p tier's (0: unmark). */
+static void tw_pmap_mark(uintptr_t a, size_t len, int tier) {
+  uintptr_t end = a + len;
+  for (a &= ~(uintptr_t)4095; a < end; a += 4096) {
+    uint8_t **top = &tw_pmap[(a >> 30) & (TW_PMAP_TOP - 1)];
+    if (!*top) {
+      if (!tier) {
+        a = ((a >> 30) + 1) << 30; /* nothing marked in this GiB */
+        a -= 4096;
+        continue;
+      }
+      pthread_mutex_lock(&tw_pmap_lock);
+      if (!*top) {
+        void *m =
+            tw_sys_mmap(NULL, 1u << 18, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m != MAP_FAILED)
+          __atomic_store_n(top, (uint8_t *)m, __ATOMIC_RELEASE);
+      }
+      pthread_mutex_unlock(&tw_pmap_lock);
+      if (!*top)
+        return;
+    }
+    (*top)[(a >> 12) & ((1u << 18) - 1)] = (uint8_t)tier;
+  }
+}
 static pthread_mutex_t tw_maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
@@ -74,6 +107,12 @@ static int tw_map_take(uintptr_t a, tw_map *out) {
 __attribute__((visibility("default"))) void *
 mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   int mode = tw_mode_now;
+  if (tw_in_tier) { /* memkind mapping memory for a tier */
+    void *p = tw_sys_mmap(addr, len, prot, flags, fd, off);
+    if (p != MAP_FAILED)
+      tw_pmap_mark((uintptr_t)p, len, tw_in_tier);
+    return p;
+  }
   if (tw_in_core || (mode != TW_MODE_CENSUS && mode != TW_MODE_PLACE) ||
       !(flags & MAP_ANONYMOUS) || (flags & (MAP_FIXED | MAP_SHARED)) ||
       len == 0)
@@ -100,8 +139,7 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     __atomic_fetch_add(&s->tier_bytes[tier], len, __ATOMIC_RELAXED);
     if (fell)
       __atomic_fetch_add(&s->fallback_bytes, len, __ATOMIC_RELAXED);
-    int64_t live =
-        __atomic_add_fetch(&s->live, (int64_t)len, __ATOMIC_RELAXED);
+    int64_t live = __atomic_add_fetch(&s->live, (int64_t)len, __ATOMIC_RELAXED);
     uint64_t peak = __atomic_load_n(&s->peak, __ATOMIC_RELAXED);
     while ((uint64_t)live > peak &&
            !__atomic_compare_exchange_n(&s->peak, &peak, (uint64_t)live, 1,
@@ -120,18 +158,22 @@ mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
 
 __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
   tw_map m;
-  if (tw_in_core || !addr || !tw_map_take((uintptr_t)addr, &m))
-    return tw_sys_munmap(addr, len);
-  tw_in_core++;
-  tw_site *s = tw_site_get(m.site);
-  __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
-  if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
-    tw_census_object(m.site, m.len, m.t0, tw_now_ns());
-  tw_in_core--;
-  if (m.tier == TW_T_DRAM)
-    return tw_sys_munmap(addr, len);
-  tw_tier_free(m.tier, addr);
-  return 0;
+  if (!tw_in_tier && !tw_in_core && addr && tw_map_take((uintptr_t)addr, &m)) {
+    tw_in_core++;
+    tw_site *s = tw_site_get(m.site);
+    __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
+    if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
+      tw_census_object(m.site, m.len, m.t0, tw_now_ns());
+    tw_in_core--;
+    if (m.tier == TW_T_DRAM)
+      return tw_sys_munmap(addr, len);
+    tw_tier_free(m.tier, addr);
+    return 0;
+  }
+  int r = tw_sys_munmap(addr, len);
+  if (r == 0 && (tw_in_tier || tw_page_tier(addr)))
+    tw_pmap_mark((uintptr_t)addr, len, 0); /* memkind gave pages back */
+  return r;
 }
 
 /* Census at exit: mappings never unmapped are live objects. */

@@ -60,8 +60,7 @@ int tw_out_open(tw_out *o, const char *path, char *tmp, size_t cap) {
   strcpy(tmp + n + 5, pid);
   o->len = 0;
   o->failed = 0;
-  o->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-               0600);
+  o->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   return o->fd < 0 ? -1 : 0;
 }
 

@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-extern void *__libc_malloc(size_t);
-extern void __libc_free(void *);
 
 typedef struct tw_psite {
   const char *stack, *location;
@@ -52,8 +50,9 @@ static char *tw_dup(const char *s) {
 static int tw_bad(const char *field, const char *value, const char *why) {
   char line[600];
   size_t n = 0;
-  const char *parts[] = {"placement ", tw_ppath, ": ", field, " = ", value,
-                         ": ", why, "; running unplaced"};
+  const char *parts[] = {"placement ", tw_ppath, ": ",
+                         field,        " = ",    value,
+                         ": ",         why,      "; running unplaced"};
   for (unsigned i = 0; i < sizeof(parts) / sizeof(*parts); i++)
     for (const char *s = parts[i]; s && *s && n < sizeof(line) - 1; s++)
       line[n++] = *s;
@@ -120,8 +119,8 @@ static int tw_parse(const cJSON *root) {
   if (!tw_tier_value("default_tier", v, &tw_default_tier))
     return 0;
   v = cJSON_GetObjectItemCaseSensitive(root, "depth");
-  if (v && (!cJSON_IsNumber(v) || v->valueint < 1 ||
-            v->valueint > TW_MAX_DEPTH))
+  if (v &&
+      (!cJSON_IsNumber(v) || v->valueint < 1 || v->valueint > TW_MAX_DEPTH))
     return tw_bad("depth", "(not 1..64)", "must be an integer 1..64");
   tw_pdepth = v ? v->valueint : 0;
   const cJSON *sites = cJSON_GetObjectItemCaseSensitive(root, "sites");
@@ -139,8 +138,7 @@ static int tw_parse(const cJSON *root) {
     if (!cJSON_IsString(st) || !*st->valuestring)
       return tw_bad(field, "(missing)", "must be a non-empty stack string");
     tw_psites[i].stack = tw_dup(st->valuestring);
-    tw_psites[i].location =
-        cJSON_IsString(loc) ? tw_dup(loc->valuestring) : "";
+    tw_psites[i].location = cJSON_IsString(loc) ? tw_dup(loc->valuestring) : "";
     memcpy(field + fl, "].tier", 7);
     if (!tw_tier_value(field, cJSON_GetObjectItemCaseSensitive(s, "tier"),
                        &tw_psites[i].tier))
@@ -149,8 +147,8 @@ static int tw_parse(const cJSON *root) {
   }
   const cJSON *mods = cJSON_GetObjectItemCaseSensitive(root, "modules");
   if (cJSON_IsArray(mods)) {
-    tw_pmods = tw_internal_alloc((cJSON_GetArraySize(mods) + 1) *
-                                 sizeof(tw_pmodule));
+    tw_pmods =
+        tw_internal_alloc((cJSON_GetArraySize(mods) + 1) * sizeof(tw_pmodule));
     cJSON_ArrayForEach(s, mods) {
       const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, "module");
       const cJSON *b = cJSON_GetObjectItemCaseSensitive(s, "build_id");

@@ -43,14 +43,15 @@ static void tw_expand(char *out, size_t cap, const char *pattern) {
 }
 
 /* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to the file; called at
- * exit and before each non-DRAM block of 64 KiB or more is released, so that tests can
- * check where objects lived even when their mapping is gone by exit. */
+ * exit and before each non-DRAM block of 64 KiB or more is released, so that
+ * tests can check where objects lived even when their mapping is gone by exit.
+ */
 void tw_maps_snapshot(void) {
   char path[4096], buf[4096];
   tw_expand(path, sizeof(path), tw_cfg.maps_copy);
   int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  int out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                 0600);
+  int out =
+      open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   ssize_t n;
   while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
     if (write(out, buf, (size_t)n) != n)

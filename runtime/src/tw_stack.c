@@ -50,7 +50,7 @@ void *tw_internal_alloc(size_t size) {
   if (!cur || (size_t)(end - cur) < size) {
     size_t chunk = size > (1 << 20) ? size : (1 << 20);
     void *m = tw_sys_mmap(NULL, chunk, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
       return NULL;
     cur = m;
@@ -157,6 +157,15 @@ void tw_modules_each(tw_module_fn fn, void *ctx) {
     fn(ctx, tw_mods[i].path, tw_mods[i].base, tw_mods[i].build_id);
 }
 
+/* fork: hold the table lock across fork so the child's copy is consistent
+ * (phase 0 prepare, 1 parent, 2 child). */
+void tw_stack_atfork(int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(&tw_lock);
+  else
+    pthread_mutex_unlock(&tw_lock);
+}
+
 /* ---- sites ---- */
 
 tw_site *tw_site_get(uint32_t idx) { return &tw_sites[idx]; }
@@ -208,10 +217,11 @@ static int tw_tables_ready(void) {
   pthread_mutex_lock(&tw_lock);
   if (!tw_raws) {
     tw_sites = tw_sys_mmap(NULL, TW_SITES_MAX * sizeof(tw_site),
-                    PROT_READ | PROT_WRITE,
+                           PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *r =
+        tw_sys_mmap(NULL, TW_RAW_SLOTS * sizeof(tw_raw), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    void *r = tw_sys_mmap(NULL, TW_RAW_SLOTS * sizeof(tw_raw), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (tw_sites != MAP_FAILED && r != MAP_FAILED)
       __atomic_store_n(&tw_raws, (tw_raw *)r, __ATOMIC_RELEASE);
   }

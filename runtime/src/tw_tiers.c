@@ -27,6 +27,8 @@ static struct {
   void *(*malloc)(memkind_t, size_t);
   int (*posix_memalign)(memkind_t, void **, size_t, size_t);
   void (*free)(memkind_t, void *);
+  void *(*realloc)(memkind_t, void *, size_t);
+  size_t (*usable)(memkind_t, void *);
   int (*check_available)(memkind_t);
   void (*error_message)(int, char *, size_t);
   int (*arena_destroy)(struct memkind *);
@@ -48,6 +50,8 @@ static int tw_memkind_load(void) {
   TW_SYM(malloc, "memkind_malloc");
   TW_SYM(posix_memalign, "memkind_posix_memalign");
   TW_SYM(free, "memkind_free");
+  TW_SYM(realloc, "memkind_realloc");
+  TW_SYM(usable, "memkind_malloc_usable_size");
   TW_SYM(check_available, "memkind_check_available");
   TW_SYM(error_message, "memkind_error_message");
   TW_SYM(arena_destroy, "memkind_arena_destroy");
@@ -55,8 +59,8 @@ static int tw_memkind_load(void) {
   TW_SYM(hbw, "MEMKIND_HBW");
 #undef TW_SYM
   if (!tw_mkf.create_pmem || !tw_mkf.malloc || !tw_mkf.posix_memalign ||
-      !tw_mkf.free || !tw_mkf.check_available || !tw_mkf.dax_kmem ||
-      !tw_mkf.hbw) {
+      !tw_mkf.free || !tw_mkf.realloc || !tw_mkf.usable ||
+      !tw_mkf.check_available || !tw_mkf.dax_kmem || !tw_mkf.hbw) {
     tw_warn("libmemkind.so.0 lacks the functions tierwise needs; ",
             "tiers other than dram fall back to dram", "");
     tw_mk = NULL;
@@ -96,7 +100,9 @@ static void tw_tier_open(int tier) {
               ": not a writable directory; the pmem tier falls back to dram");
       return;
     }
+    tw_in_tier = tier;
     int err = tw_mkf.create_pmem(dir, 0, &tw_kinds[tier]);
+    tw_in_tier = 0;
     if (err) {
       msg[0] = 0;
       if (tw_mkf.error_message)
@@ -143,8 +149,10 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
   void *p = NULL;
   if (!tw_tier_available(tier))
     return NULL;
+  tw_in_tier = tier; /* pages memkind maps now belong to this tier */
   int err = align > 16 ? tw_mkf.posix_memalign(tw_kinds[tier], &p, align, size)
                        : ((p = tw_mkf.malloc(tw_kinds[tier], size)) ? 0 : 1);
+  tw_in_tier = 0;
   if (err || !p) {
     if (size > ((size_t)1 << 60)) /* fails everywhere: not a tier problem */
       return NULL;
@@ -164,8 +172,26 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
 }
 
 void tw_tier_free(int tier, void *base) {
-  if (!tw_kinds_dead) /* after memkind's destructor: leak, never crash */
-    tw_mkf.free(tw_kinds[tier], base);
+  if (tw_kinds_dead) /* after memkind's destructor: leak, never crash */
+    return;
+  tw_in_tier = tier;
+  tw_mkf.free(tw_kinds[tier], base);
+  tw_in_tier = 0;
+}
+
+void *tw_tier_realloc(int tier, void *p, size_t size) {
+  if (tw_kinds_dead) { /* memkind is gone (exit): fail, as realloc may */
+    errno = ENOMEM;
+    return NULL;
+  }
+  tw_in_tier = tier;
+  void *q = tw_mkf.realloc(tw_kinds[tier], p, size);
+  tw_in_tier = 0;
+  return q;
+}
+
+size_t tw_tier_usable(int tier, void *p) {
+  return tw_kinds_dead ? 0 : tw_mkf.usable(tw_kinds[tier], p);
 }
 
 /*

@@ -4,6 +4,7 @@ command with the tierwise runtime preloaded in census mode
 (TIERWISE_CENSUS=DIR): exact per-site allocation counts, bytes and peaks,
 and the timeline of objects of at least --objects-min bytes, at near native
 speed. No access counts (those columns stay empty)."""
+
 import os
 import shutil
 import stat
@@ -13,14 +14,24 @@ from pathlib import Path
 
 from tierwise.paths import artifact
 
-RAW = ["sites.csv", "objects.csv", "modules.csv", "backend.json", "meta.json",
-       ".census-owner"]
+RAW = [
+    "sites.csv",
+    "objects.csv",
+    "modules.csv",
+    "backend.json",
+    "meta.json",
+    ".census-owner",
+]
 
 
 def add_arguments(group):
-    group.add_argument("--objects-min", type=int, default=4096, metavar="BYTES",
-                       help="objects at least this big go into objects.csv "
-                       "(default 4096)")
+    group.add_argument(
+        "--objects-min",
+        type=int,
+        default=4096,
+        metavar="BYTES",
+        help="objects at least this big go into objects.csv " "(default 4096)",
+    )
 
 
 def preload_blocker(program):
@@ -89,8 +100,15 @@ def run(args, cmd, outdir):
         raise FileNotFoundError(f"{cmd[0]}: cannot run: {e.strerror}") from e
     status = proc.wait()
     if status < 0:
-        print(f"tierwise profile: {cmd[0]} was killed by signal {-status}; "
-              "the profile is incomplete", file=sys.stderr)
-    return {"exit_status": status if status >= 0 else None,
-            "params": {"objects_min_bytes": getattr(args, "objects_min", 4096)},
-            "clock": "ns", "estimated": False, "pid": proc.pid}
+        print(
+            f"tierwise profile: {cmd[0]} was killed by signal {-status}; "
+            "the profile is incomplete",
+            file=sys.stderr,
+        )
+    return {
+        "exit_status": status if status >= 0 else None,
+        "params": {"objects_min_bytes": getattr(args, "objects_min", 4096)},
+        "clock": "ns",
+        "estimated": False,
+        "pid": proc.pid,
+    }

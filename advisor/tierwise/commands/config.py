@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """`tierwise config`: print the flags that compile and link a program
 against libtierwise (runtime/include/tierwise.h, build/lib/libtierwise.so)."""
+
 from tierwise.cli import UserError
 from tierwise.paths import artifact, source_dir
 

@@ -2,6 +2,7 @@
 """`tierwise run`: run a command with a placement applied by the LD_PRELOAD
 runtime (build/lib/libtierwise-runtime.so), then print a one-line summary of
 its run report. The command's exit status is passed through."""
+
 import json
 import os
 import shutil
@@ -25,16 +26,32 @@ def add_parser(sub):
         "(memkind), the rest from the default tier. Without the CLI: "
         "LD_PRELOAD=... TIERWISE_PLACEMENT=placement.json CMD.",
     )
-    p.add_argument("--placement", required=True, metavar="FILE",
-                   help="placement.json (tierwise advise, or hand-written)")
-    p.add_argument("--pmem-dir", metavar="DIR", help="directory for the pmem "
-                   "tier's file (an fsdax mount on real hardware; default: a "
-                   "private temporary directory, removed afterwards)")
-    p.add_argument("--dram-limit", metavar="SIZE", help="most bytes of live "
-                   "DRAM-placed data (suffixes K/M/G); beyond it, allocations "
-                   "fall back to the slow tier")
-    p.add_argument("--report", metavar="FILE", help="write the run report "
-                   "here (`%%p` is the pid; default: a temporary file)")
+    p.add_argument(
+        "--placement",
+        required=True,
+        metavar="FILE",
+        help="placement.json (tierwise advise, or hand-written)",
+    )
+    p.add_argument(
+        "--pmem-dir",
+        metavar="DIR",
+        help="directory for the pmem "
+        "tier's file (an fsdax mount on real hardware; default: a "
+        "private temporary directory, removed afterwards)",
+    )
+    p.add_argument(
+        "--dram-limit",
+        metavar="SIZE",
+        help="most bytes of live "
+        "DRAM-placed data (suffixes K/M/G); beyond it, allocations "
+        "fall back to the slow tier",
+    )
+    p.add_argument(
+        "--report",
+        metavar="FILE",
+        help="write the run report "
+        "here (`%%p` is the pid; default: a temporary file)",
+    )
     p.add_argument("cmd", nargs="*", metavar="-- CMD ARGS...")
     return p
 
@@ -64,8 +81,10 @@ def summary(report_path):
     fb = sum(s.get("fallback_bytes", 0) for s in sites)
     fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
     warn = len(rep.get("warnings", []))
-    return (f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
-            f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)")
+    return (
+        f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
+        f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
+    )
 
 
 def run(args):
@@ -103,8 +122,11 @@ def run(args):
             if args.report:
                 print(f"tierwise run: report {rep}", file=sys.stderr)
         else:
-            print(f"tierwise run: no run report at {rep} (killed, or the "
-                  "command does not exit normally)", file=sys.stderr)
+            print(
+                f"tierwise run: no run report at {rep} (killed, or the "
+                "command does not exit normally)",
+                file=sys.stderr,
+            )
         return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -20,8 +20,8 @@ int main() {
               tw_tier_name(tw_tier_of(b)), tw_tier_name(tw_tier_of(c)));
   std::printf("name: %d %d\n", tw_tier_from_name("pmem"),
               tw_tier_from_name("nope"));
-  std::fprintf(stderr, "object a %p %zu\nobject b %p %zu\n", (void *)a,
-               2 * n, (void *)b, n);
+  std::fprintf(stderr, "object a %p %zu\nobject b %p %zu\n", (void *)a, 2 * n,
+               (void *)b, n);
   unsigned sum = (unsigned char)a[n - 1] + (unsigned)b[3] + c[5];
   std::printf("checksum: %x\n", sum);
   std::free(a);

@@ -16,8 +16,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < 1 + (i * 7) % 13; k++)
       adj[i].push_back(int((i * 31 + k) % n));
-  double *rank = make_array(n);  // first helper call
-  double *next = make_array(n);  // second helper call
+  double *rank = make_array(n); // first helper call
+  double *next = make_array(n); // second helper call
   unsigned long sum = 0;
   for (size_t i = 0; i < n; i++)
     for (int v : adj[i]) {
@@ -26,9 +26,8 @@ int main(int argc, char **argv) {
     }
   for (size_t i = 0; i < n; i++)
     sum += (unsigned long)(rank[i] * 3 + next[i]);
-  std::fprintf(stderr, "object rank %p %zu\nobject next %p %zu\n",
-               (void *)rank, n * sizeof(double), (void *)next,
-               n * sizeof(double));
+  std::fprintf(stderr, "object rank %p %zu\nobject next %p %zu\n", (void *)rank,
+               n * sizeof(double), (void *)next, n * sizeof(double));
   std::printf("checksum: %lx\n", sum);
   delete[] rank;
   delete[] next;

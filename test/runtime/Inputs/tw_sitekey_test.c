@@ -28,20 +28,32 @@ int main(void) {
   CHECK(!strcmp(buf, "[anon]+0x7f00"));
   tw_frame_format(buf, 5, &f);
   CHECK(!strcmp(buf, "bfs+"));
-  const char *alloc[] = {"libtierwise-runtime.so", "libtierwise.so",
+  const char *alloc[] = {"libtierwise-runtime.so",
+                         "libtierwise.so",
                          "vgpreload_tierwise-amd64-linux.so",
-                         "libmemkind.so.0", "libc.so.6", "libstdc++.so.6",
-                         "libgcc_s.so.1", "ld-linux-x86-64.so.2",
+                         "libmemkind.so.0",
+                         "libc.so.6",
+                         "libstdc++.so.6",
+                         "libgcc_s.so.1",
+                         "ld-linux-x86-64.so.2",
                          "libjemalloc.so.2"};
-  const char *user[] = {"bfs", "libgraphblas.so.7", "libcjson.so.1",
-                        "libcustom.so", "libtierwise", "tierwise", NULL};
+  const char *user[] = {"bfs",
+                        "libgraphblas.so.7",
+                        "libcjson.so.1",
+                        "libcustom.so",
+                        "libtierwise",
+                        "tierwise",
+                        NULL};
   for (unsigned i = 0; i < sizeof(alloc) / sizeof(*alloc); i++)
     CHECK(tw_module_is_allocator(alloc[i]));
   for (unsigned i = 0; i < sizeof(user) / sizeof(*user); i++)
     CHECK(!tw_module_is_allocator(user[i]));
   CHECK(!strcmp(tw_basename("/a/b/libc.so.6"), "libc.so.6"));
-  tw_frame st[] = {{"libtierwise-runtime.so", 0x10}, {"libstdc++.so.6", 0x20},
-                   {"bfs", 0x30}, {"libc.so.6", 0x40}, {"bfs", 0x50},
+  tw_frame st[] = {{"libtierwise-runtime.so", 0x10},
+                   {"libstdc++.so.6", 0x20},
+                   {"bfs", 0x30},
+                   {"libc.so.6", 0x40},
+                   {"bfs", 0x50},
                    {NULL, 0x60}};
   tw_stack_format(buf, sizeof(buf), st, 6, 6);
   CHECK(!strcmp(buf, "bfs+0x30;libc.so.6+0x40;bfs+0x50;[anon]+0x60"));

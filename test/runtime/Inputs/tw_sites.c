@@ -15,8 +15,8 @@ __attribute__((noinline)) static char *make(size_t n, int fill) {
 int main(int argc, char **argv) {
   size_t nsmall = argc > 1 ? strtoull(argv[1], 0, 10) : 1000;
   size_t big = argc > 2 ? strtoull(argv[2], 0, 10) : (4u << 20);
-  char *a = make(big, 1);               /* site A */
-  char *b = calloc(big / 8, 8);         /* site B */
+  char *a = make(big, 1);       /* site A */
+  char *b = calloc(big / 8, 8); /* site B */
   double *c = NULL;
   if (posix_memalign((void **)&c, 4096, big)) /* site C */
     return 1;

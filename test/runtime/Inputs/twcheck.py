@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: MIT
 """Checking helper of the runtime tests (test/runtime). Sub-commands:
-  place PROFILE_DIR TIER PATTERN... -o FILE   placement naming the sites
-        whose location or stack contains a PATTERN (each must match >= 1 site)
-  where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
-        line of STDERR: `NAME in-dir` if the object lies in a mapping of a
-        file under DIR (in the /proc/PID/maps copy MAPS), else `NAME not-in-dir`
-  report REPORT                               the run report as stable lines
-  sites PROFILE_DIR PATTERN                   rows of sites.csv matching
-  objects STDERR                              `object` lines as NAME BYTES
+place PROFILE_DIR TIER PATTERN... -o FILE   placement naming the sites
+      whose location or stack contains a PATTERN (each must match >= 1 site)
+where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
+      line of STDERR: `NAME in-dir` if the object lies in a mapping of a
+      file under DIR (in the /proc/PID/maps copy MAPS), else `NAME not-in-dir`
+report REPORT                               the run report as stable lines
+sites PROFILE_DIR PATTERN                   rows of sites.csv matching
+objects STDERR                              `object` lines as NAME BYTES
 """
+
 import csv
 import json
 import re
@@ -27,10 +28,23 @@ def place(args):
         hit = [r for r in rows if pat in r["location"] or pat in r["stack"]]
         if not hit:
             sys.exit(f"twcheck place: no site matches {pat!r}")
-        sites += [{"stack": r["stack"], "location": r["location"], "tier": tier,
-                   "bytes": int(r["peak_bytes"] or 0)} for r in hit]
-    doc = {"format": "tierwise-placement", "version": 1, "default_tier": "dram",
-           "depth": meta["depth"], "modules": meta["modules"], "sites": sites}
+        sites += [
+            {
+                "stack": r["stack"],
+                "location": r["location"],
+                "tier": tier,
+                "bytes": int(r["peak_bytes"] or 0),
+            }
+            for r in hit
+        ]
+    doc = {
+        "format": "tierwise-placement",
+        "version": 1,
+        "default_tier": "dram",
+        "depth": meta["depth"],
+        "modules": meta["modules"],
+        "sites": sites,
+    }
     Path(out).write_text(json.dumps(doc, indent=1))
     print(f"placed {len(sites)} site(s) in {tier}")
 
@@ -66,13 +80,19 @@ def report(args):
     print("totals", " ".join(f"{k}={v}" for k, v in sorted(rep["totals"].items())))
     for s in rep["sites"]:
         b = " ".join(f"{k}={v}" for k, v in sorted(s["bytes"].items()))
-        print(f"site {s['location'] or s['stack']} tier={s['tier']} allocs={s['allocs']} "
-              f"{b} fallback={s['fallback_bytes']}")
+        print(
+            f"site {s['location'] or s['stack']} tier={s['tier']} allocs={s['allocs']} "
+            f"{b} fallback={s['fallback_bytes']}"
+        )
     for u in rep["unmatched"]:
-        print(f"unmatched allocs={u['allocs']} bytes={u['bytes']} fallback={u['fallback_bytes']}")
+        print(
+            f"unmatched allocs={u['allocs']} bytes={u['bytes']} fallback={u['fallback_bytes']}"
+        )
     c = rep["cache"]
-    print(f"cache hits={c['hits']} validations={c['validations']} "
-          f"mismatches={c['mismatches']} unwinds={c['unwinds']}")
+    print(
+        f"cache hits={c['hits']} validations={c['validations']} "
+        f"mismatches={c['mismatches']} unwinds={c['unwinds']}"
+    )
     for w in rep["warnings"]:
         print("warning", w)
 
@@ -80,8 +100,10 @@ def report(args):
 def sites(args):
     for r in csv.DictReader(open(Path(args[0]) / "sites.csv")):
         if args[1] in r["location"] or args[1] in r["stack"]:
-            print(f"site {r['location']} allocs={r['allocs']} "
-                  f"bytes={r['bytes_allocated']} peak={r['peak_bytes']}")
+            print(
+                f"site {r['location']} allocs={r['allocs']} "
+                f"bytes={r['bytes_allocated']} peak={r['peak_bytes']}"
+            )
 
 
 def objects(args):
@@ -92,5 +114,10 @@ def objects(args):
 
 
 if __name__ == "__main__":
-    {"place": place, "where": where, "report": report, "sites": sites,
-     "objects": objects}[sys.argv[1]](sys.argv[2:])
+    {
+        "place": place,
+        "where": where,
+        "report": report,
+        "sites": sites,
+        "objects": objects,
+    }[sys.argv[1]](sys.argv[2:])

@@ -7,6 +7,7 @@ examples.test): `python twexample.py TIERWISE EXE ARGS... -- WORKDIR`.
    site's bytes in pmem (run report) and the structure's address in a mapping
    of the pmem directory's file, the others outside; 3. the checksum equals
    the unplaced run. Prints `ok ...` lines; exits non-zero on a failure."""
+
 import csv
 import json
 import os
@@ -23,8 +24,9 @@ OBJ = re.compile(r"object (\S+) 0x([0-9a-f]+) (\d+)")
 
 
 def run(cmd, env=None, err=None):
-    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     if r.returncode:
         sys.exit(f"FAIL {cmd}: exit {r.returncode}\n{r.stderr[-2000:]}")
     if err:
@@ -56,38 +58,61 @@ def main(argv):
     for n, b in big:
         have = by_size.get(b, set())
         if len(have) < need[b]:
-            sys.exit(f"FAIL {name}: object {n} ({b} bytes): {len(have)} census "
-                     f"site(s) with objects of that size, need {need[b]}")
+            sys.exit(
+                f"FAIL {name}: object {n} ({b} bytes): {len(have)} census "
+                f"site(s) with objects of that size, need {need[b]}"
+            )
     print(f"ok {name}: {len(big)} big structures are census sites of their size")
     # Place the largest structure whose size belongs to exactly one site.
     cands = [(b, n) for n, b in big if need[b] == 1 and len(by_size[b]) == 1]
     b, n = max(cands)
     site = sites[next(iter(by_size[b]))]
     placement = work / "placement.json"
-    placement.write_text(json.dumps({
-        "format": "tierwise-placement", "version": 1, "default_tier": "dram",
-        "sites": [{"stack": site["stack"], "location": site["location"],
-                   "tier": "pmem"}]}))
+    placement.write_text(
+        json.dumps(
+            {
+                "format": "tierwise-placement",
+                "version": 1,
+                "default_tier": "dram",
+                "sites": [
+                    {
+                        "stack": site["stack"],
+                        "location": site["location"],
+                        "tier": "pmem",
+                    }
+                ],
+            }
+        )
+    )
     pmem = work / "pmem"
     pmem.mkdir(exist_ok=True)
-    penv = dict(env, LD_PRELOAD=str(Path(tierwise).parents[1] / "lib" / "libtierwise-runtime.so"),
-                TIERWISE_PLACEMENT=str(placement), TIERWISE_PMEM_DIR=str(pmem),
-                TIERWISE_REPORT=str(work / "report.json"),
-                TIERWISE_MAPS_COPY=str(work / "maps"))
+    penv = dict(
+        env,
+        LD_PRELOAD=str(Path(tierwise).parents[1] / "lib" / "libtierwise-runtime.so"),
+        TIERWISE_PLACEMENT=str(placement),
+        TIERWISE_PMEM_DIR=str(pmem),
+        TIERWISE_REPORT=str(work / "report.json"),
+        TIERWISE_MAPS_COPY=str(work / "maps"),
+    )
     (work / "maps").unlink(missing_ok=True)
     placed = run(cmd, penv, err=work / "placed.err")
     if checksum(placed.stdout) != checksum(plain.stdout) or not checksum(plain.stdout):
-        sys.exit(f"FAIL {name}: checksum {checksum(placed.stdout)} != {checksum(plain.stdout)}")
+        sys.exit(
+            f"FAIL {name}: checksum {checksum(placed.stdout)} != {checksum(plain.stdout)}"
+        )
     print(f"ok {name}: placed checksum equals the unplaced run")
     rep = json.loads((work / "report.json").read_text())
     s = rep["sites"][0]
     want = int(site["bytes_allocated"])
     if s["bytes"].get("pmem") != want or s["bytes"].get("dram") or s["fallback_bytes"]:
-        sys.exit(f"FAIL {name}: report {s['bytes']} fallback {s['fallback_bytes']}, "
-                 f"census says {want} bytes")
+        sys.exit(
+            f"FAIL {name}: report {s['bytes']} fallback {s['fallback_bytes']}, "
+            f"census says {want} bytes"
+        )
     print(f"ok {name}: report has exactly the site's {want} bytes in pmem")
     import io
     from contextlib import redirect_stdout
+
     buf = io.StringIO()
     with redirect_stdout(buf):
         where([str(work / "maps"), str(work / "placed.err"), str(pmem)])
