@@ -8,7 +8,9 @@ pmem and a DRAM limit forcing fallbacks, and the tierwise census. Every run
 must report `failures: 0` and the same checksum; prints operations per
 second (median of --reps, interleaved) and ratios to no preload.
 
-  python test/bench/reliability_stress.py --threads 16 --ops 10000000 [--reps 3]
+  python test/bench/reliability_stress.py --threads 16 --ops 160000000 [--reps 3]
+
+OPS is the total over all threads (16 x 10M above).
 """
 
 import argparse

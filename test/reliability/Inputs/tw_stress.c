@@ -8,7 +8,7 @@
  * filled with a pattern that is checked before it is freed or reallocated;
  * malloc_usable_size must be at least the requested size.
  *
- *   tw_stress THREADS OPS [SEED] [--secret]
+ *   tw_stress THREADS OPS [SEED] [--secret]     (OPS: total over all threads)
  *
  * Prints `count FUNCTION allocs N bytes B` per site (the program's own
  * counts, to compare with a census), `failures: N`, `checksum: HEX` (depends
