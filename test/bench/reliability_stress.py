@@ -26,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TIERWISE_BUILD_DIR", ROOT / "build"))
+sys.path.insert(0, str(ROOT / "advisor"))
+from tierwise import placement as placement_mod  # noqa: E402
+
 STRESS = BUILD / "test" / "reliability" / "Inputs" / "tw_stress"
 MEMTIER = "/usr/lib/x86_64-linux-gnu/libmemtier.so"
 PLACED = ("st_realloc", "st_big", "st_memalign")
@@ -80,16 +83,7 @@ def placement(work, small_ops, env):
         if r["location"].split(" ")[0] in PLACED
     ]
     p = work / "placement.json"
-    p.write_text(
-        json.dumps(
-            {
-                "format": "tierwise-placement",
-                "version": 1,
-                "default_tier": "dram",
-                "sites": sites,
-            }
-        )
-    )
+    placement_mod.write(placement_mod.make(sites), p)
     return p
 
 
@@ -111,25 +105,24 @@ def main():
         work = Path(tmp)
         (work / "pmem").mkdir()
         lib = str(BUILD / "lib" / "libtierwise-runtime.so")
-        configs = {
-            "native": base,
-            "memtier": dict(
-                base,
-                LD_PRELOAD=MEMTIER,
-                MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:1;POLICY:STATIC_RATIO",
-            ),
-            "tierwise": dict(
-                base,
-                LD_PRELOAD=lib,
-                TIERWISE_PLACEMENT=str(placement(work, 20000, base)),
-                TIERWISE_PMEM_DIR=str(work / "pmem"),
-                TIERWISE_DRAM_LIMIT=args.dram_limit,
-                TIERWISE_REPORT=str(work / "report.json"),
-            ),
-            "census": dict(base, LD_PRELOAD=lib, TIERWISE_CENSUS=str(work / "cen")),
+        configs = {"native": base}
+        if Path(MEMTIER).exists():  # memkind's own interposer, all DRAM
+            configs["memtier"] = {**base, "LD_PRELOAD": MEMTIER}
+            configs["memtier"][
+                "MEMKIND_MEM_TIERS"
+            ] = "KIND:DRAM,RATIO:1;POLICY:STATIC_RATIO"
+        configs["tierwise"] = {**base, "LD_PRELOAD": lib}
+        configs["tierwise"].update(
+            TIERWISE_PLACEMENT=str(placement(work, 20000, base)),
+            TIERWISE_PMEM_DIR=str(work / "pmem"),
+            TIERWISE_DRAM_LIMIT=args.dram_limit,
+            TIERWISE_REPORT=str(work / "report.json"),
+        )
+        configs["census"] = {
+            **base,
+            "LD_PRELOAD": lib,
+            "TIERWISE_CENSUS": str(work / "cen"),
         }
-        if not Path(MEMTIER).exists():
-            del configs["memtier"]
         ops = {name: [] for name in configs}
         sums = set()
         failed = {}

@@ -17,6 +17,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from tierwise import placement
+
 
 def program_counts(out):
     counts = {}
@@ -94,15 +96,8 @@ def place(args):
     missing = set(fns) - {function_of(s["location"]) for s in sites}
     if missing:
         sys.exit(f"relcheck place: no site in {sorted(missing)}")
-    doc = {
-        "format": "tierwise-placement",
-        "version": 1,
-        "default_tier": "dram",
-        "depth": meta["depth"],
-        "modules": meta["modules"],
-        "sites": sites,
-    }
-    Path(out).write_text(json.dumps(doc, indent=1))
+    doc = placement.make(sites, depth=meta["depth"], modules=meta["modules"])
+    placement.write(doc, out)
     print(f"placed {len(sites)} site(s) in {tier}")
 
 
