@@ -11,12 +11,13 @@ JOBS  ?= $(shell nproc)
 # Debian 12 packages the build and the tests need.
 APT_PKGS := build-essential cmake pkg-config binutils python3 python3-venv \
   libmemkind-dev libpfm4-dev libunwind-dev libdw-dev libelf-dev libnuma-dev \
-  numactl valgrind clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libzstd-dev libcjson-dev libomp-19-dev
+  numactl valgrind clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libzstd-dev \
+  libcjson-dev libomp-19-dev libclang-rt-19-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PY   := $(VENV)/bin/python
 
-.PHONY: all build deps venv configure test demo clean
+.PHONY: all build deps venv configure test demo clean check-sanitizers
 
 all: build
 
@@ -47,6 +48,11 @@ build: configure
 test: build
 	$(VENV)/bin/lit -sv --time-tests $(BUILD)/test
 	$(VENV)/bin/pytest -q advisor/tests
+
+# ASan/UBSan/TSan builds of the runtime's unit tests, parsers and the stress
+# program; Valgrind memcheck/helgrind on the preloaded runtime (~1-2 min).
+check-sanitizers: build
+	test/reliability/check_sanitizers.sh $(BUILD)
 
 demo: build
 	$(BUILD)/bin/tierwise demo

@@ -10,17 +10,20 @@ from pathlib import Path
 FORMAT = "tierwise-placement"
 VERSION = 1
 TIERS = ("dram", "pmem", "kmem", "hbw")
-_SIZE = re.compile(r"^(\d+)\s*([kKmMgGtT]?)[bB]?$")
+# The runtime's grammar (runtime/src/tw_out.c tw_parse_size): ASCII digits,
+# no spaces, an optional K/M/G/T then an optional B, at most 2^64 - 1.
+_SIZE = re.compile(r"([0-9]+)([kKmMgGtT]?)[bB]?", re.ASCII)
 
 
 def parse_size(text):
     """`64M` -> 67108864 (suffixes K/M/G/T, powers of 1024)."""
-    m = _SIZE.match(str(text).strip())
-    if not m:
+    m = _SIZE.fullmatch(str(text))
+    v = int(m[1]) << (10 * " kmgt".index(m[2].lower() or " ")) if m else None
+    if v is None or v >= 2**64:
         raise ValueError(
             f"size {text!r}: expected a number with an optional K/M/G/T suffix"
         )
-    return int(m[1]) << (10 * " kmgt".index(m[2].lower() or " "))
+    return v
 
 
 def valid_tier(name):
@@ -37,7 +40,7 @@ def validate(doc, source="placement"):
         bad("(top level)", type(doc).__name__, "must be a JSON object")
     if doc.get("format") != FORMAT:
         bad("format", doc.get("format"), f"expected {FORMAT!r}")
-    if doc.get("version") != VERSION:
+    if isinstance(doc.get("version"), bool) or doc.get("version") != VERSION:
         bad("version", doc.get("version"), f"this tierwise reads version {VERSION}")
     if not valid_tier(doc.get("default_tier")):
         bad(
@@ -46,7 +49,9 @@ def validate(doc, source="placement"):
             f"not a tier ({', '.join(TIERS)}, numa:N)",
         )
     depth = doc.get("depth")
-    if depth is not None and (not isinstance(depth, int) or not 1 <= depth <= 64):
+    if "depth" in doc and (
+        not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 64
+    ):
         bad("depth", depth, "must be an integer 1..64")
     sites = doc.get("sites")
     if not isinstance(sites, list):

@@ -49,15 +49,34 @@ static char tw_objs_tmp[4096];
 static void tw_objs_open(void) {
   char path[4096];
   /* The process that creates DIR/.census-owner first owns the plain names. */
+  /* It writes its pid there: an image exec'd by the owner (same pid) is the
+   * owner too, and drops the objects the image before exec left unwritten. */
   if (tw_is_main < 0) {
+    char pid[24], got[24] = {0};
+    size_t n = tw_fmt_u64(pid, (uint64_t)getpid());
     tw_census_path(path, sizeof(path), ".census-owner", "", 1);
     int fd =
         open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     tw_is_main = fd >= 0;
-    if (fd >= 0)
+    if (fd >= 0) {
+      if (write(fd, pid, n) != (ssize_t)n)
+        tw_is_main = 1;
       close(fd);
+    } else if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+      tw_is_main = read(fd, got, sizeof(got) - 1) == (ssize_t)n &&
+                   !memcmp(got, pid, n);
+      close(fd);
+    }
   }
   tw_census_path(path, sizeof(path), "objects", ".csv", tw_is_main);
+  if (tw_is_main && strlen(path) + 30 < sizeof(tw_objs_tmp)) {
+    char stale[4200]; /* same name tw_out_open uses */
+    size_t n = strlen(path);
+    memcpy(stale, path, n);
+    memcpy(stale + n, ".tmp.", 5);
+    tw_fmt_u64(stale + n + 5, (uint64_t)getpid());
+    unlink(stale);
+  }
   if (tw_out_open(&tw_objs, path, tw_objs_tmp, sizeof(tw_objs_tmp))) {
     tw_objs_state = -1;
     tw_warn("census: cannot write ", path, "");

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,36 +57,11 @@ void tw_warn(const char *a, const char *b, const char *c) {
 }
 
 static size_t tw_env_size(const char *name, size_t dflt) {
-  const char *s = getenv(name);
-  char *end;
+  const char *s = secure_getenv(name);
+  uint64_t v;
   if (!s || !*s)
     return dflt;
-  unsigned long long v = strtoull(s, &end, 10);
-  switch (*end) {
-  case 'k':
-  case 'K':
-    v <<= 10;
-    end++;
-    break;
-  case 'm':
-  case 'M':
-    v <<= 20;
-    end++;
-    break;
-  case 'g':
-  case 'G':
-    v <<= 30;
-    end++;
-    break;
-  case 't':
-  case 'T':
-    v <<= 40;
-    end++;
-    break;
-  }
-  if (*end == 'B' || *end == 'b')
-    end++;
-  if (*end || end == s) {
+  if (tw_parse_size(s, &v)) {
     tw_warn(name, ": not a size: ", s);
     return dflt;
   }
@@ -102,12 +78,19 @@ static void tw_config_read(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   tw_t0 = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
   tw_on_valgrind = RUNNING_ON_VALGRIND > 0;
-  tw_cfg.census_dir = getenv("TIERWISE_CENSUS");
-  tw_cfg.placement_path = getenv("TIERWISE_PLACEMENT");
-  tw_cfg.pmem_dir = getenv("TIERWISE_PMEM_DIR");
-  tw_cfg.report_path = getenv("TIERWISE_REPORT");
-  tw_cfg.maps_copy = getenv("TIERWISE_MAPS_COPY");
-  tw_cfg.verbose = getenv("TIERWISE_VERBOSE") != NULL;
+  /* setuid/setgid (AT_SECURE): secure_getenv ignores the environment, which
+   * another user controls (report and pmem paths, placement). */
+  if (getauxval(AT_SECURE) &&
+      (getenv("TIERWISE_PLACEMENT") || getenv("TIERWISE_REPORT") ||
+       getenv("TIERWISE_CENSUS") || getenv("TIERWISE_PMEM_DIR")))
+    tw_warn("setuid/setgid program: the TIERWISE_* variables are ignored",
+            "", "");
+  tw_cfg.census_dir = secure_getenv("TIERWISE_CENSUS");
+  tw_cfg.placement_path = secure_getenv("TIERWISE_PLACEMENT");
+  tw_cfg.pmem_dir = secure_getenv("TIERWISE_PMEM_DIR");
+  tw_cfg.report_path = secure_getenv("TIERWISE_REPORT");
+  tw_cfg.maps_copy = secure_getenv("TIERWISE_MAPS_COPY");
+  tw_cfg.verbose = secure_getenv("TIERWISE_VERBOSE") != NULL;
   tw_cfg.depth = (int)tw_env_size("TIERWISE_DEPTH", TW_DEFAULT_DEPTH);
   if (tw_cfg.depth < 1 || tw_cfg.depth > TW_MAX_DEPTH)
     tw_cfg.depth = TW_DEFAULT_DEPTH;

@@ -175,6 +175,7 @@ TW_HIDDEN int tw_tier_parse(const char *name);
 
 /* ---- tw_placement.c ---- */
 TW_HIDDEN int tw_placement_load(const char *path);
+TW_HIDDEN int tw_placement_parse(const char *text, const char *name);
 TW_HIDDEN int tw_placement_match(const char *stack, int *tier);
 TW_HIDDEN int tw_placement_default_tier(void);
 TW_HIDDEN int tw_placement_depth(void);
@@ -215,3 +216,6 @@ TW_HIDDEN void tw_out_json(tw_out *o, const char *s); /* quoted, escaped */
 TW_HIDDEN void tw_out_u64(tw_out *o, uint64_t v);
 TW_HIDDEN void tw_out_flush(tw_out *o);
 TW_HIDDEN size_t tw_fmt_u64(char *buf, uint64_t v);
+/* A size: digits, optional K/M/G/T (powers of 1024), optional B. 0 and
+ * *out set, or -1 (not a size). */
+TW_HIDDEN int tw_parse_size(const char *s, uint64_t *out);

@@ -2,13 +2,16 @@
 /*
  * Buffered output with write(2) for the census and the run report: no stdio
  * (which may allocate) and files are written to a temporary name with
- * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place.
+ * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place. Also the size
+ * parser of the TIERWISE_* variables (callable on a buffer: runtime/fuzz).
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +26,27 @@ size_t tw_fmt_u64(char *buf, uint64_t v) {
     buf[i++] = tmp[--n];
   buf[i] = 0;
   return i;
+}
+
+int tw_parse_size(const char *s, uint64_t *out) {
+  char *end;
+  unsigned shift = 0;
+  if (*s < '0' || *s > '9') /* strtoull takes spaces, + and - (wrapping) */
+    return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  switch (*end) {
+  case 'k': case 'K': shift = 10; end++; break;
+  case 'm': case 'M': shift = 20; end++; break;
+  case 'g': case 'G': shift = 30; end++; break;
+  case 't': case 'T': shift = 40; end++; break;
+  }
+  if (*end == 'B' || *end == 'b')
+    end++;
+  if (*end || errno == ERANGE || (v << shift) >> shift != v)
+    return -1; /* trailing text, or more than 64 bits */
+  *out = v << shift;
+  return 0;
 }
 
 int tw_out_open(tw_out *o, const char *path, char *tmp, size_t cap) {

@@ -140,13 +140,15 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_in_core--;
   }
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
-  if (tier == from && (tier != TW_T_DRAM || !tw_cfg.dram_limit)) {
-    if (TW_UNLIKELY(tw_on_valgrind))
-      VALGRIND_FREELIKE_BLOCK(p, 0);
-    void *q = tier == TW_T_DRAM ? __libc_realloc(p, size)
-                                : tw_tier_realloc(tier, p, size);
+  void *q;
+  if (tier == from && (tier != TW_T_DRAM || !tw_cfg.dram_limit) &&
+      ((q = tier == TW_T_DRAM ? __libc_realloc(p, size)
+                              : tw_tier_realloc(tier, p, size)) ||
+       tier == TW_T_DRAM)) { /* a full tier: moved below (DRAM fallback) */
     if (!q)
       return NULL;
+    if (TW_UNLIKELY(tw_on_valgrind))
+      VALGRIND_FREELIKE_BLOCK(p, 0);
     if (s) {
       __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
       __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
@@ -158,7 +160,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   /* Moves to another tier (or DRAM under a limit): allocate, copy, free. */
   size_t old = tw_pl_usable(p);
   tw_in_core++;
-  void *q = tw_pl_place(s, size, 0, 0, tier);
+  q = tw_pl_place(s, size, 0, 0, tier);
   tw_in_core--;
   if (!q)
     return NULL;

@@ -162,25 +162,33 @@ static int tw_parse(const cJSON *root) {
   return 1;
 }
 
-int tw_placement_load(const char *path) {
-  const char *err = NULL;
-  tw_ppath = path;
+/* Parse placement text (\p name names it in messages). Callable on a
+ * buffer, any number of times (runtime/fuzz). */
+int tw_placement_parse(const char *text, const char *name) {
+  tw_ppath = name;
+  tw_npmods = 0;
   cJSON_Hooks hooks = {__libc_malloc, __libc_free};
   cJSON_InitHooks(&hooks);
-  char *text = tw_slurp(path, &err);
-  if (!text)
-    return tw_bad("(file)", path, err);
   cJSON *root = cJSON_Parse(text);
   if (!root) {
     const char *at = cJSON_GetErrorPtr();
     char near[40] = {0};
     for (int k = 0; at && at[k] && k < 32; k++)
       near[k] = at[k] == '\n' ? ' ' : at[k];
-    __libc_free(text);
     return tw_bad("(JSON)", near, "syntax error near this text");
   }
   int ok = tw_parse(root);
   cJSON_Delete(root);
+  return ok;
+}
+
+int tw_placement_load(const char *path) {
+  const char *err = NULL;
+  tw_ppath = path;
+  char *text = tw_slurp(path, &err);
+  if (!text)
+    return tw_bad("(file)", path, err);
+  int ok = tw_placement_parse(text, path);
   __libc_free(text);
   return ok;
 }

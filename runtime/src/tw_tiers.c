@@ -181,6 +181,8 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
     tw_pmem_renew_kind();
   if (!tw_tier_available(tier))
     return NULL;
+  if (size < 16) /* jemalloc's 8-byte class is only 8-aligned */
+    size = 16;
   tw_in_tier = tier; /* pages memkind maps now belong to this tier */
   int err = align > 16 ? tw_mkf.posix_memalign(tw_kinds[tier], &p, align, size)
                        : ((p = tw_mkf.malloc(tw_kinds[tier], size)) ? 0 : 1);
@@ -191,6 +193,13 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
     if (!__atomic_exchange_n(&tw_warned[tier], 1, __ATOMIC_RELAXED))
       tw_warn("tier ", tw_names[tier],
               " could not serve an allocation (full?); falling back to dram");
+    return NULL;
+  }
+  if (align > 16 && ((uintptr_t)p & (align - 1))) { /* memkind, full pmem dir */
+    tw_mkf.free(tw_kinds[tier], p);
+    if (!__atomic_exchange_n(&tw_warned[tier], 1, __ATOMIC_RELAXED))
+      tw_warn("tier ", tw_names[tier],
+              " returned a misaligned block (full?); falling back to dram");
     return NULL;
   }
   return p;

@@ -6,6 +6,8 @@ and the timeline of objects of at least --objects-min bytes, at near native
 speed. No access counts (those columns stay empty)."""
 
 import os
+import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +34,32 @@ def add_arguments(group):
     )
 
 
+def preload_blocker(program):
+    """Why LD_PRELOAD cannot apply to `program` (a command name or path), or
+    None: a statically linked ELF (no PT_INTERP: nothing loads the runtime)
+    or a setuid/setgid one (the loader ignores LD_PRELOAD paths). Scripts
+    and programs that cannot be read are not judged (None)."""
+    path = shutil.which(program)
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return None
+            from elftools.elf.elffile import ELFFile
+
+            f.seek(0)
+            static = not any(s["p_type"] == "PT_INTERP" for s in ELFFile(f).iter_segments())
+        mode = os.stat(path).st_mode
+    except Exception:  # unreadable or not a valid ELF file: let it run
+        return None
+    if static:
+        return f"{program} is statically linked (no PT_INTERP): LD_PRELOAD cannot apply"
+    if mode & (stat.S_ISUID | stat.S_ISGID):
+        return f"{program} is setuid/setgid: the loader ignores LD_PRELOAD"
+    return None
+
+
 def available(args):
     try:
         artifact("lib/libtierwise-runtime.so")
@@ -55,6 +83,10 @@ def census_env(outdir, depth, objects_min, env=None):
 
 
 def run(args, cmd, outdir):
+    why = preload_blocker(cmd[0])
+    if why:
+        raise FileNotFoundError(f"{why}; the alloc census cannot see its "
+                                "allocations (relink it dynamically)")
     outdir = Path(outdir)
     for name in RAW:  # a previous run's files must not pass for this one's
         (outdir / name).unlink(missing_ok=True)

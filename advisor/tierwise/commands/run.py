@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from tierwise import placement as placement_mod
+from tierwise.backends.alloc import preload_blocker
 from tierwise.cli import UserError
 from tierwise.paths import artifact
 
@@ -95,6 +96,13 @@ def run(args):
     placement_mod.load(args.placement)  # one clear error before running
     if args.dram_limit:
         placement_mod.parse_size(args.dram_limit)
+    why = preload_blocker(cmd[0])
+    if why:  # never keep the user's program from running: run it unplaced
+        print(f"tierwise run: warning: {why}; running it unplaced", file=sys.stderr)
+        try:
+            return subprocess.call(cmd)
+        except OSError as e:
+            raise UserError(f"{cmd[0]}: cannot run: {e.strerror}") from e
     tmp = Path(tempfile.mkdtemp(prefix="tierwise-run."))
     os.chmod(tmp, 0o700)
     try:

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the fuzzed runtime parsers (tw_placement.c, tw_tiers.c' name table,
+ * tw_out.c) need from the rest of the runtime, without the interposed
+ * allocator: the config, warnings (counted, not printed), the internal
+ * allocator (malloc'd blocks freed after each input, so ASan sees overruns
+ * and leaks), and one fake loaded module for the build-id check.
+ */
+#define _GNU_SOURCE
+#include "tw_core.h"
+#include "tw_fuzz.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tw_config tw_cfg;
+volatile int tw_mode_now;
+__thread int tw_in_core;
+__thread int tw_in_tier;
+unsigned long tw_fuzz_warnings;
+
+static void **tw_fuzz_blocks;
+static size_t tw_fuzz_n, tw_fuzz_cap;
+
+void tw_warn(const char *a, const char *b, const char *c) {
+  (void)a, (void)b, (void)c;
+  tw_fuzz_warnings++;
+}
+
+void tw_report_warning(const char *line) { (void)line; }
+
+void *tw_internal_alloc(size_t size) {
+  if (tw_fuzz_n == tw_fuzz_cap) {
+    tw_fuzz_cap = tw_fuzz_cap ? 2 * tw_fuzz_cap : 64;
+    tw_fuzz_blocks = realloc(tw_fuzz_blocks, tw_fuzz_cap * sizeof(void *));
+  }
+  void *p = malloc(size);
+  tw_fuzz_blocks[tw_fuzz_n++] = p;
+  return p;
+}
+
+void tw_fuzz_reset(void) {
+  for (size_t i = 0; i < tw_fuzz_n; i++)
+    free(tw_fuzz_blocks[i]);
+  tw_fuzz_n = 0;
+}
+
+void tw_modules_each(tw_module_fn fn, void *ctx) {
+  fn(ctx, "/fuzz/bin/prog", "prog", "00112233445566778899aabbccddeeff00112233");
+}
+
+/* A NUL-terminated copy of the fuzzer's input (freed by the caller). */
+char *tw_fuzz_text(const uint8_t *data, size_t size) {
+  char *s = malloc(size + 1);
+  memcpy(s, data, size);
+  s[size] = 0;
+  return s;
+}
