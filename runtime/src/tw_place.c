@@ -10,11 +10,11 @@
 #define _GNU_SOURCE
 #include "tw_clientreq.h"
 #include "tw_core.h"
+#include "tw_fast.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
-
 
 static _Atomic uint64_t tw_dram_live; /* usable bytes of DRAM blocks */
 
@@ -90,9 +90,29 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
     tw_announce(p, size, hit->tier);
   } else if (site == TW_SITE_NONE)
     p = tw_dram(size, align, zero);
-  else
+  else {
+    if (hit)
+      tw_fast_count_hit();
     p = tw_pl_place(tw_site_get(site), size, align, zero,
                     tw_site_get(site)->tier);
+  }
+  tw_in_core--;
+  return p;
+}
+
+/* An inline cache hit (tw_preload.c) that is not a plain DRAM block: its
+ * counts are already in the entry; undone if the tier cannot serve it. */
+void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero) {
+  tw_in_core++;
+  void *p = tw_tier_block(e->tier, size, 0, zero);
+  if (p)
+    tw_announce(p, size, e->tier);
+  else {
+    e->pend_allocs--;
+    e->pend_bytes -= size;
+    tw_fast_count_hit();
+    p = tw_pl_place(tw_site_get(e->site), size, 0, zero, e->tier);
+  }
   tw_in_core--;
   return p;
 }
@@ -135,6 +155,8 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_fast_entry *hit = NULL;
     tw_in_core++;
     site = tw_fast_site(size, ra, sp, &hit);
+    if (hit)
+      tw_fast_count_hit();
     if (site != TW_SITE_NONE && tw_site_get(site)->placed >= 0)
       tier = tw_site_get(site)->tier; /* a placed site moves the block */
     tw_in_core--;
