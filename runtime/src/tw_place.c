@@ -151,12 +151,10 @@ size_t tw_pl_usable(void *p) {
 void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   int from = tw_page_tier(p), tier = from;
   uint32_t site = TW_SITE_NONE;
+  tw_fast_entry *hit = NULL;
   if (!tw_in_core && tw_mode_now == TW_MODE_PLACE) {
-    tw_fast_entry *hit = NULL;
     tw_in_core++;
     site = tw_fast_site(size, ra, sp, &hit);
-    if (hit)
-      tw_fast_count_hit();
     if (site != TW_SITE_NONE && tw_site_get(site)->placed >= 0)
       tier = tw_site_get(site)->tier; /* a placed site moves the block */
     tw_in_core--;
@@ -167,9 +165,17 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
       VALGRIND_FREELIKE_BLOCK(p, 0);
     void *q = tier == TW_T_DRAM ? __libc_realloc(p, size)
                                 : tw_tier_realloc(tier, p, size);
-    if (!q)
+    if (!q) {
+      if (hit)
+        tw_fast_count_hit();
       return NULL;
-    if (s) {
+    }
+    if (hit && hit->tier == tier) { /* cache hit: no atomic operation */
+      hit->pend_allocs++;
+      hit->pend_bytes += size;
+    } else if (s) {
+      if (hit)
+        tw_fast_count_hit();
       __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
       __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
       __atomic_fetch_add(&s->tier_bytes[tier], size, __ATOMIC_RELAXED);
@@ -177,6 +183,8 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_announce(q, size, tier);
     return q;
   }
+  if (hit)
+    tw_fast_count_hit();
   /* Moves to another tier (or DRAM under a limit): allocate, copy, free. */
   size_t old = tw_pl_usable(p);
   tw_in_core++;

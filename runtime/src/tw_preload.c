@@ -22,7 +22,7 @@
 /* The slow paths, out of line so that the fast ones need no saved
  * registers. */
 static __attribute__((noinline)) void *tw_malloc_slow(size_t size, int zero,
-                                                     void *ra, void *sp) {
+                                                      void *ra, void *sp) {
   void *p = tw_alloc(size, 0, zero, ra, sp);
   if (!p)
     errno = ENOMEM;
