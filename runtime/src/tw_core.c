@@ -141,16 +141,19 @@ static void tw_config_read(void) {
  * of the tables are consistent; the child keeps tracking (census output
  * under per-pid names, see tw_census.c; run report path with %p). */
 static void tw_atfork_prepare(void) {
+  tw_fork_prepare();
   tw_stack_atfork(0);
   tw_census_atfork(0);
 }
 static void tw_atfork_parent(void) {
   tw_census_atfork(1);
   tw_stack_atfork(1);
+  tw_fork_parent();
 }
 static void tw_atfork_child(void) {
   tw_census_atfork(2);
   tw_stack_atfork(2);
+  tw_fork_child();
 }
 
 __attribute__((constructor(101))) static void tw_ctor(void) { tw_init(); }

@@ -143,6 +143,15 @@ TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
 
 /* ---- tw_tiers.c: memkind tiers ---- */
 TW_HIDDEN void tw_tiers_init(void);
+/* The child of a fork: new slow-tier allocations from fresh kinds. */
+TW_HIDDEN void tw_tiers_forked(void);
+/* ---- tw_fork.c: private slow tier in fork children ---- */
+TW_HIDDEN void tw_fork_note_map(void *p, size_t len, int prot, int flags,
+                                int fd);
+TW_HIDDEN void tw_fork_note_unmap(void *p, size_t len);
+TW_HIDDEN void tw_fork_prepare(void);
+TW_HIDDEN void tw_fork_parent(void);
+TW_HIDDEN void tw_fork_child(void);
 TW_HIDDEN void *tw_tier_malloc(int tier, size_t size, size_t align);
 TW_HIDDEN void tw_tier_free(int tier, void *base);
 TW_HIDDEN void *tw_tier_realloc(int tier, void *p, size_t size);

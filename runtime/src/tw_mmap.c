@@ -109,8 +109,10 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   int mode = tw_mode_now;
   if (tw_in_tier) { /* memkind mapping memory for a tier */
     void *p = tw_sys_mmap(addr, len, prot, flags, fd, off);
-    if (p != MAP_FAILED)
+    if (p != MAP_FAILED) {
       tw_pmap_mark((uintptr_t)p, len, tw_in_tier);
+      tw_fork_note_map(p, len, prot, flags, fd);
+    }
     return p;
   }
   if (tw_in_core || (mode != TW_MODE_CENSUS && mode != TW_MODE_PLACE) ||
@@ -171,8 +173,10 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
     return 0;
   }
   int r = tw_sys_munmap(addr, len);
-  if (r == 0 && (tw_in_tier || tw_page_tier(addr)))
+  if (r == 0 && (tw_in_tier || tw_page_tier(addr))) {
     tw_pmap_mark((uintptr_t)addr, len, 0); /* memkind gave pages back */
+    tw_fork_note_unmap(addr, len);
+  }
   return r;
 }
 

@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <memkind.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,8 +146,39 @@ int tw_tier_available(int tier) {
   return tw_kinds[tier] != NULL;
 }
 
+/* fork child: the pmem kind's arena and file are the parent's (its
+ * mappings are private copies now, tw_fork.c); new pmem blocks come from a
+ * fresh kind, made on first use (memkind_create_pmem is not safe in an
+ * atfork handler). Blocks of the old kind are still freed through memkind,
+ * which finds their arena from the pointer. */
+static memkind_t tw_pmem_inherited;
+static int tw_pmem_renew;
+
+void tw_tiers_forked(void) {
+  if (tw_kinds[TW_T_PMEM])
+    tw_pmem_renew = 1;
+}
+
+static void tw_pmem_renew_kind(void) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
+  if (tw_pmem_renew) {
+    tw_pmem_inherited = tw_kinds[TW_T_PMEM];
+    /* On failure the kind stays NULL: new pmem blocks fall back to dram,
+     * and frees of old ones go to memkind_free(NULL, p), which finds the
+     * kind of a memkind pointer itself. */
+    tw_kinds[TW_T_PMEM] = NULL;
+    tw_tier_open(TW_T_PMEM);
+    __atomic_store_n(&tw_pmem_renew, 0, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
 void *tw_tier_malloc(int tier, size_t size, size_t align) {
   void *p = NULL;
+  if (TW_UNLIKELY(tier == TW_T_PMEM &&
+                  __atomic_load_n(&tw_pmem_renew, __ATOMIC_ACQUIRE)))
+    tw_pmem_renew_kind();
   if (!tw_tier_available(tier))
     return NULL;
   tw_in_tier = tier; /* pages memkind maps now belong to this tier */
@@ -197,7 +229,8 @@ size_t tw_tier_usable(int tier, void *p) {
 struct memkind;
 __attribute__((visibility("default"))) int
 memkind_arena_destroy(struct memkind *kind) {
-  if (kind && (memkind_t)kind == tw_kinds[TW_T_PMEM]) {
+  if (kind && ((memkind_t)kind == tw_kinds[TW_T_PMEM] ||
+               (memkind_t)kind == tw_pmem_inherited)) {
     tw_kinds_dead = 1;
     return 0;
   }
