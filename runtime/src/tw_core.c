@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "tw_core.h"
 #include "tw_clientreq.h"
+#include "tw_fast.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -78,6 +79,11 @@ static void tw_config_read(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   tw_t0 = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
   tw_on_valgrind = RUNNING_ON_VALGRIND > 0;
+  {
+    const char *v = secure_getenv("TIERWISE_VALGRIND_REQUESTS");
+    if (v && !strcmp(v, "0")) /* measuring the native path under callgrind */
+      tw_on_valgrind = 0;
+  }
   /* setuid/setgid (AT_SECURE): secure_getenv ignores the environment, which
    * another user controls (report and pmem paths, placement). */
   if (getauxval(AT_SECURE) &&
@@ -107,6 +113,7 @@ static void tw_config_read(void) {
     tw_cfg.mode = TW_MODE_PLACE;
   else
     tw_cfg.mode = TW_MODE_PASS;
+  tw_free_slow = tw_hdr_mode || tw_on_valgrind || tw_cfg.dram_limit;
   /* Census is exact from the first allocation; placement needs the file
    * and the tiers, which the constructor loads. */
   tw_mode_now = tw_cfg.mode == TW_MODE_CENSUS ? TW_MODE_CENSUS : TW_MODE_PASS;
@@ -151,6 +158,10 @@ void tw_init(void) {
     if (placed)
       tw_placement_check_modules();
     tw_mode_now = TW_MODE_PLACE;
+    /* The inline fast path (tw_fast.h); a DRAM limit needs the accounting
+     * of tw_pl_place on every allocation. */
+    if (tw_cfg.fast_learn && !tw_cfg.dram_limit)
+      tw_fast_limit = tw_cfg.fast_max;
   }
   tw_in_core--;
 }
@@ -159,6 +170,7 @@ __attribute__((destructor(101))) static void tw_dtor(void) {
   int mode = tw_mode_now;
   tw_in_core++;
   tw_mode_now = TW_MODE_PASS; /* later allocations: served, not tracked */
+  tw_fast_limit = 0;
   if (mode == TW_MODE_CENSUS)
     tw_census_write();
   else if (mode == TW_MODE_PLACE)

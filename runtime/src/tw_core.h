@@ -136,20 +136,7 @@ TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
 TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 
-/* ---- tw_fastpath.c: the per-thread decision cache (placement mode) ---- */
-typedef struct tw_fast_entry {
-  uintptr_t ra, sp;
-  uint32_t site;
-  uint32_t left; /* learning: unwinds so far; trusted: hits to validation */
-  int state;
-  int tier;
-  uint64_t pend_allocs, pend_bytes; /* hits not yet added to the site */
-} tw_fast_entry;
-/* The site for an allocation; *hit is set when served from the cache: the
- * caller then counts the allocation in (*hit)->pend_* if it lands in
- * (*hit)->tier. */
-TW_HIDDEN uint32_t tw_fast_site(size_t size, void *ra, void *sp,
-                                tw_fast_entry **hit);
+/* ---- tw_fastpath.c: the per-thread decision cache (more in tw_fast.h) ---- */
 TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
                                                   mismatches, unwinds; flushes
                                                   pending counts */

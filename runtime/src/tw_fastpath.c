@@ -13,23 +13,16 @@
  * the process ends. See runtime/README.md for what this can get wrong.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_fast.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
 
-#define TW_FAST_SLOTS 2048
 #define TW_FAST_TABLES 1024
-enum { TW_LEARN = 0, TW_TRUSTED = 1, TW_AMBIGUOUS = 2 };
 
-typedef struct tw_fast_table {
-  uint64_t hits, checks, mismatches, unwinds;
-  int in_use;
-  tw_fast_entry e[TW_FAST_SLOTS];
-} tw_fast_table;
-
-static __thread tw_fast_table *tw_fast_mine
-    __attribute__((tls_model("initial-exec")));
+__thread tw_fast_table *tw_fast_mine __attribute__((tls_model("initial-exec")));
+size_t tw_fast_limit;
+int tw_free_slow;
 static tw_fast_table *tw_tables[TW_FAST_TABLES];
 static int tw_ntables;
 static uint64_t tw_done[4]; /* counters of tables whose thread ended */
@@ -37,10 +30,12 @@ static pthread_mutex_t tw_fast_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tw_fast_key;
 static pthread_once_t tw_fast_once = PTHREAD_ONCE_INIT;
 
-/* Move an entry's pending counts into its site. */
-static void tw_flush(tw_fast_entry *e) {
+/* Move an entry's pending counts into its site (and its hits into the
+ * table's count). */
+static void tw_flush(tw_fast_table *t, tw_fast_entry *e) {
   if (!e->pend_allocs)
     return;
+  t->hits += e->pend_allocs;
   tw_site *s = tw_site_get(e->site);
   __atomic_fetch_add(&s->allocs, e->pend_allocs, __ATOMIC_RELAXED);
   __atomic_fetch_add(&s->bytes, e->pend_bytes, __ATOMIC_RELAXED);
@@ -50,7 +45,7 @@ static void tw_flush(tw_fast_entry *e) {
 
 static void tw_flush_table(tw_fast_table *t, int retire) {
   for (int i = 0; i < TW_FAST_SLOTS; i++)
-    tw_flush(&t->e[i]);
+    tw_flush(t, &t->e[i]);
   if (!retire)
     return;
   uint64_t *c = &t->hits;
@@ -96,6 +91,13 @@ static tw_fast_table *tw_fast_new_table(void) {
   return tw_fast_mine = t;
 }
 
+/* Make \p e trusted for the next fast_check - 1 hits (0: never re-check). */
+static void tw_trust(tw_fast_entry *e) {
+  e->state = TW_TRUSTED;
+  e->left = tw_cfg.fast_check ? tw_cfg.fast_check : UINT32_MAX;
+  e->plain = e->tier == TW_T_DRAM && !tw_on_valgrind;
+}
+
 /* Not in the cache, learning, ambiguous, or due for validation. */
 static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
                                                        tw_fast_entry *e,
@@ -106,27 +108,31 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
     return site;
   int tier = tw_site_get(site)->tier;
   if (e->ra != (uintptr_t)ra || e->sp != (uintptr_t)sp) {
-    tw_flush(e);
+    tw_flush(t, e);
     e->ra = (uintptr_t)ra;
     e->sp = (uintptr_t)sp;
     e->site = site;
-    e->left = 1;
+    e->learned = 1;
+    e->left = 0;
     e->state = TW_LEARN;
-    e->tier = tier;
+    e->tier = (uint8_t)tier;
+    if (tw_cfg.fast_learn <= 1)
+      tw_trust(e);
     return site;
   }
   if (e->state == TW_AMBIGUOUS)
     return site;
-  tw_flush(e);
+  tw_flush(t, e);
   if (tier != e->tier) {
     t->mismatches++;
     e->state = TW_AMBIGUOUS;
-  } else if (e->state == TW_LEARN && ++e->left >= tw_cfg.fast_learn) {
-    e->state = TW_TRUSTED;
-    e->left = tw_cfg.fast_check;
-  } else if (e->state == TW_TRUSTED) {
+    e->left = 0;
+  } else if (e->state == TW_LEARN) {
+    if (++e->learned >= tw_cfg.fast_learn)
+      tw_trust(e);
+  } else { /* trusted, due for validation */
     t->checks++;
-    e->left = tw_cfg.fast_check;
+    tw_trust(e);
   }
   e->site = site; /* hits are counted to the latest unwound site */
   return site;
@@ -146,16 +152,17 @@ uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
                                    : tw_fast_first(ra, sp, hit);
   if (size >= tw_cfg.fast_max)
     return tw_site_here();
-  uintptr_t k = (uintptr_t)ra ^ ((uintptr_t)sp * 0x9e3779b1u);
-  tw_fast_entry *e = &t->e[(k ^ (k >> 13)) & (TW_FAST_SLOTS - 1)];
+  tw_fast_entry *e = tw_fast_probe(t, ra, sp);
   if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
-                e->state == TW_TRUSTED && --e->left)) {
-    t->hits++;
+                e->left > 1)) {
+    e->left--;
     *hit = e;
     return e->site;
   }
   return tw_fast_miss(t, e, ra, sp);
 }
+
+void tw_fast_count_hit(void) { tw_fast_mine->hits++; }
 
 void tw_fast_stats(uint64_t out[4]) {
   pthread_mutex_lock(&tw_fast_lock);

@@ -10,11 +10,11 @@
 #define _GNU_SOURCE
 #include "tw_clientreq.h"
 #include "tw_core.h"
+#include "tw_fast.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
-
 
 static _Atomic uint64_t tw_dram_live; /* usable bytes of DRAM blocks */
 
@@ -90,9 +90,29 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
     tw_announce(p, size, hit->tier);
   } else if (site == TW_SITE_NONE)
     p = tw_dram(size, align, zero);
-  else
+  else {
+    if (hit)
+      tw_fast_count_hit();
     p = tw_pl_place(tw_site_get(site), size, align, zero,
                     tw_site_get(site)->tier);
+  }
+  tw_in_core--;
+  return p;
+}
+
+/* An inline cache hit (tw_preload.c) that is not a plain DRAM block: its
+ * counts are already in the entry; undone if the tier cannot serve it. */
+void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero) {
+  tw_in_core++;
+  void *p = tw_tier_block(e->tier, size, 0, zero);
+  if (p)
+    tw_announce(p, size, e->tier);
+  else {
+    e->pend_allocs--;
+    e->pend_bytes -= size;
+    tw_fast_count_hit();
+    p = tw_pl_place(tw_site_get(e->site), size, 0, zero, e->tier);
+  }
   tw_in_core--;
   return p;
 }
@@ -131,8 +151,8 @@ size_t tw_pl_usable(void *p) {
 void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   int from = tw_page_tier(p), tier = from;
   uint32_t site = TW_SITE_NONE;
+  tw_fast_entry *hit = NULL;
   if (!tw_in_core && tw_mode_now == TW_MODE_PLACE) {
-    tw_fast_entry *hit = NULL;
     tw_in_core++;
     site = tw_fast_site(size, ra, sp, &hit);
     if (site != TW_SITE_NONE && tw_site_get(site)->placed >= 0)
@@ -140,16 +160,24 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_in_core--;
   }
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
-  void *q;
+  void *q = NULL;
   if (tier == from && (tier != TW_T_DRAM || !tw_cfg.dram_limit) &&
       ((q = tier == TW_T_DRAM ? __libc_realloc(p, size)
                               : tw_tier_realloc(tier, p, size)) ||
        tier == TW_T_DRAM)) { /* a full tier: moved below (DRAM fallback) */
-    if (!q)
+    if (!q) {
+      if (hit)
+        tw_fast_count_hit();
       return NULL;
+    }
     if (TW_UNLIKELY(tw_on_valgrind))
       VALGRIND_FREELIKE_BLOCK(p, 0);
-    if (s) {
+    if (hit && hit->tier == tier) { /* cache hit: no atomic operation */
+      hit->pend_allocs++;
+      hit->pend_bytes += size;
+    } else if (s) {
+      if (hit)
+        tw_fast_count_hit();
       __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
       __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
       __atomic_fetch_add(&s->tier_bytes[tier], size, __ATOMIC_RELAXED);
@@ -157,6 +185,8 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_announce(q, size, tier);
     return q;
   }
+  if (hit)
+    tw_fast_count_hit();
   /* Moves to another tier (or DRAM under a limit): allocate, copy, free. */
   size_t old = tw_pl_usable(p);
   tw_in_core++;

@@ -3,10 +3,13 @@
  * The interposed entry points: malloc, calloc, realloc, free, the aligned
  * variants, malloc_usable_size (C++ new/delete reach us through malloc and
  * free). Each is tiny: it takes the caller's key (return address, stack
- * pointer) and hands over to the core (tw_core.c).
+ * pointer) and hands over to the core (tw_core.c). malloc, calloc and free
+ * first try the placement fast path inline (tw_fast.h): a cache hit for a
+ * DRAM site and the free of a DRAM block end in a tail call to glibc.
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
+#include "tw_fast.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -16,14 +19,37 @@
 #define TW_RA __builtin_return_address(0)
 #define TW_SP __builtin_frame_address(0)
 
-TW_EXPORT void *malloc(size_t size) {
-  void *p = tw_alloc(size, 0, 0, TW_RA, TW_SP);
+/* The slow paths, out of line so that the fast ones need no saved
+ * registers. */
+static __attribute__((noinline)) void *tw_malloc_slow(size_t size, int zero,
+                                                      void *ra, void *sp) {
+  void *p = tw_alloc(size, 0, zero, ra, sp);
   if (!p)
     errno = ENOMEM;
   return p;
 }
 
-TW_EXPORT void free(void *p) { tw_core_free(p); }
+TW_EXPORT void *malloc(size_t size) {
+  tw_fast_entry *e = tw_fast_hit(size, TW_RA, TW_SP);
+  if (TW_LIKELY(e != NULL)) {
+    /* Counted before the call so that glibc's is a tail call; a small
+     * allocation that fails (out of memory) is counted all the same. */
+    e->pend_allocs++;
+    e->pend_bytes += size;
+    if (TW_LIKELY(e->plain))
+      return __libc_malloc(size);
+    return tw_fast_serve(e, size, 0);
+  }
+  return tw_malloc_slow(size, 0, TW_RA, TW_SP);
+}
+
+TW_EXPORT void free(void *p) {
+  if (TW_LIKELY(!tw_free_slow) && TW_LIKELY(tw_page_tier(p) == TW_T_DRAM)) {
+    __libc_free(p);
+    return;
+  }
+  tw_core_free(p);
+}
 
 TW_EXPORT void *calloc(size_t n, size_t size) {
   size_t total;
@@ -31,10 +57,15 @@ TW_EXPORT void *calloc(size_t n, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  void *p = tw_alloc(total, 0, 1, TW_RA, TW_SP);
-  if (!p)
-    errno = ENOMEM;
-  return p;
+  tw_fast_entry *e = tw_fast_hit(total, TW_RA, TW_SP);
+  if (TW_LIKELY(e != NULL)) {
+    e->pend_allocs++;
+    e->pend_bytes += total;
+    if (TW_LIKELY(e->plain))
+      return __libc_calloc(1, total);
+    return tw_fast_serve(e, total, 1);
+  }
+  return tw_malloc_slow(total, 1, TW_RA, TW_SP);
 }
 
 TW_EXPORT void *realloc(void *p, size_t size) {

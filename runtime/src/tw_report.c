@@ -105,6 +105,8 @@ void tw_report_write(void) {
     tw_warn("cannot write the run report ", path, "");
     return;
   }
+  uint64_t fs[4];
+  tw_fast_stats(fs); /* first: flushes the cache hits' counts into the sites */
   uint32_t n = tw_site_count();
   int np = tw_placement_nsites();
   uint64_t totals[TW_NTIERS] = {0};
@@ -170,8 +172,6 @@ void tw_report_write(void) {
     tw_out_str(o, "}");
     first = 0;
   }
-  uint64_t fs[4];
-  tw_fast_stats(fs);
   tw_out_str(o, "],\n \"unmatched_min_bytes\": ");
   tw_out_u64(o, tw_cfg.unmatched_min);
   tw_out_str(o, ",\n \"cache\": {\"hits\": ");

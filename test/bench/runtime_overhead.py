@@ -6,14 +6,22 @@ allocations), run natively, under memkind's own libmemtier.so (static DRAM
 tier), under the tierwise runtime with a placement naming every site (all in
 dram, so only the interposer's cost is measured), and under the census.
 Repetitions are interleaved; prints medians and ratios to native.
+With --instructions, counts instructions instead (callgrind, 1 thread,
+deterministic: for noisy machines): native vs the placement run with the
+Valgrind client requests off (TIERWISE_VALGRIND_REQUESTS=0), and the extra
+instructions per allocation (each allocation's free included).
 
   python test/bench/runtime_overhead.py [--scale 18] [--reps 5] [--threads 2]
+  python test/bench/runtime_overhead.py --instructions [--scale 15]
+Environment: TIERWISE_BUILD_DIR (default build/), TW_MEMTIER (memkind's
+libmemtier.so).
 """
 
 import argparse
 import csv
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -40,7 +48,12 @@ def timed(cmd, env, cpu=False):
     r = subprocess.CompletedProcess(cmd, proc.returncode, out)
     dt = ru.ru_utime + ru.ru_stime if cpu else time.perf_counter() - t0
     if r.returncode:  # memtier aborts on some kernels (memkind assertion)
-        return None, [f"exit status {r.returncode}"]
+        why = (
+            f"killed by {signal.Signals(-r.returncode).name}"
+            if r.returncode < 0
+            else f"exit status {r.returncode}"
+        )
+        return None, [why]
     return dt, [l for l in r.stdout.splitlines() if l.startswith("checksum")]
 
 
@@ -75,12 +88,61 @@ def placement_all_sites(cmd, env, work):
     return p, len(sites)
 
 
+def callgrind_ir(cmd, env):
+    """Instructions executed by \p cmd under callgrind (1 thread)."""
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.out"]
+            + cmd,
+            env=dict(env, OMP_NUM_THREADS="1"),
+            capture_output=True,
+            text=True,
+        )
+    for line in r.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split()[-1])
+    sys.exit(f"callgrind failed on {cmd}: {r.stderr[-500:]}")
+
+
+def instructions(args, lib, base, work):
+    print(f"scale {args.scale}, 1 thread, callgrind instruction counts")
+    print(
+        f"{'kernel':14} {'native':>14} {'tierwise':>14} {'extra':>8}  "
+        "allocs  per alloc"
+    )
+    for k in args.kernels:
+        cmd = [str(BUILD / "examples" / k), "-g", str(args.scale)]
+        placement, _ = placement_all_sites(cmd, base, work / k)
+        report = work / k / "report.json"
+        env = dict(
+            base,
+            LD_PRELOAD=lib,
+            TIERWISE_PLACEMENT=str(placement),
+            TIERWISE_REPORT=str(report),
+            TIERWISE_VALGRIND_REQUESTS="0",
+        )
+        native = callgrind_ir(cmd, base)
+        placed = callgrind_ir(cmd, env)
+        c = json.loads(report.read_text())["cache"]
+        allocs = c["hits"] + c["unwinds"]
+        print(
+            f"{k:14} {native:14,d} {placed:14,d} {placed / native - 1:+8.2%}  "
+            f"{allocs:6d}  {(placed - native) / max(allocs, 1):9.1f}",
+            flush=True,
+        )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=18)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--kernels", nargs="+", default=KERNELS)
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under callgrind (1 thread) instead of timing",
+    )
     ap.add_argument(
         "--cpu",
         action="store_true",
@@ -91,6 +153,8 @@ def main():
     lib = str(BUILD / "lib" / "libtierwise-runtime.so")
     base = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     work = Path(tempfile.mkdtemp(prefix="tw-bench."))
+    if args.instructions:
+        return instructions(args, lib, base, work)
     what = "CPU (user+sys)" if args.cpu else "wall"
     print(
         f"scale {args.scale}, {args.reps} interleaved repetitions, "
@@ -157,6 +221,8 @@ def main():
             f"{c['hits']}/{c['unwinds']}",
             flush=True,
         )
+        for n in sorted(failed):
+            print(f"  {k}: {n} failed: {sums[n][0]}", flush=True)
 
 
 if __name__ == "__main__":
