@@ -12,8 +12,10 @@
 
 #include <elf.h>
 #include <libunwind.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -120,10 +122,15 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
     return 1;
   tw_module *m = &tw_mods[tw_nmods];
   const char *name = info->dlpi_name;
-  char exe[4096];
+  char exe[PATH_MAX];
   if (!name || !*name) { /* the main program */
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
+    name = exe;
+  } else if (realpath(name, exe)) {
+    /* The loader's name may be a symlink (libfoo.so.7); site identity
+     * (FORMATS.md) names the mapped file (libfoo.so.7.4.0), as Valgrind and
+     * /proc/self/maps do. */
     name = exe;
   }
   m->path = tw_strdup_internal(name);
