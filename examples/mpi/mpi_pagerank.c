@@ -11,6 +11,7 @@
 #include "common/graph.h"
 
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct part {
@@ -138,9 +139,12 @@ int main(int argc, char **argv) {
   tw_ex_free_edges(&g);
   int64_t nloc = p.hi - p.lo;
   int nsend = p.send_at[p.nranks - 1] + p.send_cnt[p.nranks - 1];
-  tw_ex_note(&o, "rank %d: vertices %lld..%lld, %lld in-edges, %lld ghosts",
-             p.me, (long long)p.lo, (long long)p.hi - 1,
-             (long long)p.in_off[nloc], (long long)p.nghost);
+  if (o.verbose) /* one write, so the ranks' lines do not interleave */
+    fprintf(stderr,
+            "mpi-pagerank: rank %d: vertices %lld..%lld, %lld in-edges, "
+            "%lld ghosts\n",
+            p.me, (long long)p.lo, (long long)p.hi - 1,
+            (long long)p.in_off[nloc], (long long)p.nghost);
 
   uint64_t *rank = xmalloc((size_t)nloc * sizeof(uint64_t), "rank");
   uint64_t *contrib =
