@@ -31,8 +31,8 @@ GrB_Matrix tw_gb_adjacency(tw_ex_edgelist *g) {
 GrB_Vector tw_gb_out_degree(GrB_Matrix a, int64_t n) {
   GrB_Vector deg;
   TW_GB_TRY(GrB_Vector_new(&deg, GrB_UINT64, (GrB_Index)n));
-  TW_GB_TRY(GrB_Matrix_reduce_Monoid(deg, NULL, NULL, GrB_PLUS_MONOID_UINT64,
-                                     a, NULL));
+  TW_GB_TRY(GrB_Matrix_reduce_Monoid(deg, NULL, NULL, GrB_PLUS_MONOID_UINT64, a,
+                                     NULL));
   return deg;
 }
 

@@ -33,11 +33,10 @@ int main(int argc, char **argv) {
   for (int it = 0; it < o.iters; it++) {
     TW_GB_TRY(GrB_Vector_eWiseMult_BinaryOp(c, NULL, NULL, GrB_DIV_UINT64, r,
                                             deg, NULL));
-    TW_GB_TRY(GrB_vxm(t, NULL, NULL, GrB_PLUS_TIMES_SEMIRING_UINT64, c, a,
-                      NULL));
-    TW_GB_TRY(GrB_Vector_apply_BinaryOp2nd_UINT64(t, NULL, NULL,
-                                                  GrB_TIMES_UINT64, t,
-                                                  TW_EX_PR_DAMP_PCT, NULL));
+    TW_GB_TRY(
+        GrB_vxm(t, NULL, NULL, GrB_PLUS_TIMES_SEMIRING_UINT64, c, a, NULL));
+    TW_GB_TRY(GrB_Vector_apply_BinaryOp2nd_UINT64(
+        t, NULL, NULL, GrB_TIMES_UINT64, t, TW_EX_PR_DAMP_PCT, NULL));
     TW_GB_TRY(GrB_Vector_assign_UINT64(r, NULL, NULL, base, GrB_ALL,
                                        (GrB_Index)n, NULL));
     /* r(v) += t(v) / 100 where t has an entry (v has in-edges). */

@@ -16,13 +16,13 @@
 
 typedef struct part {
   int nranks, me;
-  int64_t n, lo, hi;    /* this rank owns vertices lo..hi-1 */
-  int64_t *in_off;      /* local in-CSR over lo..hi-1 */
-  int32_t *in_src;      /* index into contrib: local, then ghosts */
-  int32_t *out_degree;  /* of the local vertices */
-  int64_t nghost;       /* remote sources this rank reads */
+  int64_t n, lo, hi;   /* this rank owns vertices lo..hi-1 */
+  int64_t *in_off;     /* local in-CSR over lo..hi-1 */
+  int32_t *in_src;     /* index into contrib: local, then ghosts */
+  int32_t *out_degree; /* of the local vertices */
+  int64_t nghost;      /* remote sources this rank reads */
   int *recv_cnt, *recv_at, *send_cnt, *send_at;
-  int32_t *send_local;  /* local index of each contribution sent */
+  int32_t *send_local; /* local index of each contribution sent */
 } part;
 
 static void *xmalloc(size_t bytes, const char *what) {

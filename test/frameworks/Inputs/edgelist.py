@@ -4,6 +4,7 @@ cross-checks: N vertices, M edges, with duplicate edges, self-loops, a
 '#' comment, some weighted lines and vertices nothing reaches, so every
 framework's reader and traversal sees the awkward cases.
 usage: edgelist.py N M SEED"""
+
 import random
 import sys
 

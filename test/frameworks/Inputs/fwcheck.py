@@ -13,6 +13,7 @@ and exiting non-zero with a reason when a check fails:
 
 Formats: advisor/FORMATS.md (tierwise-profile v1, tierwise-placement v1,
 tierwise-run-report v1)."""
+
 import argparse
 import csv
 import json
@@ -58,33 +59,51 @@ def check_sites(args):
     if not meta.get("complete", False):
         fail(f"{args.profile}/meta.json: profile is not complete")
     placeable = [r for r in rows if not r["stack"].startswith("[")]
-    lib = [r for r in placeable if module_of(r["stack"].split(";")[0]).startswith(args.module)]
+    lib = [
+        r
+        for r in placeable
+        if module_of(r["stack"].split(";")[0]).startswith(args.module)
+    ]
     total_miss = sum(misses(r) for r in rows)
     total_peak = sum(num(r["peak_bytes"]) for r in placeable) or 1
     lib_peak = sum(num(r["peak_bytes"]) for r in lib)
     measured = total_miss > 0
-    print(f"backend {meta.get('backend')}: {len(placeable)} placeable sites, "
-          f"{len(lib)} in {args.module}*")
+    print(
+        f"backend {meta.get('backend')}: {len(placeable)} placeable sites, "
+        f"{len(lib)} in {args.module}*"
+    )
     if measured:
         share = sum(misses(r) for r in placeable) / total_miss
         lib_share = sum(misses(r) for r in lib) / total_miss
-        print(f"LLC misses: {share:.1%} in placeable sites, {lib_share:.1%} in {args.module}* sites")
+        print(
+            f"LLC misses: {share:.1%} in placeable sites, {lib_share:.1%} in {args.module}* sites"
+        )
         if lib_share < args.min_lib_share:
-            fail(f"{args.module}* sites have {lib_share:.1%} of the LLC misses, "
-                 f"expected at least {args.min_lib_share:.0%}")
+            fail(
+                f"{args.module}* sites have {lib_share:.1%} of the LLC misses, "
+                f"expected at least {args.min_lib_share:.0%}"
+            )
     print(f"peak bytes: {lib_peak / total_peak:.1%} in {args.module}* sites")
     if lib_peak / total_peak < args.min_lib_bytes:
-        fail(f"{args.module}* sites hold {lib_peak / total_peak:.1%} of the peak bytes, "
-             f"expected at least {args.min_lib_bytes:.0%}")
+        fail(
+            f"{args.module}* sites hold {lib_peak / total_peak:.1%} of the peak bytes, "
+            f"expected at least {args.min_lib_bytes:.0%}"
+        )
     big = [r for r in lib if num(r["peak_bytes"]) >= args.big_bytes]
     if len(big) < args.min_lib_sites:
-        fail(f"{len(big)} sites of at least {args.big_bytes} bytes in {args.module}*, "
-             f"expected at least {args.min_lib_sites}")
+        fail(
+            f"{len(big)} sites of at least {args.big_bytes} bytes in {args.module}*, "
+            f"expected at least {args.min_lib_sites}"
+        )
     unsymbolized = [r["stack"] for r in big if not function_of(r["location"])]
     if unsymbolized:
-        fail(f"{len(unsymbolized)} big {args.module}* sites have no symbolized location, "
-             f"e.g. {unsymbolized[0]}")
-    print(f"{len(big)} big {args.module}* sites, all symbolized, e.g. {big[0]['location']}")
+        fail(
+            f"{len(unsymbolized)} big {args.module}* sites have no symbolized location, "
+            f"e.g. {unsymbolized[0]}"
+        )
+    print(
+        f"{len(big)} big {args.module}* sites, all symbolized, e.g. {big[0]['location']}"
+    )
     if args.wrapper:
         by_frame = defaultdict(list)
         for r in lib:
@@ -92,21 +111,29 @@ def check_sites(args):
         frame, group = max(by_frame.items(), key=lambda kv: len(kv[1]))
         fn = function_of(group[0]["location"])
         callers = {r["stack"].split(";", 1)[-1] for r in group}
-        print(f"wrapper {fn}: innermost frame of {len(group)} sites, "
-              f"{len(callers)} distinct deeper stacks")
+        print(
+            f"wrapper {fn}: innermost frame of {len(group)} sites, "
+            f"{len(callers)} distinct deeper stacks"
+        )
         if fn not in args.wrapper:
-            fail(f"the most shared innermost frame {frame} is {fn or '??'}, "
-                 f"not one of {', '.join(args.wrapper)}")
+            fail(
+                f"the most shared innermost frame {frame} is {fn or '??'}, "
+                f"not one of {', '.join(args.wrapper)}"
+            )
         if len(callers) < args.min_wrapper_sites:
-            fail(f"only {len(callers)} sites behind {fn} are told apart, "
-                 f"expected at least {args.min_wrapper_sites}")
+            fail(
+                f"only {len(callers)} sites behind {fn} are told apart, "
+                f"expected at least {args.min_wrapper_sites}"
+            )
 
 
 def check_report(args):
     placement = json.loads(Path(args.placement).read_text())
     report = json.loads(Path(args.report).read_text())
     if report.get("format") != "tierwise-run-report":
-        fail(f"{args.report}: format {report.get('format')!r}, expected tierwise-run-report")
+        fail(
+            f"{args.report}: format {report.get('format')!r}, expected tierwise-run-report"
+        )
     default = placement.get("default_tier", "dram")
     slow = {s["stack"]: s for s in placement["sites"] if s["tier"] != "dram"}
     got = {s["stack"]: s for s in report.get("sites", [])}
@@ -114,19 +141,32 @@ def check_report(args):
     for stack in slow:
         for tier, n in (got.get(stack, {}).get("bytes") or {}).items():
             placed_bytes[tier] += n
-    matched = [st for st in slow if sum((got.get(st, {}).get("bytes") or {}).values()) > 0]
-    in_slow = [st for st in matched
-               if sum(n for t, n in got[st]["bytes"].items() if t != "dram") > 0]
-    lib = [st for st in in_slow if args.module and module_of(st.split(";")[0]).startswith(args.module)]
+    matched = [
+        st for st in slow if sum((got.get(st, {}).get("bytes") or {}).values()) > 0
+    ]
+    in_slow = [
+        st
+        for st in matched
+        if sum(n for t, n in got[st]["bytes"].items() if t != "dram") > 0
+    ]
+    lib = [
+        st
+        for st in in_slow
+        if args.module and module_of(st.split(";")[0]).startswith(args.module)
+    ]
     totals = report.get("totals", {})
-    print(f"placement: {len(slow)} slow-tier sites (default {default}); run: {len(matched)} "
-          f"matched, {len(in_slow)} with bytes in the slow tier, {len(lib)} of them in "
-          f"{args.module or '-'}*")
+    print(
+        f"placement: {len(slow)} slow-tier sites (default {default}); run: {len(matched)} "
+        f"matched, {len(in_slow)} with bytes in the slow tier, {len(lib)} of them in "
+        f"{args.module or '-'}*"
+    )
     print(f"run totals: " + ", ".join(f"{t} {n}" for t, n in sorted(totals.items())))
     if not in_slow:
         unmatched = [u["stack"] for u in report.get("unmatched", [])][:1]
-        fail(f"no slow-tier site of {args.placement} got bytes in the slow tier"
-             + (f"; unmatched stacks look like {unmatched[0]}" if unmatched else ""))
+        fail(
+            f"no slow-tier site of {args.placement} got bytes in the slow tier"
+            + (f"; unmatched stacks look like {unmatched[0]}" if unmatched else "")
+        )
     if args.module and not lib:
         fail(f"no {args.module}* site got bytes in the slow tier")
     if sum(n for t, n in totals.items() if t != "dram") <= 0:
@@ -144,17 +184,23 @@ def check_profiles(args):
         name = Path(cmd[0]).name
         found[name].append((d, meta))
         tag = f" rank {meta['rank']}" if "rank" in meta else ""
-        print(f"profile {Path(d).name}: {name} pid {meta.get('pid')}{tag} "
-              f"complete={meta.get('complete')}")
+        print(
+            f"profile {Path(d).name}: {name} pid {meta.get('pid')}{tag} "
+            f"complete={meta.get('complete')}"
+        )
         if not meta.get("complete"):
             fail(f"{d}: profile is not complete")
     for name, count in (c.split("=") for c in args.command):
         if len(found.get(name, [])) != int(count):
-            fail(f"expected {count} profile(s) of {name}, found {len(found.get(name, []))}")
+            fail(
+                f"expected {count} profile(s) of {name}, found {len(found.get(name, []))}"
+            )
     if args.ranks:
         ranks = sorted(m.get("rank", -1) for v in found.values() for _, m in v)
         if ranks != list(range(args.ranks)):
-            fail(f"profiles are tagged with ranks {ranks}, expected 0..{args.ranks - 1}")
+            fail(
+                f"profiles are tagged with ranks {ranks}, expected 0..{args.ranks - 1}"
+            )
 
 
 def main(argv):
@@ -162,12 +208,18 @@ def main(argv):
     sub = p.add_subparsers(dest="what", required=True)
     s = sub.add_parser("sites")
     s.add_argument("profile")
-    s.add_argument("--module", required=True, help="library basename prefix, e.g. libgraphblas.so")
+    s.add_argument(
+        "--module", required=True, help="library basename prefix, e.g. libgraphblas.so"
+    )
     s.add_argument("--min-lib-sites", type=int, default=3)
     s.add_argument("--big-bytes", type=int, default=64 << 10)
     s.add_argument("--min-lib-share", type=float, default=0.0, help="of all LLC misses")
-    s.add_argument("--min-lib-bytes", type=float, default=0.0, help="of placeable peak bytes")
-    s.add_argument("--wrapper", nargs="*", default=[], help="allowed wrapper function names")
+    s.add_argument(
+        "--min-lib-bytes", type=float, default=0.0, help="of placeable peak bytes"
+    )
+    s.add_argument(
+        "--wrapper", nargs="*", default=[], help="allowed wrapper function names"
+    )
     s.add_argument("--min-wrapper-sites", type=int, default=3)
     r = sub.add_parser("report")
     r.add_argument("report")
@@ -178,7 +230,9 @@ def main(argv):
     f.add_argument("--command", action="append", default=[], metavar="NAME=COUNT")
     f.add_argument("--ranks", type=int, default=0)
     args = p.parse_args(argv)
-    {"sites": check_sites, "report": check_report, "profiles": check_profiles}[args.what](args)
+    {"sites": check_sites, "report": check_report, "profiles": check_profiles}[
+        args.what
+    ](args)
     return 0
 
 
