@@ -6,8 +6,11 @@ and exiting non-zero with a reason when a check fails:
   sites PROFILE --module PREFIX ...   the big sites are in the framework's
       shared library, symbolized, and several of them share one allocation
       wrapper as innermost frame yet are told apart by deeper frames;
-  report REPORT --placement P ...     the run report shows the placement's
-      slow-tier sites matched, with bytes actually in the slow tier;
+  report REPORT... --placement P ...  the run reports show the placement's
+      slow-tier sites matched, with bytes actually in the slow tier, each
+      in the process whose program it names;
+  budget PLACEMENT --like ONE         a placement merged from rank profiles
+      has a per-rank footprint;
   profiles DIR... --command NAME ...  a set of per-process profiles (child
       processes, MPI ranks): one complete profile per expected command.
 
@@ -127,50 +130,90 @@ def check_sites(args):
             )
 
 
+def slow_bytes(entry):
+    return sum(n for t, n in (entry.get("bytes") or {}).items() if t != "dram")
+
+
 def check_report(args):
+    """Each report: the placement's slow-tier sites that got slow-tier bytes;
+    with --command, a site naming another expected program's module must
+    not have matched in this process (placement applied to the wrong one)."""
     placement = json.loads(Path(args.placement).read_text())
-    report = json.loads(Path(args.report).read_text())
-    if report.get("format") != "tierwise-run-report":
-        fail(
-            f"{args.report}: format {report.get('format')!r}, expected tierwise-run-report"
-        )
-    default = placement.get("default_tier", "dram")
-    slow = {s["stack"]: s for s in placement["sites"] if s["tier"] != "dram"}
-    got = {s["stack"]: s for s in report.get("sites", [])}
-    placed_bytes = defaultdict(int)
-    for stack in slow:
-        for tier, n in (got.get(stack, {}).get("bytes") or {}).items():
-            placed_bytes[tier] += n
-    matched = [
-        st for st in slow if sum((got.get(st, {}).get("bytes") or {}).values()) > 0
-    ]
-    in_slow = [
-        st
-        for st in matched
-        if sum(n for t, n in got[st]["bytes"].items() if t != "dram") > 0
-    ]
-    lib = [
-        st
-        for st in in_slow
-        if args.module and module_of(st.split(";")[0]).startswith(args.module)
-    ]
-    totals = report.get("totals", {})
+    slow = {s["stack"] for s in placement["sites"] if s["tier"] != "dram"}
+    expected = dict(c.split("=") for c in args.command)
     print(
-        f"placement: {len(slow)} slow-tier sites (default {default}); run: {len(matched)} "
-        f"matched, {len(in_slow)} with bytes in the slow tier, {len(lib)} of them in "
-        f"{args.module or '-'}*"
+        f"placement: {len(slow)} slow-tier sites (default "
+        f"{placement.get('default_tier', 'dram')})"
     )
-    print(f"run totals: " + ", ".join(f"{t} {n}" for t, n in sorted(totals.items())))
-    if not in_slow:
-        unmatched = [u["stack"] for u in report.get("unmatched", [])][:1]
-        fail(
-            f"no slow-tier site of {args.placement} got bytes in the slow tier"
-            + (f"; unmatched stacks look like {unmatched[0]}" if unmatched else "")
+    seen = defaultdict(int)
+    for path in args.reports:
+        report = json.loads(Path(path).read_text())
+        if report.get("format") != "tierwise-run-report":
+            fail(
+                f"{path}: format {report.get('format')!r}, expected tierwise-run-report"
+            )
+        cmd = str(report.get("command") or "?").split()
+        name = Path(cmd[0]).name if cmd else "?"
+        placed = [
+            s
+            for s in report.get("sites", [])
+            if s["stack"] in slow and slow_bytes(s) > 0
+        ]
+        foreign = [
+            s["stack"]
+            for s in placed
+            if any(
+                module_of(f) in expected and module_of(f) != name
+                for f in s["stack"].split(";")
+            )
+        ]
+        if foreign:
+            fail(
+                f"{path}: process {name} placed a site of another program: {foreign[0]}"
+            )
+        lib = [
+            s
+            for s in placed
+            if module_of(s["stack"].split(";")[0]).startswith(args.module)
+        ]
+        totals = report.get("totals", {})
+        print(
+            f"{name}: {len(placed)} slow-tier sites with bytes, all its own; "
+            f"{len(lib)} in {args.module or '-'}*; totals "
+            + ", ".join(f"{t} {n}" for t, n in sorted(totals.items()))
         )
-    if args.module and not lib:
-        fail(f"no {args.module}* site got bytes in the slow tier")
-    if sum(n for t, n in totals.items() if t != "dram") <= 0:
-        fail(f"{args.report}: totals show no slow-tier bytes")
+        if placed:
+            seen[name] += 1
+            if sum(n for t, n in totals.items() if t != "dram") <= 0:
+                fail(f"{path}: totals show no slow-tier bytes")
+        if args.module and not lib and (not expected or name in expected):
+            fail(f"{path}: no {args.module}* site got bytes in the slow tier")
+    if not expected and not seen:
+        fail("no slow-tier site of the placement got bytes in the slow tier")
+    for name, count in expected.items():
+        if seen[name] != int(count):
+            fail(
+                f"expected {count} process(es) of {name} with slow-tier bytes, found {seen[name]}"
+            )
+
+
+def check_budget(args):
+    """A merged placement's footprint must be one rank's (per-rank budget),
+    not the sum over ranks: within 25% of a single-rank placement's."""
+    merged = json.loads(Path(args.placement).read_text())
+    one = json.loads(Path(args.like).read_text())
+    fm, f1 = merged.get("footprint_bytes"), one.get("footprint_bytes")
+    bm, b1 = merged.get("budget_bytes"), one.get("budget_bytes")
+    if not fm or not f1 or bm is None or b1 is None:
+        fail("placements lack footprint_bytes/budget_bytes")
+    print(
+        f"merged: budget {bm} of footprint {fm}; one rank: budget {b1} of footprint {f1}"
+    )
+    if not 0.75 <= fm / f1 <= 1.25:
+        fail(
+            f"merged footprint {fm} is {fm / f1:.2f}x one rank's {f1}: not a per-rank budget"
+        )
+    print("per-rank budget")
 
 
 def check_profiles(args):
@@ -222,17 +265,24 @@ def main(argv):
     )
     s.add_argument("--min-wrapper-sites", type=int, default=3)
     r = sub.add_parser("report")
-    r.add_argument("report")
+    r.add_argument("reports", nargs="+")
     r.add_argument("--placement", required=True)
     r.add_argument("--module", default="")
+    r.add_argument("--command", action="append", default=[], metavar="NAME=COUNT")
+    b = sub.add_parser("budget")
+    b.add_argument("placement")
+    b.add_argument("--like", required=True, help="a single-rank placement")
     f = sub.add_parser("profiles")
     f.add_argument("dirs", nargs="+")
     f.add_argument("--command", action="append", default=[], metavar="NAME=COUNT")
     f.add_argument("--ranks", type=int, default=0)
     args = p.parse_args(argv)
-    {"sites": check_sites, "report": check_report, "profiles": check_profiles}[
-        args.what
-    ](args)
+    {
+        "sites": check_sites,
+        "report": check_report,
+        "profiles": check_profiles,
+        "budget": check_budget,
+    }[args.what](args)
     return 0
 
 
