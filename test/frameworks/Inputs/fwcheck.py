@@ -289,6 +289,9 @@ def main(argv):
         "--wrapper", nargs="*", default=[], help="allowed wrapper function names"
     )
     s.add_argument("--min-wrapper-sites", type=int, default=3)
+    s.add_argument(
+        "--max-unsymbolized", type=int, default=0, help="big sites without location"
+    )
     r = sub.add_parser("report")
     r.add_argument("reports", nargs="+")
     r.add_argument("--placement", required=True)
