@@ -202,10 +202,11 @@ def check_report(args):
             if module_of(s["stack"].split(";")[0]).startswith(args.module)
         ]
         totals = report.get("totals", {})
+        where = f"; {len(lib)} in {args.module}*" if args.module else ""
+        totals_text = ", ".join(f"{t} {n}" for t, n in sorted(totals.items()))
         print(
-            f"{name}: {len(placed)} slow-tier sites with bytes, all its own; "
-            f"{len(lib)} in {args.module or '-'}*; totals "
-            + ", ".join(f"{t} {n}" for t, n in sorted(totals.items()))
+            f"{name}: {len(placed)} slow-tier sites with bytes, all its own{where}; "
+            f"totals {totals_text}"
         )
         if placed:
             seen[name] += 1
