@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
       rank[v] = tw_ex_pr_apply(base, sum);
     }
   }
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   if (o.print)
     for (int64_t v = 0; v < n; v++)

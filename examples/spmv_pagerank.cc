@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 namespace {
@@ -71,7 +72,9 @@ Dcsc build_dcsc(const tw_ex_options &o, const tw_ex_edgelist &el) {
   a.parts = (n + a.rows_per_part - 1) / a.rows_per_part;
   // Temporary out-CSR to visit edges by ascending source (column).
   std::vector<int64_t> off(n + 1);
+  tw_ex_object(&o, "tmp_out_offsets", off.data(), (n + 1) * sizeof(int64_t));
   std::vector<int32_t> adj(el.m);
+  tw_ex_object(&o, "tmp_out_adj", adj.data(), el.m * sizeof(int32_t));
   tw_ex_csr_offsets(&el, 0, off.data());
   tw_ex_csr_fill(&el, 0, off.data(), adj.data(), nullptr);
   std::vector<int64_t> nnz(a.parts, 0), nzc(a.parts, 0), last(a.parts, -1);
@@ -93,7 +96,8 @@ Dcsc build_dcsc(const tw_ex_options &o, const tw_ex_edgelist &el) {
   int64_t cols = a.part_col[a.parts];
   a.col_ids = static_cast<int32_t *>(matrix_alloc(cols * sizeof(int32_t)));
   tw_ex_object(&o, "matrix_col_ids", a.col_ids, cols * sizeof(int32_t));
-  a.col_ptr = static_cast<int64_t *>(matrix_alloc((cols + 1) * sizeof(int64_t)));
+  a.col_ptr =
+      static_cast<int64_t *>(matrix_alloc((cols + 1) * sizeof(int64_t)));
   tw_ex_object(&o, "matrix_col_ptr", a.col_ptr, (cols + 1) * sizeof(int64_t));
   a.row_ids = static_cast<int32_t *>(matrix_alloc(el.m * sizeof(int32_t)));
   tw_ex_object(&o, "matrix_row_ids", a.row_ids, el.m * sizeof(int32_t));
@@ -131,6 +135,7 @@ void spmv(const Dcsc &a, const SparseVec &x, SparseVec &y) {
 } // namespace
 
 int main(int argc, char **argv) {
+  std::set_new_handler([] { tw_ex_die("out of memory"); });
   tw_ex_options o;
   tw_ex_parse(argc, argv, TW_EX_OPT_ITERS,
               "PageRank as GraphMat's SpMV: DCSC matrix, vertex data and "
@@ -174,7 +179,7 @@ int main(int argc, char **argv) {
     for (int64_t v = 0; v < n; v++)
       vd[v].rank = tw_ex_pr_apply(base, y.has(v) ? y.values[v] : 0);
   }
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   uint64_t h = TW_EX_HASH_INIT;
   for (int64_t v = 0; v < n; v++) {

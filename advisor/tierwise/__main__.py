@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """`python -m tierwise` runs the CLI."""
+
 import sys
 
 from tierwise.cli import main

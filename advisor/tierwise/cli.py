@@ -2,6 +2,7 @@
 """The `tierwise` command line: one sub-command per module in
 tierwise/commands/. Each module provides `add_parser(subparsers)` (returning
 its parser) and `run(args) -> int`."""
+
 import argparse
 import importlib
 import sys

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Where the native parts of tierwise live (the CMake build directory)."""
+
 import os
 from pathlib import Path
 

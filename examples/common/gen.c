@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
@@ -32,10 +33,9 @@ static int32_t edge_weight(uint64_t seed, int64_t e) {
   return (int32_t)(splitmix64(&s) % 255) + 1;
 }
 
-static tw_ex_edge *alloc_edges(int64_t m) {
-  tw_ex_edge *e = malloc((size_t)(m ? m : 1) * sizeof(tw_ex_edge));
-  if (!e)
-    tw_ex_die("out of memory for %lld edges", (long long)m);
+static tw_ex_edge *alloc_edges(const tw_ex_options *o, int64_t m) {
+  tw_ex_edge *e = malloc((size_t)m * sizeof(tw_ex_edge));
+  tw_ex_object(o, "edges", e, (size_t)m * sizeof(tw_ex_edge));
   return e;
 }
 
@@ -48,10 +48,9 @@ static void kronecker(const tw_ex_options *o, tw_ex_edgelist *g) {
   const uint64_t abc = (uint64_t)(0.95 * 4294967296.0);
   int64_t n = g->n = (int64_t)1 << o->scale;
   int64_t m = g->m = n * o->degree;
-  g->edges = alloc_edges(m);
+  g->edges = alloc_edges(o, m);
   int32_t *perm = malloc((size_t)n * sizeof(int32_t));
-  if (!perm)
-    tw_ex_die("out of memory for the vertex permutation");
+  tw_ex_object(o, "permutation", perm, (size_t)n * sizeof(int32_t));
   uint64_t s = o->seed ^ 0x9e3779b97f4a7c15ULL;
   for (int64_t i = 0; i < n; i++)
     perm[i] = (int32_t)i;
@@ -86,7 +85,7 @@ static void strided(const tw_ex_options *o, tw_ex_edgelist *g) {
   int64_t n = g->n = (int64_t)1 << o->scale;
   int64_t d = o->degree, m = g->m = n * d;
   int64_t gap = o->gen == TW_EX_SCATTERED ? ((n / d) | 1) : 1;
-  g->edges = alloc_edges(m);
+  g->edges = alloc_edges(o, m);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; i++)
     for (int64_t k = 1; k <= d; k++) {
@@ -105,21 +104,24 @@ static int field(char **p, long long *out) {
   char *end;
   errno = 0;
   *out = strtoll(*p, &end, 10);
-  if (errno || end == *p || !(isspace((unsigned char)*end) || !*end ||
-                              *end == '#'))
+  if (errno || end == *p ||
+      !(isspace((unsigned char)*end) || !*end || *end == '#'))
     return 0;
   *p = end;
   return 1;
 }
 
-static void read_file(const char *path, tw_ex_edgelist *g) {
+static void read_file(const tw_ex_options *o, tw_ex_edgelist *g) {
+  const char *path = o->file;
   FILE *f = fopen(path, "r");
   if (!f)
     tw_ex_die("cannot open graph file '%s': %s", path, strerror(errno));
   char *line = NULL;
   size_t cap = 0, lineno = 0;
   int64_t m = 0, room = 1024, n = 0;
-  tw_ex_edge *edges = alloc_edges(room);
+  tw_ex_edge *edges = malloc((size_t)room * sizeof(tw_ex_edge));
+  if (!edges)
+    tw_ex_die("out of memory reading '%s'", path);
   while (getline(&line, &cap, f) > 0) {
     lineno++;
     char *p = line;
@@ -161,20 +163,29 @@ static void read_file(const char *path, tw_ex_edgelist *g) {
   fclose(f);
   if (m == 0)
     tw_ex_die("graph file '%s' has no edges", path);
+  /* Kernels keep ~24-40 bytes per vertex id; refuse before the OOM killer
+   * does when the ids are sparse beyond this machine's memory. */
+  double need = 40.0 * (double)n,
+         have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  if (need > have)
+    tw_ex_die("graph file '%s' has vertex ids up to %lld: its per-vertex "
+              "arrays need ~%.0f GiB, more than this machine's %.0f GiB; "
+              "renumber the vertices densely",
+              path, (long long)n - 1, need / (1 << 30), have / (1 << 30));
   g->n = n;
   g->m = m;
-  g->edges = edges;
+  g->edges = edges; /* where realloc left it */
+  tw_ex_object(o, "edges", edges, (size_t)room * sizeof(tw_ex_edge));
 }
 
 void tw_ex_load(const tw_ex_options *o, tw_ex_edgelist *g) {
   double t = tw_ex_now();
   if (o->file)
-    read_file(o->file, g);
+    read_file(o, g);
   else if (o->gen == TW_EX_KRONECKER)
     kronecker(o, g);
   else
     strided(o, g);
-  tw_ex_object(o, "edges", g->edges, (size_t)g->m * sizeof(tw_ex_edge));
   tw_ex_note(o, "graph: %lld vertices, %lld edges (%.3f s)", (long long)g->n,
              (long long)g->m, tw_ex_now() - t);
 }

@@ -21,9 +21,9 @@ typedef struct tw_ex_edge {
 } tw_ex_edge;
 
 typedef struct tw_ex_edgelist {
-  int64_t n;          /* vertices: ids are 0..n-1 */
-  int64_t m;          /* edges */
-  tw_ex_edge *edges;  /* m edges, malloc'ed by tw_ex_load */
+  int64_t n;         /* vertices: ids are 0..n-1 */
+  int64_t m;         /* edges */
+  tw_ex_edge *edges; /* m edges, malloc'ed by tw_ex_load */
 } tw_ex_edgelist;
 
 enum tw_ex_gen { TW_EX_KRONECKER, TW_EX_CONSECUTIVE, TW_EX_SCATTERED };
@@ -41,6 +41,7 @@ typedef struct tw_ex_options {
   int64_t root;     /* -r (-1: first vertex with an out-edge) */
   int verbose;      /* -v */
   int print;        /* -p: print the per-vertex result */
+  const char *maps; /* -M: copy /proc/self/maps here after the kernel */
 } tw_ex_options;
 
 /* Parses argv; prints usage for -h (exit 0) and one error line for anything
@@ -49,7 +50,8 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
                  int default_iters, tw_ex_options *o);
 
 /* Prints "<prog>: error: <message>" on stderr and exits 1. */
-void tw_ex_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void tw_ex_die(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 
 /* Generates or reads the graph chosen by the options (exits on error). */
 void tw_ex_load(const tw_ex_options *o, tw_ex_edgelist *g);
@@ -57,14 +59,16 @@ void tw_ex_free_edges(tw_ex_edgelist *g);
 
 /* CSR of g (by source, or by destination when `transpose`): fills
  * offsets[0..n] (exclusive prefix sum of degrees). */
-void tw_ex_csr_offsets(const tw_ex_edgelist *g, int transpose, int64_t *offsets);
+void tw_ex_csr_offsets(const tw_ex_edgelist *g, int transpose,
+                       int64_t *offsets);
 /* Fills adj (and wt if not NULL) in edge-list order within each row; offsets
  * must come from tw_ex_csr_offsets (used as cursors, restored on return). */
 void tw_ex_csr_fill(const tw_ex_edgelist *g, int transpose, int64_t *offsets,
                     int32_t *adj, int32_t *wt);
 
 /* The root for bfs/sssp: -r, or the first vertex with an out-edge. */
-int64_t tw_ex_root(const tw_ex_options *o, const int64_t *out_offsets, int64_t n);
+int64_t tw_ex_root(const tw_ex_options *o, const int64_t *out_offsets,
+                   int64_t n);
 
 /* FNV-1a over the values as 64-bit little-endian words, in vertex order. */
 #define TW_EX_HASH_INIT 0xcbf29ce484222325ULL
@@ -89,8 +93,10 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 double tw_ex_now(void);
-/* Prints "time: <seconds> s" on stderr (kernel time, not in the checksum). */
-void tw_ex_print_time(double seconds);
+/* Called when the kernel is done, all big structures still live: prints
+ * "time: <seconds> s" on stderr (not in the checksum) and, with -M FILE,
+ * copies /proc/self/maps to FILE so tests can see where objects landed. */
+void tw_ex_kernel_done(const tw_ex_options *o, double seconds);
 
 /* Fixed-point PageRank shared by the three PageRank kernels, so they agree
  * bit for bit: ranks are uint64 with TW_EX_PR_FRAC fractional bits; integer

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 static const char *prog = "example";
+/* -M's file, opened by tw_ex_parse so a bad path fails before any work. */
+static FILE *maps_out;
 
 void tw_ex_die(const char *fmt, ...) {
   va_list ap;
@@ -39,21 +41,24 @@ static void usage_error(const char *fmt, ...) {
 }
 
 static void usage(unsigned flags, const char *what, int default_iters) {
-  printf("usage: %s (-g SCALE [-G KIND] [-d DEGREE] [-s SEED] | -f FILE)", prog);
+  printf("usage: %s (-g SCALE [-G KIND] [-d DEGREE] [-s SEED] | -f FILE)",
+         prog);
   if (flags & TW_EX_OPT_ITERS)
     printf(" [-n ITER]");
   if (flags & TW_EX_OPT_ROOT)
     printf(" [-r ROOT]");
-  printf(" [-v] [-p]\n%s\n\n", what);
-  printf("  -g SCALE   generate a graph with 2^SCALE vertices (0..30)\n"
-         "  -G KIND    generator: kronecker (Graph500 RMAT A=0.57 B=0.19 "
-         "C=0.19,\n"
-         "             default), consecutive or scattered (seed 000: vertex i's\n"
-         "             neighbours are i+1..i+D, or i+a..i+D*a with a ~ 2^SCALE/D)\n"
-         "  -d DEGREE  edges per vertex of the generators (default 16)\n"
-         "  -s SEED    generator seed (default 1)\n"
-         "  -f FILE    read the graph from FILE: lines 'src dst [weight]',\n"
-         "             '#' starts a comment; vertex ids 0..max id\n");
+  printf(" [-v] [-p] [-M FILE]\n%s\n\n", what);
+  printf(
+      "  -g SCALE   generate a graph with 2^SCALE vertices (0..30)\n"
+      "  -G KIND    generator: kronecker (Graph500 RMAT A=0.57 B=0.19 "
+      "C=0.19,\n"
+      "             default), consecutive or scattered (seed 000: vertex i's\n"
+      "             neighbours are i+1..i+D, or i+a..i+D*a with a ~ "
+      "2^SCALE/D)\n"
+      "  -d DEGREE  edges per vertex of the generators (default 16)\n"
+      "  -s SEED    generator seed (default 1)\n"
+      "  -f FILE    read the graph from FILE: lines 'src dst [weight]',\n"
+      "             '#' starts a comment; vertex ids 0..max id\n");
   if (flags & TW_EX_OPT_ITERS)
     printf("  -n ITER    iterations (default %d)\n", default_iters);
   if (flags & TW_EX_OPT_ROOT)
@@ -62,6 +67,7 @@ static void usage(unsigned flags, const char *what, int default_iters) {
   printf("  -v         verbose: 'object NAME 0xADDR BYTES' per big structure "
          "on stderr\n"
          "  -p         print the per-vertex result on stdout\n"
+         "  -M FILE    after the kernel, copy /proc/self/maps to FILE\n"
          "  -h         this help\n"
          "Prints 'checksum: <16 hex digits>' on stdout (depends only on the\n"
          "result) and 'time: <seconds> s' (kernel time) on stderr.\n");
@@ -82,11 +88,15 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
                  int default_iters, tw_ex_options *o) {
   const char *slash = strrchr(argv[0], '/');
   prog = slash ? slash + 1 : argv[0];
-  *o = (tw_ex_options){.scale = -1, .gen = TW_EX_KRONECKER, .degree = 16,
-                       .seed = 1, .iters = default_iters, .root = -1};
+  *o = (tw_ex_options){.scale = -1,
+                       .gen = TW_EX_KRONECKER,
+                       .degree = 16,
+                       .seed = 1,
+                       .iters = default_iters,
+                       .root = -1};
   int gen_given = 0, c;
   opterr = 0;
-  while ((c = getopt(argc, argv, ":g:f:G:d:s:n:r:vph")) != -1) {
+  while ((c = getopt(argc, argv, ":g:f:G:d:s:n:r:vpM:h")) != -1) {
     switch (c) {
     case 'g':
       o->scale = (int)parse_int('g', optarg, 0, 30);
@@ -129,6 +139,9 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
     case 'p':
       o->print = 1;
       break;
+    case 'M':
+      o->maps = optarg;
+      break;
     case 'h':
       usage(flags, what, default_iters);
       exit(0);
@@ -144,6 +157,8 @@ void tw_ex_parse(int argc, char **argv, unsigned flags, const char *what,
     usage_error("give either -f FILE or -g SCALE [-G KIND], not both");
   if (!o->file && o->scale < 0)
     usage_error("no graph: give -g SCALE or -f FILE");
+  if (o->maps && !(maps_out = fopen(o->maps, "w")))
+    tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
   if (o->scale >= 0 && (int64_t)o->degree << o->scale > INT32_MAX * 8LL)
     usage_error("-g %d with -d %d makes more than 2^34 edges", o->scale,
                 o->degree);
@@ -171,8 +186,22 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...) {
 
 double tw_ex_now(void) { return omp_get_wtime(); }
 
-void tw_ex_print_time(double seconds) {
+void tw_ex_kernel_done(const tw_ex_options *o, double seconds) {
   fprintf(stderr, "time: %.6f s\n", seconds);
+  if (!maps_out)
+    return;
+  FILE *in = fopen("/proc/self/maps", "r");
+  if (!in)
+    tw_ex_die("cannot read /proc/self/maps: %s", strerror(errno));
+  char buf[4096];
+  size_t got;
+  int ok = 1;
+  while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+    ok = ok && fwrite(buf, 1, got, maps_out) == got;
+  fclose(in);
+  if (fclose(maps_out) || !ok)
+    tw_ex_die("cannot write maps file '%s': %s", o->maps, strerror(errno));
+  maps_out = NULL;
 }
 
 void tw_ex_print_checksum(uint64_t sum) {

@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
     tw_ex_note(&o, "level %d: %llu in the next frontier", depth + 1,
                (unsigned long long)frontier);
   }
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   int32_t *depths = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
   if (!depths)

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     tw_ex_note(&o, "iteration %d done", it + 1);
   }
   TW_GB_TRY(GrB_Vector_wait(r, GrB_MATERIALIZE));
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   uint64_t *rank = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
   if (!rank)

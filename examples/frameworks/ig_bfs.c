@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
   TW_IG_TRY(igraph_bfs(&graph, (igraph_integer_t)root, NULL, IGRAPH_OUT,
                        /*unreachable=*/0, NULL, NULL, NULL, NULL, NULL, NULL,
                        &dist, NULL, NULL));
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   int32_t *depths = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
   if (!depths)

@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
   TW_IG_TRY(igraph_pagerank(&graph, IGRAPH_PAGERANK_ALGO_PRPACK, &scores,
                             &eigenvalue, igraph_vss_all(), IGRAPH_DIRECTED,
                             0.85, NULL, NULL));
-  tw_ex_print_time(tw_ex_now() - t0);
+  tw_ex_kernel_done(&o, tw_ex_now() - t0);
 
   if (o.print)
     for (int64_t v = 0; v < n; v++)

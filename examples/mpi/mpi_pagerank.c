@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
     }
   }
   if (p.me == 0)
-    tw_ex_print_time(MPI_Wtime() - t0);
+    tw_ex_kernel_done(&o, MPI_Wtime() - t0);
 
   /* Rank 0 gathers the ranks in vertex order for the checksum. */
   int *cnt = NULL, *at = NULL;

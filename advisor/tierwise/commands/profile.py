@@ -73,6 +73,9 @@ def run(args):
     if args.depth < 1 or args.depth > 64:
         raise UserError(f"--depth {args.depth}: must be between 1 and 64")
     name = choose_backend(args)
+    ok, why = _backend(name).available(args)
+    if not ok:
+        raise UserError(f"{name} backend unavailable: {why}")
     outdir = Path(args.output or f"tierwise-profile.{Path(cmd[0]).name}.{os.getpid()}")
     outdir.mkdir(parents=True, exist_ok=True)
     if not os.access(outdir, os.W_OK):

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: MIT
+"""Cost model and tier models: hand-computed cases."""
+
+import pandas as pd
+import pytest
+
+from tierwise import cost, tiers
+
+TOML = """
+format = "tierwise-tiers"
+version = 1
+name = "hand"
+fast = "dram"
+slow = "pmem"
+[model]
+mlp = 4
+line_bytes = 64
+compute_ns_per_access = 0.5
+[tiers.dram]
+read_latency_ns = 100
+write_latency_ns = 100
+read_bandwidth_gbs = 100
+write_bandwidth_gbs = 50
+capacity = "1G"
+alloc = "default"
+[tiers.pmem]
+read_latency_ns = 400
+write_latency_ns = 300
+read_bandwidth_gbs = 10
+write_bandwidth_gbs = 2
+capacity = "8G"
+alloc = "memkind-pmem"
+"""
+
+
+@pytest.fixture
+def model(tmp_path):
+    p = tmp_path / "hand.toml"
+    p.write_text(TOML)
+    return tiers.load(str(p))
+
+
+def sites(*rows):
+    cols = [
+        "stack",
+        "peak_bytes",
+        "loads",
+        "stores",
+        "llc_load_misses",
+        "llc_store_misses",
+        "writebacks",
+    ]
+    return pd.DataFrame([dict(zip(cols, r)) for r in rows])
+
+
+def test_latency_bound_site(model):
+    s = sites(("a", 4096, 2_000_000, 0, 1_000_000, 0, 0))
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_fast"] == pytest.approx(1e6 * 100e-9 / 4)  # 0.025 s
+    assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4)  # 0.1 s (bw: 0.0064 s)
+    assert c["benefit"] == pytest.approx(0.075)
+    assert c["regime"] == "latency"
+
+
+def test_streaming_writes_are_bandwidth_bound(model):
+    s = sites(("b", 4096, 0, 10**8, 0, 0, 10**8))
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e8 * 64 / 2e9)  # 3.2 s: writebacks cost bandwidth
+    assert c["t_fast"] == pytest.approx(1e8 * 64 / 50e9)  # 0.128 s
+    assert c["regime"] == "bandwidth"
+
+
+def test_store_misses_use_write_latency(model):
+    s = sites(("c", 1, 0, 0, 10**8, 10**7, 0))
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx((1e8 * 400 + 1e7 * 300) * 1e-9 / 4)  # 10.75 s
+
+
+def test_placement_time_and_pseudo_sites(model):
+    s = sites(("a", 10, 1000, 1000, 10**6, 0, 0), ("[stack]", None, 10**6, 0, 10**6, 0, 0))
+    c = cost.site_costs(s, model)
+    base = (1000 + 1000 + 10**6) * 0.5e-9
+    pseudo = 1e6 * 100e-9 / 4  # pseudo-sites stay in DRAM
+    assert cost.placement_seconds(s, c, model, set()) == pytest.approx(base + pseudo + 0.1)
+    assert cost.placement_seconds(s, c, model, {0}) == pytest.approx(base + pseudo + 0.025)
+    half = cost.placement_seconds(s, c, model, {0: 0.5})
+    assert half == pytest.approx(base + pseudo + 0.0625)
+
+
+def test_modelled_time_from_per_tier_counts(model):
+    counts = pd.DataFrame(
+        [
+            {
+                "stack": "a",
+                "tier": "dram",
+                "loads": 10,
+                "stores": 0,
+                "llc_load_misses": 10**6,
+                "llc_store_misses": 0,
+                "writebacks": 0,
+            },
+            {
+                "stack": "a",
+                "tier": "pmem",
+                "loads": 10,
+                "stores": 0,
+                "llc_load_misses": 10**6,
+                "llc_store_misses": 0,
+                "writebacks": 0,
+            },
+        ]
+    )
+    r = cost.modelled_time(counts, model)
+    assert r["per_tier"]["dram"]["seconds"] == pytest.approx(0.025)
+    assert r["per_tier"]["pmem"]["seconds"] == pytest.approx(0.1)
+    assert r["per_tier"]["pmem"]["llc_load_misses"] == 10**6
+    assert r["seconds"] == pytest.approx(0.125 + 20 * 0.5e-9)
+    with pytest.raises(ValueError, match="tier 'hbw' is not in the tier model"):
+        cost.modelled_time(counts.assign(tier="hbw"), model)
+
+
+def test_presets_load_and_cite():
+    names = tiers.presets()
+    assert {"optane-appdirect", "optane-kmem", "cxl", "hbm", "numa-remote"} <= set(names)
+    for n in names:
+        m = tiers.load(n)
+        assert m.slow.read_latency_ns > 0 and m.fast.read_bandwidth_gbs > 0
+        text = (tiers.PRESET_DIR / f"{n}.toml").read_text()
+        for line in text.splitlines():  # every device number carries a citation comment
+            if line.split("=")[0].strip() in tiers.TIER_FIELDS:
+                assert "#" in line, f"{n}: {line}"
+    m = tiers.load(None)
+    assert (m.name, m.fast.name, m.slow.name) == ("optane-appdirect", "dram", "pmem")
+    assert m.slow.write_bandwidth_gbs == pytest.approx(3.047)  # seed 004 table 2.3
+    assert tiers.load("hbm").fast.name == "hbw"
+
+
+@pytest.mark.parametrize(
+    "text,err",
+    [
+        ("format = 'x'\nversion = 1", "expected format"),
+        (TOML.replace('slow = "pmem"', 'slow = "kmem"'), "'slow' = 'kmem' names no"),
+        (
+            TOML.replace("read_bandwidth_gbs = 10\n", "read_bandwidth_gbs = -1\n"),
+            "expected a positive number",
+        ),
+        (
+            TOML.replace("[tiers.pmem]", "[tiers.slowmem]").replace(
+                'slow = "pmem"', 'slow = "slowmem"'
+            ),
+            "tier name 'slowmem'",
+        ),
+        (TOML.replace('capacity = "8G"', 'capacity = "lots"'), "capacity 'lots'"),
+    ],
+)
+def test_bad_tier_files(tmp_path, text, err):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=err):
+        tiers.load(str(p))
+
+
+def test_unknown_preset():
+    with pytest.raises(ValueError, match="not a preset"):
+        tiers.load("optane-memory-mode")
+
+
+def test_parse_size():
+    assert tiers.parse_size("512M") == 512 << 20
+    assert tiers.parse_size("1.5G") == 3 << 29
+    assert tiers.parse_size("4096") == 4096
+    assert tiers.parse_size("2GiB") == 2 << 30
+
+
+def test_streamed_site_latency_hidden_by_prefetch(model):
+    # 16 loads per missed line: a sweep; latency / prefetch_factor (10)
+    s = sites(("d", 4096, 16_000_000, 0, 1_000_000, 0, 0))
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4 / 10)  # 0.01 s > bw 0.0064 s
+    assert c["regime"] == "streamed"
+    # one miss per 2 accesses: random, full latency
+    s = sites(("e", 4096, 2_000_000, 0, 1_000_000, 0, 0))
+    assert cost.site_costs(s, model).iloc[0]["regime"] == "latency"

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+"""tierwise.profiledir and tierwise.symbolize: finishing a raw backend output
+into a profile (locations from addr2line, build-ids, meta.json)."""
+
+import csv
+import json
+import shutil
+import subprocess
+from datetime import datetime, timezone
+
+import pytest
+
+from tierwise import profiledir
+from tierwise.symbolize import Symbolizer, parse_frame
+
+SRC = r"""
+#include <stdlib.h>
+__attribute__((noinline)) void *helper(size_t n) { return malloc(n); }
+int main(void) { return helper(10) == 0; }
+"""
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory):
+    if not shutil.which("cc"):
+        pytest.skip("no C compiler")
+    d = tmp_path_factory.mktemp("bin")
+    (d / "prog.c").write_text(SRC)
+    subprocess.run(
+        ["cc", "-g", "-O1", "-o", str(d / "prog"), str(d / "prog.c")], check=True
+    )
+    return d / "prog"
+
+
+def symbol_offset(binary, name):
+    out = subprocess.run(["nm", str(binary)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if parts[-1] == name:
+            return int(parts[0], 16)
+    raise AssertionError(name)
+
+
+def test_parse_frame():
+    assert parse_frame("bfs+0x1a2b") == ("bfs", 0x1A2B)
+    assert parse_frame("libc.so.6+0x0") == ("libc.so.6", 0)
+    assert parse_frame("[anon]+0x7f00") is None
+    assert parse_frame("garbage") is None
+
+
+def test_symbolizer_resolves_function_and_line(binary):
+    off = symbol_offset(binary, "helper")
+    sym = Symbolizer({"prog": str(binary)})
+    chain = sym.inline_chain(f"prog+0x{off + 4:x}")
+    assert chain and chain[0][0] == "helper" and chain[0][1].endswith("prog.c")
+    assert chain[0][2] == 3
+    loc = sym.location(f"prog+0x{off + 4:x};[anon]+0x10")
+    assert loc.startswith("helper ") and loc.endswith("prog.c:3")
+    assert sym.location("unknownmod+0x10") == ""
+
+
+def test_finish_profile_fills_location_build_id_meta(tmp_path, binary):
+    off = symbol_offset(binary, "helper")
+    with open(tmp_path / "sites.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(profiledir.SITE_COLUMNS)
+        w.writerow([0, f"prog+0x{off + 4:x}", "", 3, 300, 200, "", "", "", "", ""])
+    (tmp_path / "modules.csv").write_text(f"module,path,build_id\nprog,{binary},\n")
+    (tmp_path / "objects.csv").write_text("site,size,alloc_time,free_time\n0,100,5,9\n")
+    (tmp_path / "backend.json").write_text(
+        json.dumps({"depth": 4, "objects_min_bytes": 64, "clock": "ns"})
+    )
+    t = datetime.now(timezone.utc)
+    meta = profiledir.finish_profile(
+        tmp_path, ["prog"], "alloc", {"exit_status": 0, "pid": 42}, t, t
+    )
+    assert meta["n_sites"] == 1 and meta["complete"] is True
+    rows = list(csv.DictReader(open(tmp_path / "sites.csv")))
+    assert rows[0]["location"].startswith("helper ") and rows[0]["location"].endswith(
+        "prog.c:3"
+    )
+    assert rows[0]["peak_bytes"] == "200"
+    on_disk = json.loads((tmp_path / "meta.json").read_text())
+    for key in [
+        "format",
+        "version",
+        "tool_version",
+        "command",
+        "backend",
+        "backend_params",
+        "estimated",
+        "depth",
+        "clock",
+        "objects_min_bytes",
+        "start_time",
+        "end_time",
+        "exit_status",
+        "complete",
+        "pid",
+        "host",
+        "modules",
+    ]:
+        assert key in on_disk, key
+    assert on_disk["depth"] == 4 and on_disk["objects_min_bytes"] == 64
+    bid = on_disk["modules"][0]["build_id"]
+    assert len(bid) == 40 and int(bid, 16) >= 0
+    assert bid == profiledir.build_id(binary)
+
+
+def test_killed_run_is_incomplete(tmp_path):
+    t = datetime.now(timezone.utc)
+    meta = profiledir.finish_profile(
+        tmp_path, ["x"], "alloc", {"exit_status": None}, t, t
+    )
+    assert meta["complete"] is False and meta["exit_status"] is None
+    assert json.loads((tmp_path / "meta.json").read_text())["complete"] is False
+
+
+def test_wrong_columns_rejected(tmp_path):
+    (tmp_path / "sites.csv").write_text("site,stack\n0,a+0x1\n")
+    t = datetime.now(timezone.utc)
+    with pytest.raises(ValueError, match="columns"):
+        profiledir.finish_profile(tmp_path, ["x"], "alloc", {"exit_status": 0}, t, t)

@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: MIT
+"""The profile reader: declared schema, one clear error per broken contract,
+and merging of several profiles by site stack."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from advisor_profiles import SITE_HEADER, site_row, write_profile
+from tierwise import reader
+
+
+def good_rows():
+    return [
+        site_row(0, "x+0x10;x+0x20", 4096, 100, 50, 10, 5, 3),
+        site_row(1, "x+0x30", 8192, 200, 0, 20, 0, 0),
+        "2,[static],[static],,,,7,3,1,,",
+    ]
+
+
+def test_reads_declared_schema(tmp_path):
+    p = reader.read_profile(write_profile(tmp_path / "p", good_rows(), [(0, 4096, 1, 5)]))
+    assert list(p.sites.columns) == list(reader.SITE_COLUMNS)
+    for c in reader.COUNT_COLUMNS:
+        assert str(p.sites[c].dtype) == "Int64"
+    assert p.sites.at[0, "llc_load_misses"] == 10
+    assert pd.isna(p.sites.at[2, "peak_bytes"])  # empty = not measured
+    assert list(p.placeable["site"]) == [0, 1]
+    assert p.objects["free_time"].tolist() == [5]
+
+
+def test_missing_column(tmp_path):
+    d = write_profile(tmp_path / "p", good_rows())
+    text = (d / "sites.csv").read_text().replace(",writebacks", "", 1)
+    (d / "sites.csv").write_text(text)
+    with pytest.raises(ValueError, match=r"sites.csv: missing column 'writebacks'"):
+        reader.read_profile(d)
+
+
+def test_wrong_dtype_names_column_and_value(tmp_path):
+    rows = good_rows()
+    rows[1] = rows[1].replace(",200,", ",2.5e3,")
+    with pytest.raises(ValueError, match=r"sites.csv: column 'loads' row 3: value '2.5e3'"):
+        reader.read_profile(write_profile(tmp_path / "p", rows))
+
+
+def test_negative_count_rejected(tmp_path):
+    rows = good_rows()
+    rows[0] = rows[0].replace(",100,", ",-100,")
+    with pytest.raises(ValueError, match=r"column 'loads' row 2: value '-100'"):
+        reader.read_profile(write_profile(tmp_path / "p", rows))
+
+
+def test_wrong_version(tmp_path):
+    d = write_profile(tmp_path / "p", good_rows(), meta={"version": 7})
+    with pytest.raises(ValueError, match=r"meta.json: field 'version' is 7"):
+        reader.read_profile(d)
+
+
+def test_wrong_format(tmp_path):
+    d = write_profile(tmp_path / "p", good_rows(), meta={"format": "heaptrack"})
+    with pytest.raises(ValueError, match=r"field 'format' is 'heaptrack'"):
+        reader.read_profile(d)
+
+
+def test_incomplete_profile(tmp_path):
+    d = write_profile(tmp_path / "p", good_rows(), meta={"complete": False})
+    with pytest.raises(ValueError, match=r"'complete' is false"):
+        reader.read_profile(d)
+
+
+def test_empty_sites_file(tmp_path):
+    d = write_profile(tmp_path / "p", good_rows())
+    (d / "sites.csv").write_text("")
+    with pytest.raises(ValueError, match=r"sites.csv: empty file"):
+        reader.read_profile(d)
+
+
+def test_header_only_sites_file(tmp_path):
+    d = write_profile(tmp_path / "p", [])
+    with pytest.raises(ValueError, match=r"sites.csv: no sites"):
+        reader.read_profile(d)
+
+
+def test_missing_meta_and_dir(tmp_path):
+    d = write_profile(tmp_path / "p", good_rows())
+    (d / "meta.json").unlink()
+    with pytest.raises(ValueError, match=r"meta.json: file missing"):
+        reader.read_profile(d)
+    with pytest.raises(ValueError, match=r"no such profile directory"):
+        reader.read_profile(tmp_path / "nope")
+
+
+def test_objects_unknown_site(tmp_path):
+    d = write_profile(tmp_path / "p", good_rows(), [(9, 4096, 1, None)])
+    with pytest.raises(ValueError, match=r"objects.csv: column 'site': value '9'"):
+        reader.read_profile(d)
+
+
+def test_merge_sums_counts_and_takes_max_peak(tmp_path):
+    a = write_profile(
+        tmp_path / "a",
+        [site_row(0, "x+0x10", 4096, 100, 10, 5, 1, 2), site_row(1, "x+0x20", 100, 1, 1, 1, 1, 1)],
+        [(0, 4096, 1, 2)],
+    )
+    b = write_profile(
+        tmp_path / "b",
+        [
+            site_row(0, "x+0x30", 64, 7, 7, 7, 7, 7),
+            site_row(1, "x+0x10", 8192, 50, 20, 3, 2, 1, location=""),
+        ],
+        [(1, 8192, 5, None), (0, 64, 1, None)],
+    )
+    m = reader.read_profiles([a, b])
+    assert m.sites["stack"].tolist() == ["x+0x10", "x+0x20", "x+0x30"]
+    s = m.sites.set_index("stack")
+    assert s.at["x+0x10", "loads"] == 150
+    assert s.at["x+0x10", "llc_store_misses"] == 3
+    assert s.at["x+0x10", "peak_bytes"] == 8192  # max, not sum
+    assert s.at["x+0x10", "allocs"] == 2
+    assert s.at["x+0x10", "location"] == "f0 x.c:1"  # first non-empty
+    assert s.at["x+0x30", "loads"] == 7
+    # objects keep their own timeline, mapped to the merged site numbers
+    o = m.objects
+    assert sorted(o[o["profile"] == 1]["site"].tolist()) == [0, 2]
+    assert o[o["profile"] == 0]["site"].tolist() == [0]
+
+
+def test_merge_rejects_different_depths(tmp_path):
+    a = write_profile(tmp_path / "a", good_rows(), depth=6)
+    b = write_profile(tmp_path / "b", good_rows(), depth=4)
+    with pytest.raises(ValueError, match="different stack depths"):
+        reader.read_profiles([a, b])
+
+
+def test_merge_notes_build_id_change(tmp_path):
+    a = write_profile(tmp_path / "a", good_rows(), modules=[("x", "aaaa")])
+    b = write_profile(tmp_path / "b", good_rows(), modules=[("x", "bbbb")])
+    assert "different build-ids" in reader.read_profiles([a, b]).notes[0]
+
+
+def test_site_without_user_frame_counts_as_unknown(tmp_path):
+    rows = good_rows() + ["3,,,2,100,100,9,3,7,1,1"]
+    p = reader.read_profile(write_profile(tmp_path / "p", rows))
+    assert p.sites.at[3, "stack"] == "[unknown]"
+    assert 3 not in p.placeable.index
+    assert "without a user frame" in p.notes[0]

@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: MIT
+"""Selection: exact knapsack against brute force, lifetime-aware packing,
+budgets, and each greedy policy's ranking on a hand-made profile."""
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from advisor_profiles import site_row, write_profile
+from tierwise import cost, reader, select, tiers
+
+
+def brute_force(w, v, cap):
+    best = 0.0
+    for r in range(len(w) + 1):
+        for comb in itertools.combinations(range(len(w)), r):
+            if sum(w[i] for i in comb) <= cap:
+                best = max(best, sum(v[i] for i in comb))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_knapsack_matches_brute_force(seed):
+    rng = random.Random(seed)
+    n = rng.randint(1, 11)
+    w = [rng.choice([0, rng.randint(1, 100), rng.randint(1, 10) * 4096]) for _ in range(n)]
+    v = [rng.choice([rng.uniform(-1, 5), rng.uniform(0, 100), 0.0]) for _ in range(n)]
+    cap = rng.randint(0, max(1, sum(w)))
+    value, chosen, exact = select.knapsack(w, v, cap)
+    assert exact
+    assert sum(w[i] for i in chosen) <= cap
+    assert value == pytest.approx(sum(v[i] for i in chosen))
+    assert value == pytest.approx(brute_force(w, [max(x, 0) for x in v], cap))
+    assert all(v[i] > 0 for i in chosen)
+
+
+def test_knapsack_beats_density_greedy():
+    # density order takes item 0 (10/6) then nothing fits; optimum is 1+2
+    value, chosen, _ = select.knapsack([6, 5, 5], [10, 8, 8], 10)
+    assert chosen == {1, 2} and value == 16
+
+
+def brute_force_live(live, v, cap):
+    best = 0.0
+    n = live.shape[0]
+    for mask in range(1 << n):
+        rows = [i for i in range(n) if mask >> i & 1]
+        if not rows or np.all(live[rows].sum(axis=0) <= cap):
+            best = max(best, sum(max(v[i], 0) for i in rows))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_lifetime_knapsack_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n, t = int(rng.integers(1, 9)), int(rng.integers(1, 6))
+    live = rng.integers(0, 50, size=(n, t)) * (rng.random((n, t)) < 0.6)
+    v = rng.uniform(-2, 10, size=n)
+    cap = int(rng.integers(0, 120))
+    value, chosen, exact = select.lifetime_knapsack(live.astype(float), v, cap)
+    assert exact
+    if chosen:
+        assert np.all(live[sorted(chosen)].sum(axis=0) <= cap)
+    assert value == pytest.approx(brute_force_live(live, v, cap))
+
+
+def test_live_matrix_from_timeline(tmp_path):
+    # site 0 lives [0,10), site 1 [10,20), site 2 always, site 3 untracked
+    d = write_profile(
+        tmp_path / "p",
+        [site_row(i, f"x+0x{i}0", b) for i, b in enumerate([100, 100, 30, 7])],
+        [(0, 60, 0, 10), (0, 40, 5, 10), (1, 100, 10, 20), (2, 30, 0, None)],
+    )
+    p = reader.read_profile(d)
+    m = select.live_matrix(p.objects, p.sites.index, p.sites["peak_bytes"].astype("int64"))
+    cols = {tuple(c) for c in m.T}
+    # instants 5 (0:100, 2:30) and 10 (1:100, 2:30); site 3 counts as always live
+    assert cols == {(100, 0, 30, 7), (0, 100, 30, 7)}
+
+
+def test_lifetime_aware_cost_policy_shares_dram(tmp_path):
+    # two phases, each 100 bytes; a 130-byte budget holds both only if lifetimes are used
+    d = write_profile(
+        tmp_path / "p",
+        [
+            site_row(0, "x+0x10", 100, 1000, 0, 1000),
+            site_row(1, "x+0x20", 100, 1000, 0, 900),
+            site_row(2, "x+0x30", 30, 10, 0, 5),
+        ],
+        [(0, 100, 0, 10), (1, 100, 10, 20), (2, 30, 0, None)],
+    )
+    p = reader.read_profile(d)
+    m = tiers.load("optane-appdirect")
+    c = cost.site_costs(p.sites, m)
+    aware = select.select(p, c, 130, "cost", lifetime=True)
+    plain = select.select(p, c, 130, "cost", lifetime=False)
+    assert aware.fast == {0, 1, 2} and aware.used_bytes == 130
+    assert plain.fast == {0, 2} and plain.used_bytes == 130
+
+
+@pytest.fixture
+def hand_profile(tmp_path):
+    # site: peak bytes, loads, stores, load misses, store misses, writebacks
+    rows = [
+        site_row(0, "x+0x10", 1000, 900, 0, 500, 0, 0),  # read-only, miss-heavy
+        site_row(1, "x+0x20", 2000, 500, 1500, 100, 300, 1500),  # write-heavy
+        site_row(2, "x+0x30", 100, 50, 20, 1, 0, 0),  # small, cold
+        site_row(3, "x+0x40", 4000, 2000, 100, 50, 10, 10),  # big, cool
+        "4,[static],[static],,,,10,10,10,10,10",
+    ]
+    return reader.read_profile(write_profile(tmp_path / "p", rows))
+
+
+@pytest.mark.parametrize(
+    "policy,order",
+    [
+        ("write-intensity", [1, 2, 3, 0]),  # stores per byte: .75, .2, .025, 0
+        ("misses", [0, 1, 3, 2]),  # misses per byte: .5, .2, .015, .01
+        ("size", [2, 0, 1, 3]),
+    ],
+)
+def test_policy_rankings(hand_profile, policy, order):
+    key = select.scores(hand_profile.placeable, policy)
+    assert sorted(key.index, key=lambda s: -key[s]) == order
+
+
+@pytest.mark.parametrize(
+    "policy,budget,fast",
+    [
+        ("write-intensity", 2100, {1, 2}),
+        ("write-intensity", 2050, {1}),  # 2 does not fit after 1; 3 and 0 neither
+        ("misses", 3000, {0, 1}),
+        ("size", 1100, {2, 0}),
+        ("size", 3100, {2, 0, 1}),
+    ],
+)
+def test_greedy_fill(hand_profile, policy, budget, fast):
+    m = tiers.load("optane-appdirect")
+    c = cost.site_costs(hand_profile.sites, m)
+    s = select.select(hand_profile, c, budget, policy)
+    assert s.fast == fast and s.used_bytes <= budget
+
+
+def test_cost_policy_picks_best_benefit_set(hand_profile):
+    m = tiers.load("optane-appdirect")
+    c = cost.site_costs(hand_profile.sites, m)
+    s = select.select(hand_profile, c, 3000, "cost")
+    ben = c["benefit"]
+    best = max(
+        (sum(ben[i] for i in comb), set(comb))
+        for r in range(5)
+        for comb in itertools.combinations(range(4), r)
+        if sum(c["bytes"][i] for i in comb) <= 3000
+    )
+    assert s.fast == best[1]
+    assert 4 not in s.fast  # pseudo-sites are never placed
+
+
+@pytest.mark.parametrize(
+    "text,total,expect",
+    [
+        ("20%", 1000, 200),
+        ("0%", 1000, 0),
+        ("100%", 1000, 1000),
+        ("2K", 0, 2048),
+        ("1G", 5, 1 << 30),
+    ],
+)
+def test_parse_budget(text, total, expect):
+    assert select.parse_budget(text, total) == expect
+
+
+@pytest.mark.parametrize(
+    "text,err", [("120%", "between 0% and 100%"), ("lots", "expected a number"), ("-5%", "between")]
+)
+def test_bad_budget(text, err):
+    with pytest.raises(ValueError, match=err):
+        select.parse_budget(text, 100)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_peak_instants_keep_every_subset_peak(tmp_path, seed):
+    """The pruned timeline gives every subset of sites the same peak as
+    evaluating live bytes at every allocation instant."""
+    rng = np.random.default_rng(seed)
+    n = 5
+    objs = []
+    for _ in range(40):
+        a = int(rng.integers(0, 100))
+        objs.append(
+            (
+                int(rng.integers(0, n)),
+                int(rng.integers(1, 9)),
+                a,
+                a + int(rng.integers(0, 30)) if rng.random() < 0.8 else None,
+            )
+        )
+    rows = [site_row(i, f"x+0x{i + 1:x}", 1) for i in range(n)]
+    p = reader.read_profile(write_profile(tmp_path / "p", rows, objs))
+    pruned = select.live_matrix(p.objects, p.sites.index, p.sites["peak_bytes"].astype("int64") * 0)
+    full = np.zeros((n, 0))
+    for t in sorted({o[2] for o in objs}):
+        col = [
+            sum(z for s, z, a, f in objs if s == i and a <= t and (f is None or f > t))
+            for i in range(n)
+        ]
+        full = np.hstack([full, np.array(col, dtype=float)[:, None]])
+    for mask in range(1, 1 << n):
+        rows_ = [i for i in range(n) if mask >> i & 1]
+        assert pruned[rows_].sum(axis=0).max() == full[rows_].sum(axis=0).max()

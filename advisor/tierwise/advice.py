@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: MIT
+"""From a profile to a placement: cost the sites, select the fast set under
+the budget, and build placement.json (format `tierwise-placement` v1,
+advisor/FORMATS.md) and the table `tierwise advise` prints."""
+
+import pandas as pd
+
+from tierwise import cost
+from tierwise.select import parse_budget, select
+
+PLACEMENT_FORMAT = "tierwise-placement"
+
+
+def total_footprint(profile) -> int:
+    """Total peak footprint: the sum of placeable sites' peak_bytes (what a
+    percentage budget is a percentage of)."""
+    return int(pd.to_numeric(profile.placeable["peak_bytes"], errors="coerce").fillna(0).sum())
+
+
+def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
+    s = profile.sites
+    num = lambda c: pd.to_numeric(s[c], errors="coerce").astype("float64").fillna(0)
+    acc = num("loads") + num("stores")
+    t = pd.DataFrame(
+        {
+            "site": s["site"].astype("int64"),
+            "location": s["location"].where(s["location"] != "", s["stack"].str.split(";").str[0]),
+            "bytes": costs["bytes"],
+            "misses_per_kib": (num("llc_load_misses") + num("llc_store_misses"))
+            / (costs["bytes"].clip(lower=1) / 1024),
+            "write_share": (num("stores") / acc.where(acc > 0)).fillna(0),
+            "tier": [tier_of.get(i, "") for i in s.index],
+            "benefit_s": costs["benefit"],
+            "regime": costs["regime"],
+        },
+        index=s.index,
+    )
+    t.index.name = None
+    return t[costs["placeable"]].sort_values(
+        ["benefit_s", "bytes", "site"], ascending=[False, True, True], kind="mergesort"
+    )
+
+
+def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: bool = True):
+    """Returns (placement dict, table DataFrame, Selection, costs)."""
+    costs = cost.site_costs(profile.sites, model)
+    total = total_footprint(profile)
+    budget = parse_budget(budget_spec, total)
+    sel = select(profile, costs, budget, policy, lifetime=lifetime)
+    tier_of = {
+        i: (model.fast.name if i in sel.fast else model.slow.name)
+        for i in costs.index[costs["placeable"]]
+    }
+    table = site_table(profile, costs, tier_of)
+    sites = []
+    for i in table.index:
+        sites.append(
+            {
+                "stack": profile.sites.at[i, "stack"],
+                "location": profile.sites.at[i, "location"],
+                "tier": tier_of[i],
+                "bytes": int(costs.at[i, "bytes"]),
+                "benefit": round(float(costs.at[i, "benefit"]), 9),
+            }
+        )
+    fast_set = sorted(sel.fast)
+    placement = {
+        "format": PLACEMENT_FORMAT,
+        "version": 1,
+        "default_tier": cost.system_tier(model).name,
+        "depth": profile.depth,
+        "budget_bytes": budget,
+        "budget": budget_spec,
+        "footprint_bytes": total,
+        "policy": policy,
+        "tier_model": model.name,
+        "profiles": [str(p) for p in profile.paths],
+        "modules": [
+            {"module": m, "build_id": b}
+            for m, b in zip(profile.modules["module"], profile.modules["build_id"])
+        ],
+        "tiers": model.to_json(),
+        "modelled_seconds": {
+            "placement": cost.placement_seconds(profile.sites, costs, model, set(fast_set)),
+            "all_fast": cost.placement_seconds(
+                profile.sites, costs, model, set(costs.index[costs["placeable"]])
+            ),
+            "all_slow": cost.placement_seconds(profile.sites, costs, model, set()),
+        },
+        "notes": sel.notes + profile.notes,
+        "sites": sites,
+    }
+    return placement, table, sel, costs
+
+
+def format_size(n) -> str:
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def format_table(table: pd.DataFrame, limit: int = 30) -> str:
+    head = f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6}  {'tier':<6} {'benefit':>10}"
+    lines = [head]
+    for _, r in table.head(limit).iterrows():
+        loc = str(r["location"])
+        loc = loc if len(loc) <= 36 else "..." + loc[-33:]
+        lines.append(
+            f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} "
+            f"{r['misses_per_kib']:>9.1f} {r['write_share']:>6.0%}  {r['tier']:<6} "
+            f"{r['benefit_s'] * 1e3:>8.3f}ms"
+        )
+    if len(table) > limit:
+        lines.append(f"... {len(table) - limit} more sites in the placement file")
+    return "\n".join(lines)

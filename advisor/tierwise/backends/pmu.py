@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: MIT
+"""The `pmu` profiling backend: runs the command with
+LD_PRELOAD=libtierwise-pmu.so, which samples precise memory events
+(profiler/pmu: Intel MEM_LOAD_RETIRED:L3_MISS + MEM_INST_RETIRED:ALL_STORES,
+AMD IBS op) on every thread and attributes sample addresses to live heap
+objects. Counts are samples x period: estimates (meta.json says so).
+
+`available()` opens the default events once with tierwise-pmu-probe and
+returns its exact failure (errno text, perf_event_paranoid)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tierwise import paths
+
+PROBE = "bin/tierwise-pmu-probe"
+PRELOAD = "lib/libtierwise-pmu.so"
+
+
+def add_arguments(group):
+    group.add_argument("--pmu-period", type=int, default=20011, metavar="N",
+                       help="sampling period in events (default 20011; IBS rounds to a multiple of 16)")
+    group.add_argument("--pmu-min-bytes", type=int, default=4096, metavar="N",
+                       help="track objects of at least N bytes; smaller ones count as [unknown] (default 4096)")
+
+
+def probe(mode="open", period=20011, env=None):
+    """Runs tierwise-pmu-probe MODE; returns (ok, text)."""
+    exe = paths.build_dir() / PROBE
+    if not exe.exists():
+        return False, f"{exe} not built: run `make build`"
+    out = subprocess.run([str(exe), mode, str(period)], capture_output=True, text=True, env=env, check=False)
+    text = (out.stdout + out.stderr).strip()
+    return out.returncode == 0, text.removeprefix("error: ")
+
+
+def available(args=None):
+    ok, text = probe("open", getattr(args, "pmu_period", 20011))
+    return ok, text
+
+
+def run(args, cmd, outdir):
+    ok, why = available(args)
+    if not ok:
+        raise FileNotFoundError(f"pmu backend unavailable: {why}")
+    lib = paths.build_dir() / PRELOAD
+    outdir = Path(outdir)
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = f"{lib}:{env['LD_PRELOAD']}" if env.get("LD_PRELOAD") else str(lib)
+    env.update(TIERWISE_PMU_OUT=str(outdir.resolve()), TIERWISE_DEPTH=str(getattr(args, "depth", 6)),
+               TIERWISE_PMU_PERIOD=str(args.pmu_period), TIERWISE_PMU_MIN_BYTES=str(args.pmu_min_bytes))
+    print(f"tierwise profile: pmu: sampling every {args.pmu_period} events", file=sys.stderr)
+    rc = subprocess.run(cmd, env=env, check=False).returncode
+    pmu_json = outdir / "pmu.json"
+    if not pmu_json.exists():
+        raise FileNotFoundError(f"{pmu_json}: the profiled command wrote no pmu profile (exit status {rc})")
+    params = json.loads(pmu_json.read_text())
+    params["min_bytes"] = args.pmu_min_bytes
+    params["scaling"] = "each sample counts sample_period events"
+    (outdir / "backend.json").write_text(json.dumps(params, indent=1) + "\n")
+    pmu_json.unlink()
+    return {"exit_status": rc if rc >= 0 else None, "params": params, "clock": "ns", "estimated": True,
+            "pid": params.get("pid")}

@@ -1,0 +1,234 @@
+# SPDX-License-Identifier: MIT
+"""The `sim` profiling backend: runs the command under the tierwise Valgrind
+tool (profiler/sim), which simulates a write-back D1 + LLC and attributes
+every load, store, LLC miss and writeback to the heap block it touches.
+
+It writes the raw profile (advisor/FORMATS.md "Raw backend output"):
+sites.csv (location empty), objects.csv, modules.csv, backend.json, and
+sites_by_tier.csv when the runtime tagged blocks with tiers (`tierwise
+simulate`). Children (fork/exec, followed with --trace-children=yes) get
+one raw profile each under DIR/children/<pid>/.
+
+`python -m tierwise.backends.sim -o DIR -- CMD` writes only the raw profile
+(no meta.json); `tierwise profile --backend sim` also finishes it."""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tierwise import paths
+
+TOOL = "lib/valgrind/tierwise-amd64-linux"
+RAW_FILES = {
+    "sites.csv": "sites.csv",
+    "objects.csv": "objects.csv",
+    "modules.csv": "modules.csv",
+    "tiers.csv": "sites_by_tier.csv",
+}
+HEARTBEAT_S = 30.0
+CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def parse_size(text):
+    """'1M', '32768K', '1048576' -> bytes (K/M/G are powers of 1024)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", str(text), re.IGNORECASE)
+    if not m:
+        raise ValueError(f"size {text!r}: expected a number with an optional K, M or G suffix")
+    return int(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2).upper()]
+
+
+def host_cache_geometry(sysfs=CACHE_SYSFS):
+    """The host's L1 data cache and last-level cache from sysfs:
+    {"l1_size", "l1_ways", "llc_size", "llc_ways", "line_size"}; entries
+    that cannot be read are left out."""
+    geo, llc_level = {}, 0
+    for idx in sorted(Path(sysfs).glob("index*")):
+        try:
+            level = int((idx / "level").read_text())
+            kind = (idx / "type").read_text().strip()
+            size = parse_size((idx / "size").read_text().strip())
+            ways = int((idx / "ways_of_associativity").read_text())
+            line = int((idx / "coherency_line_size").read_text())
+        except (OSError, ValueError):
+            continue
+        if level == 1 and kind == "Data":
+            geo.update(l1_size=size, l1_ways=ways)
+        if kind in ("Unified", "Data") and level >= llc_level and level > 1:
+            llc_level = level
+            geo.update(llc_size=size, llc_ways=ways, line_size=line)
+    return geo
+
+
+def add_arguments(group):
+    group.add_argument("--llc-size", metavar="SIZE", help="simulated LLC size (default: the host's)")
+    group.add_argument("--llc-ways", type=int, metavar="N", help="simulated LLC associativity (default: the host's)")
+    group.add_argument("--line-size", type=int, metavar="BYTES", help="cache line size (default: the host's, else 64)")
+    group.add_argument("--l1-size", metavar="SIZE", help="simulated L1 data cache size (default: the host's)")
+    group.add_argument("--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)")
+    group.add_argument(
+        "--objects-min-bytes",
+        default="4096",
+        metavar="SIZE",
+        help="objects.csv lists allocations of at least SIZE bytes (default 4096)",
+    )
+    group.add_argument(
+        "--no-children",
+        action="store_true",
+        help="do not follow fork/exec children (default: one raw profile per child process)",
+    )
+
+
+def geometry(args):
+    """Cache geometry: options override the host's; 32K/8 L1 and 8M/16 LLC
+    with 64-byte lines where the host says nothing."""
+    geo = {"l1_size": 32 << 10, "l1_ways": 8, "llc_size": 8 << 20, "llc_ways": 16, "line_size": 64}
+    geo.update(host_cache_geometry())
+    source = "host"
+    for key in ("llc_size", "l1_size"):
+        if getattr(args, key, None):
+            geo[key] = parse_size(getattr(args, key))
+            source = "options"
+    for key in ("llc_ways", "l1_ways", "line_size"):
+        if getattr(args, key, None):
+            geo[key] = int(getattr(args, key))
+            source = "options"
+    for lvl in ("l1", "llc"):
+        lines = geo[f"{lvl}_size"] // geo["line_size"]
+        if lines < geo[f"{lvl}_ways"] or lines % geo[f"{lvl}_ways"]:
+            raise ValueError(
+                f"--{lvl}-size {geo[lvl + '_size']} with {geo[lvl + '_ways']} ways and "
+                f"{geo['line_size']}-byte lines is not a whole number of sets"
+            )
+    geo["source"] = source
+    return geo
+
+
+def available(args=None):
+    if not shutil.which("valgrind"):
+        return False, "valgrind not found on PATH (Debian package valgrind)"
+    tool = paths.build_dir() / TOOL
+    if not tool.exists():
+        return False, f"{tool} not built: run `make build`"
+    return True, "valgrind tool built"
+
+
+def valgrind_version():
+    try:
+        out = subprocess.run(["valgrind", "--version"], capture_output=True, text=True, check=False)
+        return out.stdout.strip()
+    except OSError:
+        return None
+
+
+def valgrind_command(args, cmd, prefix, geo):
+    return [
+        "valgrind",
+        "--tool=tierwise",
+        "-q",
+        f"--trace-children={'no' if getattr(args, 'no_children', False) else 'yes'}",
+        f"--out={prefix}.%p",
+        f"--depth={getattr(args, 'depth', 6)}",
+        f"--llc-size={geo['llc_size']}",
+        f"--llc-ways={geo['llc_ways']}",
+        f"--l1-size={geo['l1_size']}",
+        f"--l1-ways={geo['l1_ways']}",
+        f"--line-size={geo['line_size']}",
+        f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
+        *cmd,
+    ]
+
+
+def _heartbeat(proc, t0, stop):
+    while not stop.wait(HEARTBEAT_S):
+        if proc.poll() is None:
+            print(f"tierwise profile: sim: still running, {time.monotonic() - t0:.0f} s", file=sys.stderr)
+
+
+def _collect(raw_dir, pid, dest, params):
+    """Moves the raw files of process pid into dest and writes backend.json."""
+    dest.mkdir(parents=True, exist_ok=True)
+    stats = {}
+    stats_file = raw_dir / f"tw.{pid}.stats.json"
+    if stats_file.exists():
+        stats = json.loads(stats_file.read_text())
+        stats_file.unlink()
+    for suffix, name in RAW_FILES.items():
+        src = raw_dir / f"tw.{pid}.{suffix}"
+        if src.exists():
+            shutil.move(str(src), dest / name)
+    p = dict(params, instructions=stats.get("instructions"), pid=pid)
+    if (dest / "sites_by_tier.csv").exists():
+        p["sites_by_tier"] = "sites_by_tier.csv"
+    (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
+    return p
+
+
+def run(args, cmd, outdir):
+    ok, why = available(args)
+    if not ok:
+        raise FileNotFoundError(why)
+    geo = geometry(args)
+    outdir = Path(outdir)
+    raw_dir = outdir / ".raw"
+    shutil.rmtree(raw_dir, ignore_errors=True)
+    raw_dir.mkdir(parents=True)
+    env = dict(os.environ, VALGRIND_LIB=str(paths.build_dir() / "lib" / "valgrind"))
+    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo)
+    params = {
+        "tool": "tierwise (Valgrind)",
+        "valgrind": valgrind_version(),
+        "cache": geo,
+        "write_policy": "write-back, write-allocate, LRU; dirty lines left at exit count as writebacks",
+        "valgrind_command": vcmd[:-len(cmd)],
+    }
+    print(f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
+          f"L1 {geo['l1_size'] >> 10} KiB {geo['l1_ways']}-way, {geo['line_size']} B lines "
+          f"({geo['source']})", file=sys.stderr)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(vcmd, env=env)
+    stop = threading.Event()
+    threading.Thread(target=_heartbeat, args=(proc, t0, stop), daemon=True).start()
+    try:
+        rc = proc.wait()
+    finally:
+        stop.set()
+    if not (raw_dir / f"tw.{proc.pid}.sites.csv").exists():
+        raise FileNotFoundError(f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above")
+    info = _collect(raw_dir, proc.pid, outdir, params)
+    children = sorted({int(f.name.split(".")[1]) for f in raw_dir.glob("tw.*.sites.csv")})
+    for pid in children:
+        _collect(raw_dir, pid, outdir / "children" / str(pid), params)
+    shutil.rmtree(raw_dir, ignore_errors=True)
+    if children:
+        info["children"] = children
+        (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")
+        print(f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
+              file=sys.stderr)
+    return {"exit_status": rc if rc >= 0 else None, "params": info, "clock": "instructions",
+            "estimated": False, "pid": proc.pid}
+
+
+def main(argv=None):
+    """Raw profile only: python -m tierwise.backends.sim -o DIR [opts] -- CMD."""
+    p = argparse.ArgumentParser(prog="python -m tierwise.backends.sim", description=main.__doc__)
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--depth", type=int, default=6)
+    add_arguments(p)
+    p.add_argument("cmd", nargs=argparse.REMAINDER)
+    args = p.parse_args(argv)
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        p.error("no command given")
+    Path(args.output).mkdir(parents=True, exist_ok=True)
+    info = run(args, cmd, Path(args.output))
+    return info["exit_status"] if info["exit_status"] is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

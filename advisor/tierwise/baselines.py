@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: MIT
+"""Placements the advisor is compared against, as fast-tier fractions per
+site (cost.placement_seconds takes them):
+  first-fit     objects go to DRAM in allocation order while the live DRAM
+                bytes fit the budget, then to the slow tier (what a plain
+                "DRAM until full" allocator or kernel first-touch does);
+  static-ratio  memkind memtier style: a fixed fraction of every site's
+                bytes in DRAM, equal to budget / footprint;
+  oracle        every subset of sites that fits the budget (lifetime-aware),
+                the best by modelled time; only for few sites.
+A site's accesses are assumed spread uniformly over its bytes, so a site
+with a fraction f of its bytes in DRAM gets f of its accesses served there.
+"""
+
+import numpy as np
+import pandas as pd
+
+from tierwise.select import live_matrix
+
+ORACLE_MAX_SITES = 20
+
+
+def first_fit(profile, costs: pd.DataFrame, budget: int) -> dict:
+    """Site -> fraction of its bytes first-fit puts in DRAM. Each profile's
+    timeline is replayed on its own; bytes of a site beyond its tracked
+    objects are allocated first (small objects, early)."""
+    cand = costs[costs["placeable"]]
+    dram = pd.Series(0.0, index=cand.index)
+    total = pd.Series(0.0, index=cand.index)
+    objs = profile.objects[profile.objects["site"].isin(cand.index)]
+    runs = list(objs.groupby("profile")) or [(0, objs)]
+    for _, o in runs:
+        tracked_peak = (
+            live_matrix(o.assign(profile=0), cand.index, cand["bytes"] * 0).max(axis=1)
+            if not o.empty
+            else np.zeros(len(cand))
+        )
+        events = []
+        for site, b, tp in zip(cand.index, cand["bytes"], tracked_peak):
+            if b > tp:  # untracked residual: one early object
+                events.append((-1, 1, int(b - tp), site, -1))
+        for k, r in enumerate(o.itertuples(index=False)):
+            events.append((int(r.alloc_time), 1, int(r.size), int(r.site), k))
+            if not pd.isna(r.free_time):
+                events.append((int(r.free_time), 0, int(r.size), int(r.site), k))
+        used, where = 0, {}
+        for t, is_alloc, size, site, k in sorted(events, key=lambda e: (e[0], e[1])):
+            if is_alloc:
+                fits = used + size <= budget
+                where[(site, k)] = fits
+                used += size if fits else 0
+                total[site] += size
+                dram[site] += size if fits else 0
+            elif where.get((site, k)):
+                used -= size
+    return (dram / total.where(total > 0)).fillna(0).to_dict()
+
+
+def static_ratio(costs: pd.DataFrame, fraction: float) -> dict:
+    return {i: float(fraction) for i in costs.index[costs["placeable"]]}
+
+
+def oracle(profile, costs: pd.DataFrame, budget: int):
+    """Best subset by modelled time among all that fit the budget at every
+    instant of the timeline (modelled time is baseline + sum of t_slow minus
+    the benefits of the DRAM sites, so the largest total benefit wins).
+    Returns (set of sites, live DRAM bytes used) or (None, why)."""
+    cand = costs[costs["placeable"] & (costs["benefit"] > 0)]
+    n = len(cand)
+    if n > ORACLE_MAX_SITES:
+        return None, f"oracle skipped: {n} sites with a benefit (limit {ORACLE_MAX_SITES})"
+    live = live_matrix(profile.objects, cand.index, cand["bytes"]) if n else np.zeros((0, 1))
+    masks = (np.arange(1 << n)[:, None] >> np.arange(n)[None, :]) & 1
+    fits = np.all(masks @ live <= budget, axis=1)
+    value = masks @ cand["benefit"].to_numpy()
+    best = int(np.argmax(np.where(fits, value, -np.inf)))
+    chosen = {cand.index[i] for i in range(n) if best >> i & 1}
+    used = int((masks[best] @ live).max()) if n else 0
+    return chosen, used

@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: MIT
+"""`tierwise advise`: read profiles, model each site's cost on each tier,
+choose the DRAM set under a budget, write placement.json and print a table."""
+
+import json
+import sys
+from pathlib import Path
+
+from tierwise import reader, tiers
+from tierwise.select import POLICIES
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "advise",
+        help="choose which allocation sites go to DRAM under a budget",
+        description="Read one or more profile directories (merged by site), model "
+        "each site's memory time on the fast and slow tier, choose the sites to "
+        "keep in DRAM under --dram-budget and write placement.json.",
+    )
+    p.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile directory")
+    p.add_argument(
+        "--dram-budget",
+        required=True,
+        metavar="SIZE|N%",
+        help="fast-tier bytes (512M, 2G) or N%% of the total peak footprint",
+    )
+    p.add_argument(
+        "--tiers",
+        metavar="PRESET|FILE",
+        help=f"tier model: {', '.join(tiers.presets())} or a TOML file "
+        f"(default {tiers.DEFAULT_PRESET})",
+    )
+    p.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="cost",
+        help="cost: exact knapsack on modelled benefit (default); "
+        "write-intensity, misses, size: greedy rankings",
+    )
+    p.add_argument(
+        "--no-lifetime",
+        action="store_true",
+        help="cost policy: ignore the objects timeline (pack by peak bytes only)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default="placement.json",
+        metavar="FILE",
+        help="placement file to write (default placement.json)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="also plot modelled time against DRAM budget for every policy",
+    )
+    p.add_argument("--top", type=int, default=30, metavar="N", help="table rows (default 30)")
+    return p
+
+
+def run(args):
+    from tierwise.advice import advise, format_size, format_table
+
+    profile = reader.read_profiles(args.profiles)
+    model = tiers.load(args.tiers)
+    placement, table, sel, costs = advise(
+        profile, model, args.dram_budget, args.policy, lifetime=not args.no_lifetime
+    )
+    out = Path(args.output)
+    out.write_text(json.dumps(placement, indent=1) + "\n")
+    ms = placement["modelled_seconds"]
+    print(
+        f"tier model {model.name}: {model.fast.name} (fast) / {model.slow.name} (slow); "
+        f"policy {args.policy}; budget {format_size(sel.budget)} of "
+        f"{format_size(placement['footprint_bytes'])} peak footprint"
+    )
+    print(format_table(table, args.top))
+    print(
+        f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites; "
+        f"modelled time {ms['placement']:.4g} s = {ms['placement'] / ms['all_fast']:.3f}x all-"
+        f"{model.fast.name}, all-{model.slow.name} {ms['all_slow'] / ms['all_fast']:.3f}x"
+    )
+    for note in placement["notes"]:
+        print(f"note: {note}")
+    print(f"wrote {out}")
+    if args.plot:
+        from tierwise.plot import budget_curve, plot_curve
+
+        df = budget_curve(profile, costs, model, lifetime=not args.no_lifetime)
+        plot_curve(df, args.plot, f"{', '.join(str(p) for p in profile.paths)} ({model.name})")
+        print(f"wrote {args.plot}")
+    sys.stdout.flush()
+    return 0

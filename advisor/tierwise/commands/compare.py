@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: MIT
+"""`tierwise compare`: profile a command once (sim backend) and compare
+all-DRAM, all-slow-tier, first-fit, a memtier-style static ratio, every
+advisor policy and optionally the oracle at several DRAM budgets; writes
+DIR/compare.csv and DIR/compare.png."""
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from tierwise import reader, tiers
+from tierwise.cli import UserError
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "compare",
+        help="compare placements (baselines and advisor policies) across DRAM budgets",
+        description="Profile CMD with the sim backend (or reuse --profile DIR) and "
+        "model every placement strategy at several DRAM budgets: all-DRAM, "
+        "all-slow-tier, first-fit, static ratio (memkind memtier), the advisor "
+        "policies and, with --oracle, the best subset of sites. Writes "
+        "DIR/compare.csv and DIR/compare.png.",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    p.add_argument(
+        "--budgets",
+        default="5,10,20,30,50",
+        metavar="P,P,...",
+        help="DRAM budgets in %% of the peak footprint (default 5,10,20,30,50)",
+    )
+    p.add_argument(
+        "--tiers", metavar="PRESET|FILE", help=f"tier model (default {tiers.DEFAULT_PRESET})"
+    )
+    p.add_argument(
+        "--oracle",
+        action="store_true",
+        help=f"also try every subset of sites (at most {20} sites with a benefit)",
+    )
+    p.add_argument(
+        "--profile",
+        metavar="DIR",
+        action="append",
+        help="use this existing profile instead of profiling CMD (repeatable)",
+    )
+    p.add_argument(
+        "--no-lifetime", action="store_true", help="cost policy: pack by peak bytes only"
+    )
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
+    return p
+
+
+def parse_budgets(text):
+    try:
+        vals = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(
+            f"--budgets {text}: expected percentages separated by commas, e.g. 5,10,20"
+        ) from None
+    if not vals or any(not 0 <= v <= 100 for v in vals):
+        raise UserError(f"--budgets {text}: each budget must be between 0 and 100 (percent)")
+    return [v / 100 for v in vals]
+
+
+def profile_command(cmd, outdir: Path) -> Path:
+    """Run `tierwise profile --backend sim` on CMD; return the profile dir."""
+    pdir = outdir / "profile"
+    print(f"tierwise compare: profiling {' '.join(cmd)} (sim backend) -> {pdir}", file=sys.stderr)
+    r = subprocess.run(
+        [sys.executable, "-m", "tierwise", "profile", "--backend", "sim", "-o", str(pdir), "--"]
+        + list(cmd)
+    )
+    if r.returncode != 0:
+        raise UserError(
+            f"profiling {cmd[0]} failed with exit status {r.returncode}; " f"see the messages above"
+        )
+    return pdir
+
+
+def run(args):
+    from tierwise.comparison import compare_table, summary
+    from tierwise.plot import plot_curve
+
+    fractions = parse_budgets(args.budgets)
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd and not args.profile:
+        raise UserError(
+            "no command given: tierwise compare -o DIR [options] -- CMD ARGS... "
+            "(or --profile DIR)"
+        )
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    model = tiers.load(args.tiers)
+    paths = args.profile or [profile_command(cmd, out)]
+    profile = reader.read_profiles(paths)
+    df, notes = compare_table(
+        profile, model, fractions, with_oracle=args.oracle, lifetime=not args.no_lifetime
+    )
+    df.to_csv(out / "compare.csv", index=False, float_format="%.6g")
+    what = " ".join(cmd) if cmd else ", ".join(map(str, paths))
+    plot_curve(df, out / "compare.png", f"{what} ({model.name})")
+    mid = min(fractions, key=lambda f: abs(f - 0.2))
+    print(summary(df, mid))
+    for n in notes:
+        print(f"note: {n}")
+    print(f"wrote {out / 'compare.csv'} and {out / 'compare.png'}")
+    return 0

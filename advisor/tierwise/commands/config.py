@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: MIT
+"""`tierwise config`: print the flags that compile and link a program
+against libtierwise (runtime/include/tierwise.h, build/lib/libtierwise.so)."""
+
+from tierwise.cli import UserError
+from tierwise.paths import artifact, source_dir
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "config",
+        help="print compiler/linker flags for libtierwise",
+        description="Print the flags to compile (--cflags) and link (--libs) "
+        "a program against libtierwise, e.g. "
+        "cc prog.c $(tierwise config --cflags --libs).",
+    )
+    p.add_argument("--cflags", action="store_true", help="include path of tierwise.h")
+    p.add_argument("--libs", action="store_true", help="link flags for libtierwise.so")
+    return p
+
+
+def flags(cflags=True, libs=True):
+    out = []
+    if cflags:
+        out.append(f"-I{source_dir() / 'runtime' / 'include'}")
+    if libs:
+        lib = artifact("lib/libtierwise.so").parent
+        out += [f"-L{lib}", f"-Wl,-rpath,{lib}", "-ltierwise"]
+    return out
+
+
+def run(args):
+    if not (args.cflags or args.libs):
+        raise UserError("say what to print: --cflags and/or --libs")
+    print(" ".join(flags(args.cflags, args.libs)))
+    return 0

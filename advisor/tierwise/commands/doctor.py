@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: MIT
+"""`tierwise doctor`: what this machine offers for tiered-memory profiling
+and placement (PMU and whether the default sampling events open,
+perf_event_paranoid, memkind kinds, PMem/DAX mounts and devices, NUMA nodes,
+Valgrind and the sim tool, transparent huge pages) and what tierwise will
+use. `--json` prints the same as one JSON object."""
+import ctypes
+import glob
+import json
+import os
+import shutil
+from pathlib import Path
+
+from tierwise.backends import pmu, sim
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "doctor",
+        help="what this machine offers and what tierwise will use",
+        description=__doc__.split("\n\n")[0].replace("`tierwise doctor`: ", ""),
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def _read(path, default=None):
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def check_pmu():
+    ok, text = pmu.probe("open")
+    enc_ok, enc = pmu.probe("encode")
+    events = [json.loads(line)["name"] for line in enc.splitlines() if enc_ok and line.startswith("{")]
+    return {
+        "events_open": ok,
+        "detail": text,
+        "default_events": events,
+        "perf_event_paranoid": _read("/proc/sys/kernel/perf_event_paranoid"),
+    }
+
+
+MEMKIND_KINDS = {
+    "MEMKIND_DEFAULT": "dram",
+    "MEMKIND_HBW": "hbw",
+    "MEMKIND_DAX_KMEM": "kmem",
+    "MEMKIND_HIGHEST_CAPACITY": "highest-capacity",
+}
+
+
+def check_memkind():
+    try:
+        lib = ctypes.CDLL("libmemkind.so.0")
+    except OSError as e:
+        return {"library": None, "error": str(e), "kinds": {}}
+    lib.memkind_check_available.argtypes = [ctypes.c_void_p]
+    kinds = {}
+    for sym, tier in MEMKIND_KINDS.items():
+        try:
+            kind = ctypes.c_void_p.in_dll(lib, sym)
+        except ValueError:
+            kinds[tier] = "not in this memkind"
+            continue
+        kinds[tier] = "available" if lib.memkind_check_available(kind) == 0 else "unavailable"
+    kinds["pmem"] = "available (file kind on any directory; fsdax mount for real PMem)"
+    return {"library": "libmemkind.so.0", "kinds": kinds}
+
+
+def check_pmem():
+    mounts = []
+    for line in (_read("/proc/mounts", "") or "").splitlines():
+        dev, mnt, fstype, opts = (line.split() + ["", "", "", ""])[:4]
+        if "dax" in opts.split(",") or dev.startswith("/dev/pmem"):
+            mounts.append({"device": dev, "mount": mnt, "fstype": fstype, "options": opts})
+    return {
+        "fsdax_mounts": mounts,
+        "pmem_devices": sorted(glob.glob("/dev/pmem*")),
+        "devdax_devices": sorted(glob.glob("/dev/dax*")),
+    }
+
+
+def check_numa():
+    nodes = []
+    for d in sorted(glob.glob("/sys/devices/system/node/node[0-9]*"), key=lambda p: int(p.rsplit("node", 1)[1])):
+        mem = 0
+        for line in (_read(f"{d}/meminfo", "") or "").splitlines():
+            if "MemTotal:" in line:
+                mem = int(line.split()[-2]) * 1024
+        cpus = _read(f"{d}/cpulist", "")
+        nodes.append({"node": int(d.rsplit("node", 1)[1]), "memory_bytes": mem, "cpus": cpus,
+                      "memory_only": not cpus})
+    return nodes
+
+
+def check_valgrind():
+    ok, why = sim.available()
+    return {"valgrind": sim.valgrind_version() if shutil.which("valgrind") else None,
+            "sim_tool": ok, "detail": why, "host_cache": sim.host_cache_geometry()}
+
+
+def check_thp():
+    return {k: _read(f"/sys/kernel/mm/transparent_hugepage/{k}") for k in ("enabled", "defrag")}
+
+
+def decide(r):
+    use = {}
+    if r["pmu"]["events_open"]:
+        use["profile_backend"] = "pmu (events open)"
+    elif r["valgrind"]["sim_tool"]:
+        use["profile_backend"] = f"sim (pmu: {r['pmu']['detail']})"
+    else:
+        use["profile_backend"] = f"alloc census only (pmu: {r['pmu']['detail']}; sim: {r['valgrind']['detail']})"
+    mounts = r["pmem"]["fsdax_mounts"]
+    kmem_nodes = [n["node"] for n in r["numa"] if n["memory_only"]]
+    if mounts:
+        use["slow_tier"] = f"pmem: memkind file kind on {mounts[0]['mount']} (fsdax)"
+    elif kmem_nodes:
+        use["slow_tier"] = f"kmem: memory-only NUMA node {kmem_nodes[0]}"
+    elif len(r["numa"]) > 1:
+        use["slow_tier"] = f"numa:{r['numa'][-1]['node']} (remote NUMA node)"
+    else:
+        use["slow_tier"] = ("pmem emulated: memkind file kind on a plain directory (--pmem-dir); "
+                            "no real slow tier here, use `tierwise simulate` to compare placements")
+    return use
+
+
+def run(args):
+    r = {"pmu": check_pmu(), "memkind": check_memkind(), "pmem": check_pmem(), "numa": check_numa(),
+         "valgrind": check_valgrind(), "thp": check_thp(), "cpu": os.cpu_count()}
+    r["will_use"] = decide(r)
+    if args.json:
+        print(json.dumps(r, indent=1))
+        return 0
+    p, v = r["pmu"], r["valgrind"]
+    print(f"PMU sampling:      {'events open' if p['events_open'] else 'unavailable'}: {p['detail']}")
+    print(f"  default events:  {', '.join(p['default_events']) or '(none encodable)'}")
+    print(f"  perf_event_paranoid: {p['perf_event_paranoid']}")
+    print(f"memkind:           {r['memkind'].get('library') or r['memkind'].get('error')}")
+    for tier, state in r["memkind"]["kinds"].items():
+        print(f"  {tier:<17}{state}")
+    print(f"PMem/DAX:          fsdax mounts {len(r['pmem']['fsdax_mounts'])}, "
+          f"/dev/pmem* {len(r['pmem']['pmem_devices'])}, /dev/dax* {len(r['pmem']['devdax_devices'])}")
+    for m in r["pmem"]["fsdax_mounts"]:
+        print(f"  {m['mount']} ({m['device']}, {m['fstype']})")
+    print(f"NUMA nodes:        {len(r['numa'])}")
+    for n in r["numa"]:
+        kind = "memory only" if n["memory_only"] else f"cpus {n['cpus']}"
+        print(f"  node {n['node']}: {n['memory_bytes'] >> 20} MiB, {kind}")
+    print(f"Valgrind:          {v['valgrind'] or 'not installed'}; sim tool: {v['detail']}")
+    hc = v["host_cache"]
+    if hc:
+        print(f"  host cache:      L1d {hc.get('l1_size', 0) >> 10} KiB {hc.get('l1_ways')}-way, "
+              f"LLC {hc.get('llc_size', 0) >> 10} KiB {hc.get('llc_ways')}-way, {hc.get('line_size')} B lines")
+    print(f"THP:               {r['thp']['enabled']}")
+    print("tierwise will use:")
+    for k, val in r["will_use"].items():
+        print(f"  {k.replace('_', ' ')}: {val}")
+    return 0

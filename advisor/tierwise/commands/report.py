@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: MIT
+"""`tierwise report`: tables and plots of a profile - per site size, LLC
+misses per KiB, write share, modelled benefit of DRAM - and how much of the
+accesses the placeable sites cover."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from tierwise import cost, reader, tiers
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "report",
+        help="tables and plots of a profile",
+        description="Summarise a profile: per allocation site its peak size, LLC "
+        "misses per KiB, write share and modelled benefit of the fast tier; with -o, "
+        "write sites.csv (the table) and sites.png (misses/KiB against write "
+        "share, and the largest sites) into DIR.",
+    )
+    p.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile directory")
+    p.add_argument("-o", "--output", metavar="DIR", help="write report.csv and sites.png here")
+    p.add_argument(
+        "--tiers", metavar="PRESET|FILE", help=f"tier model (default {tiers.DEFAULT_PRESET})"
+    )
+    p.add_argument("--top", type=int, default=20, metavar="N", help="table rows (default 20)")
+    return p
+
+
+def coverage(sites: pd.DataFrame) -> dict:
+    """Share of all LLC misses that fall on placeable (heap) sites."""
+    num = lambda c: pd.to_numeric(sites[c], errors="coerce").astype("float64").fillna(0)
+    miss = num("llc_load_misses") + num("llc_store_misses")
+    heap = ~sites["stack"].isin(reader.PSEUDO_SITES)
+    out = {"heap": float(miss[heap].sum())}
+    for ps in reader.PSEUDO_SITES:
+        out[ps] = float(miss[sites["stack"] == ps].sum())
+    return out
+
+
+def run(args):
+    from tierwise.advice import format_size, site_table
+    from tierwise.plot import plot_sites
+
+    profile = reader.read_profiles(args.profiles)
+    model = tiers.load(args.tiers)
+    costs = cost.site_costs(profile.sites, model)
+    table = site_table(profile, costs, {})
+    meta = profile.meta[0]
+    total = table["bytes"].sum()
+    print(
+        f"profile {', '.join(map(str, profile.paths))}: {' '.join(meta.get('command', []))} "
+        f"[{meta.get('backend', '?')} backend{', estimated counts' if meta.get('estimated') else ''}]"
+    )
+    cov = coverage(profile.sites)
+    allm = sum(cov.values()) or 1
+    print(
+        f"{len(table)} heap sites, {format_size(total)} peak footprint; LLC misses: "
+        + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
+    )
+    print(
+        f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6} "
+        f"{'benefit':>10}  regime"
+    )
+    for _, r in table.head(args.top).iterrows():
+        loc = str(r["location"])
+        loc = loc if len(loc) <= 36 else "..." + loc[-33:]
+        print(
+            f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
+            f"{r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}"
+        )
+    if args.output:
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        table.drop(columns=["tier"]).to_csv(out / "report.csv", index=False, float_format="%.6g")
+        plot_sites(table, out / "sites.png", f"{', '.join(map(str, profile.paths))} ({model.name})")
+        print(f"wrote {out / 'report.csv'} and {out / 'sites.png'}")
+    return 0

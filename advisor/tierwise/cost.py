@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+"""Cost model: modelled time of each site on each tier, the benefit of the
+fast tier, and the modelled time of a whole placement.
+
+Per site s on tier t (line = 64 B, MLP = assumed memory-level parallelism):
+  latency_s   = (llc_load_misses * t.read_latency + llc_store_misses * t.write_latency) / MLP
+  bandwidth_s = (llc_load_misses + llc_store_misses) * line / t.read_bandwidth
+              + writebacks * line / t.write_bandwidth
+  time(s, t)  = max(latency_s, bandwidth_s)
+Streamed sites (LLC misses <= stream_miss_ratio of loads + stores: a sweep
+over lines) have their latency term divided by prefetch_factor: prefetchers
+hide most of it (seed 002 fig. 1, sequential vs random: ~10x).
+A site is charged the larger of the two: a site that streams more bytes than
+the tier can move in its latency-bound time is bandwidth bound (seed 002,
+GraphMat/X-Stream), otherwise latency bound (Galois/GraphLab). Writebacks are
+posted (seed 002 footnote 1) so they cost bandwidth, not latency; a store
+miss waits for the read-for-ownership.
+  benefit(s) = time(s, slow) - time(s, fast)
+  placement time = compute baseline + sum_s time(s, tier(s))
+  compute baseline = (loads + stores of all sites and pseudo-sites) * compute_ns_per_access
+Pseudo-sites ([static], [stack], [unknown]) are not placeable and stay in
+system memory ('dram'). See advisor/README.md for the assumptions.
+"""
+
+import numpy as np
+import pandas as pd
+
+from tierwise.reader import PSEUDO_SITES
+
+COUNTS = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
+
+
+def counts_of(df: pd.DataFrame) -> pd.DataFrame:
+    """Access counts as float64, empty (not measured) as 0."""
+    return pd.DataFrame(
+        {
+            c: (
+                pd.to_numeric(df[c], errors="coerce").astype("float64").fillna(0.0)
+                if c in df
+                else 0.0
+            )
+            for c in COUNTS
+        },
+        index=df.index,
+    )
+
+
+def streamed(c: pd.DataFrame, model) -> pd.Series:
+    """Rows whose LLC misses are at most `stream_miss_ratio` of their loads
+    and stores: accesses that sweep lines (one miss per line of small
+    elements), which hardware prefetchers hide (seed 002 fig. 1)."""
+    acc = c["loads"] + c["stores"]
+    miss = c["llc_load_misses"] + c["llc_store_misses"]
+    return (acc > 0) & (miss <= model.stream_miss_ratio * acc)
+
+
+def _time_parts(c: pd.DataFrame, tier, model):
+    lat = (
+        (
+            c["llc_load_misses"] * tier.read_latency_ns
+            + c["llc_store_misses"] * tier.write_latency_ns
+        )
+        * 1e-9
+        / model.mlp
+    )
+    lat = lat.where(~streamed(c, model), lat / model.prefetch_factor)
+    bw = (c["llc_load_misses"] + c["llc_store_misses"]) * model.line_bytes / (
+        tier.read_bandwidth_gbs * 1e9
+    ) + c["writebacks"] * model.line_bytes / (tier.write_bandwidth_gbs * 1e9)
+    return lat, bw
+
+
+def time_on(df: pd.DataFrame, tier, model) -> pd.Series:
+    """Modelled memory time (s) of each row's accesses if served by `tier`."""
+    lat, bw = _time_parts(counts_of(df), tier, model)
+    return np.maximum(lat, bw)
+
+
+def baseline_seconds(df: pd.DataFrame, model) -> float:
+    c = counts_of(df)
+    return float((c["loads"] + c["stores"]).sum() * model.compute_ns_per_access * 1e-9)
+
+
+def system_tier(model):
+    """The tier unplaceable memory (static data, stacks) lives in."""
+    return model.fast if model.fast.name == "dram" or model.slow.name != "dram" else model.slow
+
+
+def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
+    """Per site: t_fast, t_slow (s), benefit (s), regime on the slow tier
+    ('latency', 'streamed': latency bound after prefetching, or 'bandwidth'), placeable (bool), bytes (peak_bytes).
+    """
+    c = counts_of(sites)
+    lat_s, bw_s = _time_parts(c, model.slow, model)
+    out = pd.DataFrame(index=sites.index)
+    out["stack"] = sites["stack"]
+    out["bytes"] = pd.to_numeric(sites["peak_bytes"], errors="coerce").fillna(0).astype("int64")
+    out["t_fast"] = time_on(sites, model.fast, model)
+    out["t_slow"] = np.maximum(lat_s, bw_s)
+    out["benefit"] = out["t_slow"] - out["t_fast"]
+    out["regime"] = np.where(
+        bw_s > lat_s, "bandwidth", np.where(streamed(c, model), "streamed", "latency")
+    )
+    out["placeable"] = ~sites["stack"].isin(PSEUDO_SITES)
+    return out
+
+
+def placement_seconds(sites: pd.DataFrame, costs: pd.DataFrame, model, fast_fraction) -> float:
+    """Modelled time of a placement: `fast_fraction` maps site index -> the
+    fraction of that site's accesses served by the fast tier (1 = all in the
+    fast tier, 0 = all slow; sites not in it are slow). Accesses are assumed
+    spread uniformly over a site's bytes when the fraction is partial."""
+    f = pd.Series(0.0, index=costs.index)
+    if isinstance(fast_fraction, (set, frozenset, list)):
+        f[list(fast_fraction)] = 1.0
+    else:
+        ff = pd.Series(fast_fraction, dtype="float64")
+        f[ff.index] = ff.clip(0, 1)
+    f[~costs["placeable"]] = 1.0 if system_tier(model) is model.fast else 0.0
+    mem = (f * costs["t_fast"] + (1 - f) * costs["t_slow"]).sum()
+    return baseline_seconds(sites, model) + float(mem)
+
+
+def modelled_time(counts: pd.DataFrame, model) -> dict:
+    """Modelled time from per-site per-tier counts: rows with a `tier`
+    column (a tier name of `model`) and the COUNTS columns. Returns
+    {"seconds": total, "baseline": s, "per_tier": {tier: {counts..., seconds}}}."""
+    if counts.empty:
+        return {"seconds": 0.0, "baseline": 0.0, "per_tier": {}}
+    base = baseline_seconds(counts, model)
+    per_tier = {}
+    total = base
+    for name, rows in counts.groupby("tier", sort=True):
+        t = time_on(rows, model.tier(str(name)), model).sum()
+        c = counts_of(rows).sum()
+        per_tier[str(name)] = {**{k: int(v) for k, v in c.items()}, "seconds": float(t)}
+        total += float(t)
+    return {"seconds": total, "baseline": base, "per_tier": per_tier}

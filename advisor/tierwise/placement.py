@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: MIT
+"""placement.json (advisor/FORMATS.md, format `tierwise-placement` v1): load
+and validate (ValueError naming the file, field and value), build and write.
+The runtime (runtime/src/tw_placement.c) reads the same grammar."""
+
+import json
+import re
+from pathlib import Path
+
+FORMAT = "tierwise-placement"
+VERSION = 1
+TIERS = ("dram", "pmem", "kmem", "hbw")
+_SIZE = re.compile(r"^(\d+)\s*([kKmMgGtT]?)[bB]?$")
+
+
+def parse_size(text):
+    """`64M` -> 67108864 (suffixes K/M/G/T, powers of 1024)."""
+    m = _SIZE.match(str(text).strip())
+    if not m:
+        raise ValueError(
+            f"size {text!r}: expected a number with an optional K/M/G/T suffix"
+        )
+    return int(m[1]) << (10 * " kmgt".index(m[2].lower() or " "))
+
+
+def valid_tier(name):
+    return name in TIERS or bool(re.fullmatch(r"numa:\d+", str(name)))
+
+
+def validate(doc, source="placement"):
+    """Raise ValueError on the first field that breaks the grammar."""
+
+    def bad(field, value, why):
+        raise ValueError(f"{source}: {field} = {value!r}: {why}")
+
+    if not isinstance(doc, dict):
+        bad("(top level)", type(doc).__name__, "must be a JSON object")
+    if doc.get("format") != FORMAT:
+        bad("format", doc.get("format"), f"expected {FORMAT!r}")
+    if doc.get("version") != VERSION:
+        bad("version", doc.get("version"), f"this tierwise reads version {VERSION}")
+    if not valid_tier(doc.get("default_tier")):
+        bad(
+            "default_tier",
+            doc.get("default_tier"),
+            f"not a tier ({', '.join(TIERS)}, numa:N)",
+        )
+    depth = doc.get("depth")
+    if depth is not None and (not isinstance(depth, int) or not 1 <= depth <= 64):
+        bad("depth", depth, "must be an integer 1..64")
+    sites = doc.get("sites")
+    if not isinstance(sites, list):
+        bad("sites", sites, "must be a list")
+    for i, s in enumerate(sites):
+        if (
+            not isinstance(s, dict)
+            or not isinstance(s.get("stack"), str)
+            or not s["stack"]
+        ):
+            bad(
+                f"sites[{i}].stack",
+                s.get("stack") if isinstance(s, dict) else s,
+                "must be a non-empty stack string",
+            )
+        if not valid_tier(s.get("tier")):
+            bad(
+                f"sites[{i}].tier",
+                s.get("tier"),
+                f"not a tier ({', '.join(TIERS)}, numa:N)",
+            )
+    return doc
+
+
+def load(path):
+    """Read and validate a placement file."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{path}: placement file not found") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON: {e}") from None
+    return validate(doc, str(path))
+
+
+def make(sites, default_tier="dram", depth=None, modules=None, **extra):
+    """A placement document; `sites`: dicts with at least stack and tier."""
+    doc = {"format": FORMAT, "version": VERSION, "default_tier": default_tier}
+    if depth is not None:
+        doc["depth"] = depth
+    if modules is not None:
+        doc["modules"] = [
+            {"module": m["module"], "build_id": m.get("build_id", "")} for m in modules
+        ]
+    doc.update(extra)
+    doc["sites"] = [dict(s) for s in sites]
+    return validate(doc)
+
+
+def write(doc, path):
+    validate(doc, str(path))
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)

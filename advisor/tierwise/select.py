@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: MIT
+"""Choosing the fast-tier (DRAM) set under a budget.
+
+Policies:
+  cost             exact 0/1 knapsack on peak_bytes maximising modelled
+                   benefit (Pareto-frontier dynamic programme); with an
+                   objects timeline, the lifetime-aware variant packs sites
+                   that are never live at the same time into the same bytes
+                   (exact branch and bound over the timeline's constraints).
+  write-intensity  rank by stores per byte (the classic RW split)
+  misses           rank by LLC misses per byte
+  size             smallest peak_bytes first
+Greedy policies walk their ranking and take every site that still fits.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+POLICIES = ["cost", "write-intensity", "misses", "size"]
+FRONTIER_LIMIT = 500_000
+BNB_NODE_LIMIT = 2_000_000
+BNB_WORK_LIMIT = 2 * 10**9  # node limit x live-matrix cells
+DOMINANCE_MAX_COLUMNS = 4000
+
+
+@dataclass
+class Selection:
+    policy: str
+    budget: int
+    fast: set  # site indices placed in the fast tier
+    used_bytes: int
+    notes: list = field(default_factory=list)
+
+
+def parse_budget(text: str, total_bytes: int) -> int:
+    """'--dram-budget' value: SIZE (512M, 2G) or N% of the total peak footprint."""
+    from tierwise.tiers import parse_size
+
+    s = str(text).strip()
+    if s.endswith("%"):
+        try:
+            pct = float(s[:-1])
+        except ValueError:
+            pct = -1
+        if not 0 <= pct <= 100:
+            raise ValueError(f"--dram-budget {text}: a percentage must be between 0% and 100%")
+        return int(total_bytes * pct / 100)
+    return parse_size(s, "--dram-budget")
+
+
+def knapsack(weights, values, capacity: int):
+    """Exact 0/1 knapsack. Returns (best value, set of chosen indices, exact).
+    Items with value <= 0 are never taken; zero-weight items always are.
+    Dynamic programme over the Pareto frontier of (weight, value) pairs; if
+    the frontier would exceed FRONTIER_LIMIT it falls back to density order
+    and returns exact=False."""
+    w = [int(x) for x in weights]
+    v = [float(x) for x in values]
+    take0 = {i for i in range(len(w)) if v[i] > 0 and w[i] == 0}
+    items = [i for i in range(len(w)) if v[i] > 0 and 0 < w[i] <= capacity]
+    if sum(w[i] for i in items) <= capacity:
+        chosen = take0 | set(items)
+        return sum(v[i] for i in chosen), chosen, True
+    frontier = [(0, 0.0, 0)]  # (weight, value, bitmask), weight and value increasing
+    for i in items:
+        shifted = [
+            (fw + w[i], fv + v[i], fm | (1 << i))
+            for fw, fv, fm in frontier
+            if fw + w[i] <= capacity
+        ]
+        merged = sorted(frontier + shifted, key=lambda t: (t[0], -t[1]))
+        frontier, best = [], -1.0
+        for t in merged:
+            if t[1] > best:
+                frontier.append(t)
+                best = t[1]
+        if len(frontier) > FRONTIER_LIMIT:
+            return _density_fill(w, v, capacity, take0)
+    _, value, mask = frontier[-1]
+    chosen = take0 | {i for i in items if mask >> i & 1}
+    return value + sum(v[i] for i in take0), chosen, True
+
+
+def _density_fill(w, v, capacity, take0):
+    order = sorted((i for i in range(len(w)) if v[i] > 0 and w[i] > 0), key=lambda i: -v[i] / w[i])
+    chosen, used = set(take0), 0
+    for i in order:
+        if used + w[i] <= capacity:
+            chosen.add(i)
+            used += w[i]
+    return sum(v[i] for i in chosen), chosen, False
+
+
+def _peak_instants(o: pd.DataFrame) -> np.ndarray:
+    """Allocation instants not followed by another allocation before the
+    next free: at any other instant the next one has at least the same live
+    bytes for every site, so only these can bind."""
+    at = np.unique(o["alloc_time"].to_numpy(dtype="int64"))
+    ft = np.sort(o["free_time"].dropna().to_numpy(dtype="int64"))
+    nxt = np.append(at[1:], np.iinfo(np.int64).max)
+    frees_between = np.searchsorted(ft, nxt, side="right") - np.searchsorted(ft, at, side="right")
+    keep = frees_between > 0
+    keep[-1] = True
+    return at[keep]
+
+
+def _prune_dominated(m: np.ndarray) -> np.ndarray:
+    """Drop columns that another column bounds elementwise."""
+    m = np.unique(m, axis=1)
+    if m.shape[1] > DOMINANCE_MAX_COLUMNS:
+        return m
+    order = np.argsort(-m.sum(axis=0), kind="stable")
+    kept = np.empty((m.shape[0], 0))
+    for j in order:
+        c = m[:, j : j + 1]
+        if kept.shape[1] == 0 or not np.any(np.all(kept >= c, axis=0)):
+            kept = np.hstack([kept, c])
+    return kept
+
+
+def live_matrix(objects: pd.DataFrame, sites: pd.Index, peak: pd.Series) -> np.ndarray:
+    """Live bytes of each site (rows, in `sites` order) at the instants of
+    every profile's timeline where some subset's live bytes can peak
+    (columns). Bytes a site has beyond its tracked objects (objects below
+    objects_min_bytes) count as live all the time. Dominated columns are
+    dropped: only instants that could bind."""
+    cols = []
+    for _, o in objects.groupby("profile"):
+        o = o[o["site"].isin(sites)]
+        if o.empty:
+            continue
+        points = _peak_instants(o)
+        block = np.zeros((len(sites), len(points)))
+        for r, s in enumerate(sites):
+            so = o[o["site"] == s]
+            if so.empty:
+                continue
+            size = so["size"].to_numpy(dtype="float64")
+            at = so["alloc_time"].to_numpy(dtype="int64")
+            ft = so["free_time"].astype("Float64").fillna(np.inf).to_numpy(dtype="float64")
+            ia, iff = np.argsort(at), np.argsort(ft)
+            alloc_cum = np.concatenate([[0], np.cumsum(size[ia])])
+            free_cum = np.concatenate([[0], np.cumsum(size[iff])])
+            block[r] = (
+                alloc_cum[np.searchsorted(at[ia], points, side="right")]
+                - free_cum[np.searchsorted(ft[iff], points, side="right")]
+            )
+        cols.append(block)
+    if not cols:
+        return peak.loc[sites].to_numpy(dtype="float64")[:, None]
+    m = np.hstack(cols)
+    residual = np.maximum(peak.loc[sites].to_numpy(dtype="float64") - m.max(axis=1), 0)
+    return _prune_dominated(m + residual[:, None])
+
+
+def lifetime_knapsack(live: np.ndarray, values, capacity: int):
+    """Maximise total value subject to: at every column (instant) of `live`,
+    the live bytes of the chosen rows fit `capacity`. Exact depth-first
+    branch and bound; returns (value, chosen row set, exact)."""
+    v = np.asarray(values, dtype="float64")
+    fits = np.all(live <= capacity, axis=1) & (v > 0)
+    items = sorted(np.flatnonzero(fits), key=lambda i: -v[i])
+    best = [0.0, set()]
+    nodes = [0]
+    node_limit = min(BNB_NODE_LIMIT, max(10_000, BNB_WORK_LIMIT // max(live.size, 1)))
+    exact = [True]
+
+    def dfs(k, usage, value, chosen):
+        nodes[0] += 1
+        if value > best[0]:
+            best[0], best[1] = value, set(chosen)
+        if k == len(items) or nodes[0] > node_limit:
+            exact[0] = exact[0] and k == len(items)
+            return
+        rest = [i for i in items[k:] if np.all(usage + live[i] <= capacity)]
+        if value + v[rest].sum() <= best[0]:
+            return
+        i = items[k]
+        if np.all(usage + live[i] <= capacity):
+            chosen.append(i)
+            dfs(k + 1, usage + live[i], value + v[i], chosen)
+            chosen.pop()
+        dfs(k + 1, usage, value, chosen)
+
+    dfs(0, np.zeros(live.shape[1]), 0.0, [])
+    return best[0], best[1], exact[0]
+
+
+def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
+    """Rank key of a greedy policy: larger first (size: smaller first)."""
+    b = (
+        pd.to_numeric(sites["peak_bytes"], errors="coerce")
+        .astype("float64")
+        .fillna(0)
+        .clip(lower=1)
+    )
+    num = lambda c: pd.to_numeric(sites[c], errors="coerce").astype("float64").fillna(0)
+    if policy == "write-intensity":
+        return num("stores") / b
+    if policy == "misses":
+        return (num("llc_load_misses") + num("llc_store_misses")) / b
+    if policy == "size":
+        return -b
+    raise ValueError(f"--policy {policy}: not one of {', '.join(POLICIES)}")
+
+
+def select(
+    profile, costs: pd.DataFrame, budget: int, policy: str = "cost", lifetime: bool = True
+) -> Selection:
+    """Choose the fast-tier sites of `profile` (costs from cost.site_costs)."""
+    cand = costs[costs["placeable"]]
+    notes = []
+    if policy == "cost":
+        use_timeline = lifetime and not profile.objects.empty
+        if use_timeline:
+            live = live_matrix(profile.objects, cand.index, cand["bytes"])
+            value, rows, exact = lifetime_knapsack(live, cand["benefit"].to_numpy(), budget)
+            used = int(live[sorted(rows)].sum(axis=0).max()) if rows else 0
+            notes.append("lifetime-aware: sites never live together share DRAM bytes")
+        else:
+            value, rows, exact = knapsack(
+                cand["bytes"].to_numpy(), cand["benefit"].to_numpy(), budget
+            )
+            used = int(cand["bytes"].to_numpy()[sorted(rows)].sum()) if rows else 0
+        if not exact:
+            notes.append("search limit reached: best placement found, optimality not proven")
+        fast = {cand.index[i] for i in rows}
+        return Selection(policy, budget, fast, used, notes)
+    key = scores(profile.sites.loc[cand.index], policy)
+    order = sorted(cand.index, key=lambda s: (-key[s], cand.at[s, "bytes"], s))
+    fast, used = set(), 0
+    for s in order:
+        if used + cand.at[s, "bytes"] <= budget:
+            fast.add(s)
+            used += int(cand.at[s, "bytes"])
+    return Selection(policy, budget, fast, used, notes)

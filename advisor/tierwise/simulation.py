@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+"""Per-site per-tier access counts of a placed run, and their modelled time.
+
+Two sources, best first:
+1. `sites_by_tier.csv` in a sim profile taken with the placement applied
+   (the runtime tells the Valgrind tool each block's tier by a client
+   request): columns `site,tier,allocs,bytes_allocated,loads,stores,
+   llc_load_misses,llc_store_misses,writebacks`; tier `default` = a block
+   the runtime did not tag (pseudo-sites, allocations before it started),
+   which lives in system memory.
+2. An unplaced sim profile plus the run report of `tierwise run` with the
+   placement (FORMATS.md, tierwise-run-report v1): each site's counts are
+   split across tiers in proportion to the bytes the runtime actually put in
+   each tier (fallbacks included), i.e. accesses are assumed uniform over a
+   site's bytes. Sites the report does not name went to its default tier.
+"""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from tierwise.cost import COUNTS, counts_of, system_tier
+
+REPORT_FORMAT = "tierwise-run-report"
+
+
+def read_site_tiers(profile_dir: Path, profile) -> pd.DataFrame:
+    """Source 1; returns None when the profile has no sites_by_tier.csv."""
+    p = Path(profile_dir) / "sites_by_tier.csv"
+    if not p.exists():
+        return None
+    df = pd.read_csv(p, dtype={"tier": str}, keep_default_na=False)
+    missing = [c for c in ["site", "tier"] + COUNTS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{p}: missing column '{missing[0]}'")
+    unknown = ~df["site"].isin(profile.sites.index)
+    if unknown.any():
+        raise ValueError(
+            f"{p}: column 'site': value '{df['site'][unknown].iloc[0]}' is not a site "
+            "of sites.csv"
+        )
+    df["stack"] = df["site"].map(profile.sites["stack"])
+    return df
+
+
+def resolve_default_tier(counts: pd.DataFrame, model) -> pd.DataFrame:
+    """Untagged blocks (tier `default`) are in system memory."""
+    return counts.assign(tier=counts["tier"].replace("default", system_tier(model).name))
+
+
+def read_report(path) -> dict:
+    p = Path(path)
+    try:
+        rep = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{p}: cannot read the run report ({e})") from None
+    if rep.get("format", REPORT_FORMAT) != REPORT_FORMAT or "sites" not in rep:
+        raise ValueError(f"{p}: not a tierwise run report (format {rep.get('format')!r})")
+    return rep
+
+
+def _matches(report_stack: str, stack: str) -> bool:
+    """A report/placement stack names a profile stack when it is equal to it
+    or a frame-wise prefix of it (FORMATS.md matching rule)."""
+    return stack == report_stack or stack.startswith(report_stack + ";")
+
+
+def counts_from_report(profile, report: dict, placement: dict, model) -> pd.DataFrame:
+    """Source 2: rows stack, site, tier, COUNTS for every site of the profile."""
+    default = placement.get("default_tier", system_tier(model).name)
+    entries = report.get("sites", [])
+    rows = []
+    allc = counts_of(profile.sites)
+    for i, stack in profile.sites["stack"].items():
+        c = allc.loc[i].to_dict()
+        if stack in ("[static]", "[stack]", "[unknown]"):
+            rows.append({"site": i, "stack": stack, "tier": system_tier(model).name, **c})
+            continue
+        per_tier = {}
+        for e in entries:
+            if _matches(e.get("stack", ""), stack):
+                for t, b in (e.get("bytes") or {}).items():
+                    per_tier[t] = per_tier.get(t, 0) + int(b)
+        total = sum(per_tier.values())
+        if total == 0:
+            per_tier, total = {default: 1}, 1
+        for t, b in per_tier.items():
+            if b:
+                rows.append(
+                    {
+                        "site": i,
+                        "stack": stack,
+                        "tier": t,
+                        **{k: v * b / total for k, v in c.items()},
+                    }
+                )
+    return pd.DataFrame(rows, columns=["site", "stack", "tier"] + COUNTS)

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal interface of the tierwise Valgrind tool (sim backend): heap block
+ * tracking with sites (tw_heap.c), the cache simulator (tw_cache.c), the
+ * instrumenter (tw_instr.c) and output (tw_main.c). */
+#ifndef TW_SIM_H
+#define TW_SIM_H
+
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+
+/* Pseudo-sites: accesses outside any tracked heap block. Internal site ids
+ * 0..2; real sites start at TW_FIRST_SITE. */
+enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
+#define TW_FIRST_SITE 3
+#define TW_MAX_TIERS 16
+
+/* A counter slot: one (site, tier) pair. Simulated cache lines carry the
+ * slot id of their owner so that hits are charged without a lookup. */
+typedef struct {
+  ULong loads, stores, llc_load_misses, llc_store_misses, writebacks;
+  ULong allocs, bytes_allocated;
+  UInt site, tier;
+} TwSlot;
+
+typedef struct {
+  HChar *stack; /* "mod+0xoff;..." (allocator frames removed) */
+  UInt slot0;   /* counter slot of this site's untiered blocks */
+  ULong allocs, bytes_allocated, cur_bytes, peak_bytes;
+} TwSite;
+
+/* A live heap block. */
+typedef struct {
+  Addr start;
+  SizeT size;
+  ULong alloc_time;
+  UInt site, slot, tier;
+  Bool custom; /* announced by VALGRIND_MALLOCLIKE_BLOCK */
+} TwBlock;
+
+/* Options. */
+extern Int tw_depth;
+extern Long tw_objects_min_bytes;
+extern ULong tw_icount; /* guest instructions executed (the clock) */
+
+/* Counter slots (grown on demand; index with slot id). */
+extern TwSlot *tw_slots;
+extern UInt tw_n_slots;
+extern TwSite *tw_sites;
+extern UInt tw_n_sites;
+extern const HChar *tw_tier_names[TW_MAX_TIERS];
+
+/* tw_heap.c */
+void tw_heap_init(void);
+TwBlock *tw_find_block(Addr a);
+Bool tw_range_has_block(Addr a, SizeT len);
+UInt tw_classify_nonheap(Addr a);
+UInt tw_slot_for(UInt site, UInt tier);
+TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom);
+void tw_release_block(Addr p, Bool custom);
+void tw_set_block_tier(Addr p, UInt tier);
+void tw_heap_fini(void);
+void tw_register_malloc_replacement(void);
+
+/* tw_sitekey.c: site identity per advisor/FORMATS.md */
+HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth);
+
+/* tw_cache.c */
+void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
+                   UInt l1_ways);
+VG_REGPARM(2) void tw_load(Addr a, UWord size);
+VG_REGPARM(2) void tw_store(Addr a, UWord size);
+void tw_cache_forget_range(Addr a, SizeT len);
+void tw_cache_flush(void);
+void tw_cache_reset(void);
+
+/* tw_instr.c */
+IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
+                    const VexGuestLayout *layout, const VexGuestExtents *vge,
+                    const VexArchInfo *archinfo_host, IRType gWordTy,
+                    IRType hWordTy);
+
+/* tw_main.c: buffered output */
+typedef struct {
+  Int fd;
+  UInt used;
+  HChar buf[65536];
+} TwOut;
+Bool tw_out_open(TwOut *o, const HChar *suffix);
+void tw_out_printf(TwOut *o, const HChar *fmt, ...) PRINTF_CHECK(2, 3);
+void tw_out_close(TwOut *o);
+extern TwOut tw_objects_out;
+void tw_write_modules(TwOut *o);
+UInt tw_user_frames(const Addr *ips, UInt n_ips);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Valgrind client requests between the tierwise runtime and the tierwise
+ * Valgrind tool (`tierwise simulate`). Natively every request is a no-op of a
+ * few instructions (valgrind.h's magic sequence).
+ *
+ * Protocol, in placement mode, per allocation the runtime serves:
+ *   VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0)   the user block (not the
+ *                                             runtime's 16-byte header)
+ *   TW_CLREQ_TIER(p, tier)                     tier: a tw_tier value of
+ *                                             tierwise.h (0 dram, 1 pmem,
+ *                                             2 kmem, 3 hbw)
+ * and per free, before the memory is released:
+ *   VALGRIND_FREELIKE_BLOCK(p, 0)
+ * realloc is a FREELIKE of the old block and MALLOCLIKE + TIER of the new
+ * one, even when the block does not move.
+ */
+#pragma once
+
+#include <valgrind/valgrind.h>
+
+/** Tool base: VG_USERREQ_TOOL_BASE('T','W'). */
+#define TW_CLREQ_BASE VG_USERREQ_TOOL_BASE('T', 'W')
+
+enum tw_clreq_code {
+  /** arg1: user pointer of a block just announced with MALLOCLIKE_BLOCK;
+   *  arg2: its tier (tw_tier). Result: unused (0). */
+  TW_CLREQ_CODE_TIER = TW_CLREQ_BASE + 1,
+};
+
+/** Tell the tool which tier serves the block at \p ptr. */
+#define TW_CLREQ_TIER(ptr, tier)                                               \
+  VALGRIND_DO_CLIENT_REQUEST_STMT(TW_CLREQ_CODE_TIER, (ptr), (tier), 0, 0, 0)

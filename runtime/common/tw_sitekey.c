@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Site keys (see tw_sitekey.h): frame formatting, the allocator module rule,
+ * hashing. Deliberately libc-free so that the Valgrind tool can build it.
+ */
+#include "tw_sitekey.h"
+
+static int tw_starts(const char *s, const char *prefix) {
+  while (*prefix)
+    if (*s++ != *prefix++)
+      return 0;
+  return 1;
+}
+
+/* 1 if s starts with prefix and continues with ".so" (end or more dots). */
+static int tw_is_so(const char *s, const char *prefix) {
+  if (!tw_starts(s, prefix))
+    return 0;
+  s += 0;
+  while (*s)
+    if (tw_starts(s++, ".so"))
+      return 1;
+  return 0;
+}
+
+int tw_module_is_allocator(const char *b) {
+  if (!b)
+    return 0;
+  if (tw_starts(b, "libtierwise") && tw_is_so(b, "libtierwise"))
+    return 1;
+  if (tw_starts(b, "vgpreload_") && tw_is_so(b, "vgpreload_"))
+    return 1;
+  if (tw_starts(b, "libjemalloc"))
+    return 1;
+  if (tw_starts(b, "ld-linux") && tw_is_so(b, "ld-linux"))
+    return 1;
+  return tw_starts(b, "libmemkind.so") || tw_starts(b, "libc.so") ||
+         tw_starts(b, "libstdc++.so") || tw_starts(b, "libgcc_s.so");
+}
+
+const char *tw_basename(const char *path) {
+  const char *b = path;
+  if (!path)
+    return path;
+  for (; *path; path++)
+    if (*path == '/')
+      b = path + 1;
+  return b;
+}
+
+static size_t tw_put(char *buf, size_t cap, size_t at, const char *s) {
+  while (*s && at + 1 < cap)
+    buf[at++] = *s++;
+  if (cap)
+    buf[at < cap ? at : cap - 1] = 0;
+  return at;
+}
+
+static size_t tw_put_hex(char *buf, size_t cap, size_t at, uintptr_t v) {
+  char tmp[2 + 2 * sizeof(v) + 1];
+  int i = sizeof(tmp) - 1;
+  tmp[i] = 0;
+  do {
+    tmp[--i] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  tmp[--i] = 'x';
+  tmp[--i] = '0';
+  return tw_put(buf, cap, at, tmp + i);
+}
+
+static size_t tw_frame_at(char *buf, size_t cap, size_t at, const tw_frame *f) {
+  at = tw_put(buf, cap, at, f->module ? f->module : "[anon]");
+  at = tw_put(buf, cap, at, "+");
+  return tw_put_hex(buf, cap, at, f->offset);
+}
+
+size_t tw_frame_format(char *buf, size_t cap, const tw_frame *frame) {
+  return tw_frame_at(buf, cap, 0, frame);
+}
+
+size_t tw_stack_format(char *buf, size_t cap, const tw_frame *frames, int n,
+                       int depth) {
+  int first = 0, kept = 0;
+  size_t at = 0;
+  if (cap)
+    buf[0] = 0;
+  while (first < n && tw_module_is_allocator(tw_basename(frames[first].module)))
+    first++;
+  if (first == n)
+    first = 0; /* only allocator frames: keep them rather than say nothing */
+  for (int i = first; i < n && kept < depth; i++, kept++) {
+    if (kept)
+      at = tw_put(buf, cap, at, ";");
+    at = tw_frame_at(buf, cap, at, &frames[i]);
+  }
+  return at;
+}
+
+uint64_t tw_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = (const unsigned char *)data;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+uint64_t tw_hash_str(const char *s) {
+  uint64_t h = TW_FNV_OFFSET;
+  while (*s) {
+    h ^= (unsigned char)*s++;
+    h *= 0x100000001b3ull;
+  }
+  return h ? h : 1;
+}
+
+uint64_t tw_hash_ips(const uintptr_t *ips, int n) {
+  /* Multiplicative mixing per word: faster than bytewise FNV on the hot path
+   * of the census, which hashes every allocation's stack. */
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+  for (int i = 0; i < n; i++) {
+    h ^= (uint64_t)ips[i];
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h ? h : 1;
+}
+
+int tw_stack_matches(const char *site, const char *stack) {
+  while (*site && *site == *stack) {
+    site++;
+    stack++;
+  }
+  return *site == 0 && (*stack == 0 || *stack == ';');
+}

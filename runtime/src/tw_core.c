@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The core of the tierwise runtime: configuration from the environment,
+ * start and exit, fork handlers, and the dispatch of the interposed malloc
+ * family to the census paths (tw_hdr.c, blocks with a header) or the
+ * placement/pass-through paths (tw_place.c, no header). DRAM comes from
+ * glibc (__libc_malloc & co, so no dlsym bootstrap is needed), the other
+ * tiers from memkind (tw_tiers.c).
+ */
+#define _GNU_SOURCE
+#include "tw_core.h"
+#include "tw_clientreq.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+tw_config tw_cfg;
+volatile int tw_mode_now;
+__thread int tw_in_core __attribute__((tls_model("initial-exec")));
+static atomic_int tw_init_state; /* 0 none, 1 running, 2 config read */
+/* Client requests cost a few instructions each: issue them only under
+ * Valgrind (RUNNING_ON_VALGRIND is checked once, when the config is read). */
+int tw_on_valgrind;
+int tw_hdr_mode;
+static size_t (*tw_usable_fn)(void *); /* glibc's malloc_usable_size */
+
+size_t tw_glibc_usable(void *p) { return tw_usable_fn ? tw_usable_fn(p) : 0; }
+static uint64_t tw_t0;
+
+uint64_t tw_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec - tw_t0;
+}
+
+void tw_warn(const char *a, const char *b, const char *c) {
+  char line[512];
+  size_t n = 0;
+  const char *parts[4] = {"tierwise: ", a, b, c};
+  for (int i = 0; i < 4; i++)
+    for (const char *s = parts[i]; s && *s && n < sizeof(line) - 2; s++)
+      line[n++] = *s;
+  line[n] = 0;
+  tw_report_warning(line + 10);
+  line[n++] = '\n';
+  if (write(2, line, n) < 0)
+    return;
+}
+
+static size_t tw_env_size(const char *name, size_t dflt) {
+  const char *s = getenv(name);
+  char *end;
+  if (!s || !*s)
+    return dflt;
+  unsigned long long v = strtoull(s, &end, 10);
+  switch (*end) {
+  case 'k':
+  case 'K':
+    v <<= 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    v <<= 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    v <<= 30;
+    end++;
+    break;
+  case 't':
+  case 'T':
+    v <<= 40;
+    end++;
+    break;
+  }
+  if (*end == 'B' || *end == 'b')
+    end++;
+  if (*end || end == s) {
+    tw_warn(name, ": not a size: ", s);
+    return dflt;
+  }
+  return v;
+}
+
+/* Read the environment: cheap, done on the first call (which may come before
+ * our constructor). */
+static void tw_config_read(void) {
+  int expect = 0;
+  if (!atomic_compare_exchange_strong(&tw_init_state, &expect, 1))
+    return;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  tw_t0 = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+  tw_on_valgrind = RUNNING_ON_VALGRIND > 0;
+  tw_cfg.census_dir = getenv("TIERWISE_CENSUS");
+  tw_cfg.placement_path = getenv("TIERWISE_PLACEMENT");
+  tw_cfg.pmem_dir = getenv("TIERWISE_PMEM_DIR");
+  tw_cfg.report_path = getenv("TIERWISE_REPORT");
+  tw_cfg.maps_copy = getenv("TIERWISE_MAPS_COPY");
+  tw_cfg.verbose = getenv("TIERWISE_VERBOSE") != NULL;
+  tw_cfg.depth = (int)tw_env_size("TIERWISE_DEPTH", TW_DEFAULT_DEPTH);
+  if (tw_cfg.depth < 1 || tw_cfg.depth > TW_MAX_DEPTH)
+    tw_cfg.depth = TW_DEFAULT_DEPTH;
+  tw_cfg.objects_min = tw_env_size("TIERWISE_OBJECTS_MIN", 4096);
+  tw_cfg.fast_max = tw_env_size("TIERWISE_FASTPATH_MAX", 64 << 10);
+  tw_cfg.fast_learn = (unsigned)tw_env_size("TIERWISE_FASTPATH_LEARN", 8);
+  tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 1024);
+  tw_cfg.dram_limit = tw_env_size("TIERWISE_DRAM_LIMIT", 0);
+  tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
+  if (tw_cfg.census_dir && *tw_cfg.census_dir) {
+    tw_cfg.mode = TW_MODE_CENSUS;
+    tw_hdr_mode = 1;
+  } else if (tw_cfg.placement_path || tw_cfg.report_path)
+    tw_cfg.mode = TW_MODE_PLACE;
+  else
+    tw_cfg.mode = TW_MODE_PASS;
+  /* Census is exact from the first allocation; placement needs the file
+   * and the tiers, which the constructor loads. */
+  tw_mode_now = tw_cfg.mode == TW_MODE_CENSUS ? TW_MODE_CENSUS : TW_MODE_PASS;
+  atomic_store(&tw_init_state, 2);
+}
+
+/* fork: the runtime's locks are held across fork so that the child's copies
+ * of the tables are consistent; the child keeps tracking (census output
+ * under per-pid names, see tw_census.c; run report path with %p). */
+static void tw_atfork_prepare(void) {
+  tw_stack_atfork(0);
+  tw_census_atfork(0);
+}
+static void tw_atfork_parent(void) {
+  tw_census_atfork(1);
+  tw_stack_atfork(1);
+}
+static void tw_atfork_child(void) {
+  tw_census_atfork(2);
+  tw_stack_atfork(2);
+}
+
+__attribute__((constructor(101))) static void tw_ctor(void) { tw_init(); }
+
+void tw_init(void) {
+  static atomic_int done;
+  tw_config_read();
+  if (atomic_exchange(&done, 1))
+    return;
+  tw_in_core++;
+  pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
+  *(void **)&tw_usable_fn = dlsym(RTLD_NEXT, "malloc_usable_size");
+  if (tw_cfg.mode == TW_MODE_PLACE) {
+    int placed =
+        tw_cfg.placement_path ? tw_placement_load(tw_cfg.placement_path) : 0;
+    if (placed && tw_placement_depth() > 0)
+      tw_cfg.depth = tw_placement_depth();
+    tw_tiers_init();
+    if (placed)
+      tw_placement_check_modules();
+    tw_mode_now = TW_MODE_PLACE;
+  }
+  tw_in_core--;
+}
+
+__attribute__((destructor(101))) static void tw_dtor(void) {
+  int mode = tw_mode_now;
+  tw_in_core++;
+  tw_mode_now = TW_MODE_PASS; /* later allocations: served, not tracked */
+  if (mode == TW_MODE_CENSUS)
+    tw_census_write();
+  else if (mode == TW_MODE_PLACE)
+    tw_report_write();
+  tw_in_core--;
+}
+
+/* ---- the allocation paths: census blocks (tw_hdr.c) or header-less
+ * placement and pass-through blocks (tw_place.c) ---- */
+
+static inline int tw_size_ok(size_t size) {
+  if (TW_LIKELY(size <= PTRDIFF_MAX - 4096))
+    return 1;
+  errno = ENOMEM; /* fails as in glibc, in every mode */
+  return 0;
+}
+
+void *tw_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
+  if (TW_UNLIKELY(tw_init_state != 2))
+    tw_config_read();
+  if (TW_UNLIKELY(!tw_size_ok(size)))
+    return NULL;
+  if (TW_LIKELY(!tw_hdr_mode))
+    return tw_pl_alloc(size, align, zero, ra, sp);
+  return tw_hb_alloc(size, align, zero);
+}
+
+void *tw_alloc_tier(int tier, size_t size, size_t align, int zero) {
+  if (TW_UNLIKELY(tw_init_state != 2))
+    tw_config_read();
+  if (!tw_size_ok(size))
+    return NULL;
+  return tw_hdr_mode ? tw_hb_alloc_tier(tier, size, align, zero)
+                     : tw_pl_alloc_tier(tier, size, align, zero);
+}
+
+void tw_core_free(void *p) {
+  if (!p)
+    return;
+  if (TW_LIKELY(!tw_hdr_mode))
+    tw_pl_free(p);
+  else
+    tw_hb_free(p);
+}
+
+size_t tw_usable(void *p) {
+  if (!p)
+    return 0;
+  return tw_hdr_mode ? tw_hb_usable(p) : tw_pl_usable(p);
+}
+
+int tw_tier_of_ptr(const void *p) {
+  if (!p)
+    return -1;
+  return tw_hdr_mode ? tw_hb_tier_of(p) : tw_page_tier(p);
+}
+
+void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {
+  if (!p)
+    return tw_alloc(size, 0, 0, ra, sp);
+  if (size == 0) {
+    tw_core_free(p);
+    return NULL;
+  }
+  if (!tw_size_ok(size))
+    return NULL;
+  return tw_hdr_mode ? tw_hb_realloc(p, size) : tw_pl_realloc(p, size, ra, sp);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The placement fast path: a per-thread cache from a cheap key of the call
+ * (the return address of the interposed function and the stack pointer at
+ * the call) to the site the full unwind found for it. A key is learned from
+ * TIERWISE_FASTPATH_LEARN full unwinds that must agree on the tier; then it
+ * is served from the cache and re-validated by a full unwind every
+ * TIERWISE_FASTPATH_CHECK-th allocation. A key whose unwinds disagree on the
+ * tier is ambiguous and is always unwound. Allocations of at least
+ * TIERWISE_FASTPATH_MAX bytes are always unwound: they are few and they are
+ * the ones placement is about. A hit costs no atomic operation: its counts
+ * stay in the entry until the entry is validated, replaced, or its thread or
+ * the process ends. See runtime/README.md for what this can get wrong.
+ */
+#define _GNU_SOURCE
+#include "tw_core.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+
+#define TW_FAST_SLOTS 2048
+#define TW_FAST_TABLES 1024
+enum { TW_LEARN = 0, TW_TRUSTED = 1, TW_AMBIGUOUS = 2 };
+
+typedef struct tw_fast_table {
+  uint64_t hits, checks, mismatches, unwinds;
+  int in_use;
+  tw_fast_entry e[TW_FAST_SLOTS];
+} tw_fast_table;
+
+static __thread tw_fast_table *tw_fast_mine
+    __attribute__((tls_model("initial-exec")));
+static tw_fast_table *tw_tables[TW_FAST_TABLES];
+static int tw_ntables;
+static uint64_t tw_done[4]; /* counters of tables whose thread ended */
+static pthread_mutex_t tw_fast_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t tw_fast_key;
+static pthread_once_t tw_fast_once = PTHREAD_ONCE_INIT;
+
+/* Move an entry's pending counts into its site. */
+static void tw_flush(tw_fast_entry *e) {
+  if (!e->pend_allocs)
+    return;
+  tw_site *s = tw_site_get(e->site);
+  __atomic_fetch_add(&s->allocs, e->pend_allocs, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->bytes, e->pend_bytes, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->tier_bytes[e->tier], e->pend_bytes, __ATOMIC_RELAXED);
+  e->pend_allocs = e->pend_bytes = 0;
+}
+
+static void tw_flush_table(tw_fast_table *t, int retire) {
+  for (int i = 0; i < TW_FAST_SLOTS; i++)
+    tw_flush(&t->e[i]);
+  if (!retire)
+    return;
+  uint64_t *c = &t->hits;
+  for (int i = 0; i < 4; i++) {
+    __atomic_fetch_add(&tw_done[i], c[i], __ATOMIC_RELAXED);
+    c[i] = 0;
+  }
+  for (int i = 0; i < TW_FAST_SLOTS; i++)
+    t->e[i].ra = 0;
+  __atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void tw_fast_thread_end(void *t) {
+  tw_in_core++;
+  tw_flush_table(t, 1);
+  tw_fast_mine = NULL;
+  tw_in_core--;
+}
+
+static void tw_fast_key_init(void) {
+  pthread_key_create(&tw_fast_key, tw_fast_thread_end);
+}
+
+static tw_fast_table *tw_fast_new_table(void) {
+  tw_fast_table *t = NULL;
+  pthread_mutex_lock(&tw_fast_lock);
+  for (int i = 0; i < tw_ntables && !t; i++) /* reuse an ended thread's */
+    if (!tw_tables[i]->in_use)
+      t = tw_tables[i];
+  if (!t && tw_ntables < TW_FAST_TABLES) {
+    void *m = tw_sys_mmap(NULL, sizeof(tw_fast_table), PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED)
+      tw_tables[tw_ntables++] = t = m;
+  }
+  if (t)
+    t->in_use = 1;
+  pthread_mutex_unlock(&tw_fast_lock);
+  if (!t)
+    return NULL;
+  pthread_once(&tw_fast_once, tw_fast_key_init);
+  pthread_setspecific(tw_fast_key, t);
+  return tw_fast_mine = t;
+}
+
+/* Not in the cache, learning, ambiguous, or due for validation. */
+static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
+                                                       tw_fast_entry *e,
+                                                       void *ra, void *sp) {
+  t->unwinds++;
+  uint32_t site = tw_site_here();
+  if (site == TW_SITE_NONE)
+    return site;
+  int tier = tw_site_get(site)->tier;
+  if (e->ra != (uintptr_t)ra || e->sp != (uintptr_t)sp) {
+    tw_flush(e);
+    e->ra = (uintptr_t)ra;
+    e->sp = (uintptr_t)sp;
+    e->site = site;
+    e->left = 1;
+    e->state = TW_LEARN;
+    e->tier = tier;
+    return site;
+  }
+  if (e->state == TW_AMBIGUOUS)
+    return site;
+  tw_flush(e);
+  if (tier != e->tier) {
+    t->mismatches++;
+    e->state = TW_AMBIGUOUS;
+  } else if (e->state == TW_LEARN && ++e->left >= tw_cfg.fast_learn) {
+    e->state = TW_TRUSTED;
+    e->left = tw_cfg.fast_check;
+  } else if (e->state == TW_TRUSTED) {
+    t->checks++;
+    e->left = tw_cfg.fast_check;
+  }
+  e->site = site; /* hits are counted to the latest unwound site */
+  return site;
+}
+
+static __attribute__((noinline)) uint32_t tw_fast_first(void *ra, void *sp,
+                                                        tw_fast_entry **hit) {
+  if (!tw_cfg.fast_learn || !tw_fast_new_table())
+    return tw_site_here();
+  return tw_fast_site(0, ra, sp, hit);
+}
+
+uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
+  tw_fast_table *t = tw_fast_mine;
+  if (TW_UNLIKELY(!t))
+    return size >= tw_cfg.fast_max ? tw_site_here()
+                                   : tw_fast_first(ra, sp, hit);
+  if (size >= tw_cfg.fast_max)
+    return tw_site_here();
+  uintptr_t k = (uintptr_t)ra ^ ((uintptr_t)sp * 0x9e3779b1u);
+  tw_fast_entry *e = &t->e[(k ^ (k >> 13)) & (TW_FAST_SLOTS - 1)];
+  if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
+                e->state == TW_TRUSTED && --e->left)) {
+    t->hits++;
+    *hit = e;
+    return e->site;
+  }
+  return tw_fast_miss(t, e, ra, sp);
+}
+
+void tw_fast_stats(uint64_t out[4]) {
+  pthread_mutex_lock(&tw_fast_lock);
+  for (int i = 0; i < 4; i++)
+    out[i] = __atomic_load_n(&tw_done[i], __ATOMIC_RELAXED);
+  for (int i = 0; i < tw_ntables; i++) {
+    if (!tw_tables[i]->in_use)
+      continue;
+    tw_flush_table(tw_tables[i], 0); /* at exit: other threads may race */
+    uint64_t *c = &tw_tables[i]->hits;
+    for (int j = 0; j < 4; j++)
+      out[j] += c[j];
+  }
+  pthread_mutex_unlock(&tw_fast_lock);
+}

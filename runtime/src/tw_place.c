@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Placement and pass-through allocation paths, without a block header: DRAM
+ * blocks are glibc's own (same layout and footprint as without tierwise),
+ * other tiers' blocks are memkind's. Ownership comes from the page-tier map
+ * (tw_mmap.c): pages memkind mapped for a tier are marked with it, so
+ * free/realloc/malloc_usable_size find the owner with one or two loads and
+ * never call memkind_detect_kind (which crashes on glibc pointers).
+ */
+#define _GNU_SOURCE
+#include "tw_clientreq.h"
+#include "tw_core.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+
+static _Atomic uint64_t tw_dram_live; /* usable bytes of DRAM blocks */
+
+static void *tw_dram(size_t size, size_t align, int zero) {
+  if (align > 16) {
+    void *p = __libc_memalign(align, size);
+    if (p && zero)
+      memset(p, 0, size);
+    return p;
+  }
+  return zero ? __libc_calloc(1, size) : __libc_malloc(size);
+}
+
+static void *tw_tier_block(int tier, size_t size, size_t align, int zero) {
+  if (tier == TW_T_DRAM)
+    return tw_dram(size, align, zero);
+  void *p = tw_tier_malloc(tier, size ? size : 1, align > 16 ? align : 16);
+  if (p && zero)
+    memset(p, 0, size);
+  return p;
+}
+
+static void tw_announce(void *p, size_t size, int tier) {
+  if (TW_UNLIKELY(tw_on_valgrind)) {
+    VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
+    TW_CLREQ_TIER(p, tier);
+  }
+}
+
+/* Serve \p size for \p s from \p tier: the DRAM limit and fallbacks. */
+void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
+  int fell = 0;
+  if (tier == TW_T_DRAM && tw_cfg.dram_limit &&
+      atomic_load(&tw_dram_live) + size > tw_cfg.dram_limit &&
+      tw_tier_available(TW_T_PMEM)) {
+    tier = TW_T_PMEM;
+    fell = 1;
+  }
+  void *p = tw_tier_block(tier, size, align, zero);
+  if (!p && tier != TW_T_DRAM) {
+    tier = TW_T_DRAM;
+    fell = 1;
+    p = tw_dram(size, align, zero);
+  }
+  if (!p)
+    return NULL;
+  if (tier == TW_T_DRAM && tw_cfg.dram_limit)
+    atomic_fetch_add(&tw_dram_live, tw_glibc_usable(p));
+  if (s) {
+    __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->tier_bytes[tier], size, __ATOMIC_RELAXED);
+    if (fell) {
+      __atomic_fetch_add(&s->fallback_bytes, size, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&s->fallback_allocs, 1, __ATOMIC_RELAXED);
+    }
+  }
+  tw_announce(p, size, tier);
+  return p;
+}
+
+void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
+  if (TW_UNLIKELY(tw_in_core) || tw_mode_now != TW_MODE_PLACE)
+    return tw_dram(size, align, zero);
+  tw_fast_entry *hit = NULL;
+  void *p;
+  tw_in_core++;
+  uint32_t site = tw_fast_site(size, ra, sp, &hit);
+  if (hit && !tw_cfg.dram_limit &&
+      (p = tw_tier_block(hit->tier, size, align, zero))) {
+    hit->pend_allocs++; /* cache hit: no atomic operation */
+    hit->pend_bytes += size;
+    tw_announce(p, size, hit->tier);
+  } else if (site == TW_SITE_NONE)
+    p = tw_dram(size, align, zero);
+  else
+    p = tw_pl_place(tw_site_get(site), size, align, zero,
+                    tw_site_get(site)->tier);
+  tw_in_core--;
+  return p;
+}
+
+void *tw_pl_alloc_tier(int tier, size_t size, size_t align, int zero) {
+  uint32_t site = TW_SITE_NONE;
+  tw_in_core++;
+  if (tw_in_core == 1 && tw_cfg.mode == TW_MODE_PLACE)
+    site = tw_site_here();
+  void *p = tw_pl_place(site == TW_SITE_NONE ? NULL : tw_site_get(site), size,
+                        align, zero, tier);
+  tw_in_core--;
+  return p;
+}
+
+void tw_pl_free(void *p) {
+  int tier = tw_page_tier(p);
+  if (TW_UNLIKELY(tw_on_valgrind))
+    VALGRIND_FREELIKE_BLOCK(p, 0);
+  if (TW_LIKELY(tier == TW_T_DRAM)) {
+    if (TW_UNLIKELY(tw_cfg.dram_limit))
+      atomic_fetch_sub(&tw_dram_live, tw_glibc_usable(p));
+    __libc_free(p);
+    return;
+  }
+  if (TW_UNLIKELY(tw_cfg.maps_copy) && tw_tier_usable(tier, p) >= (64u << 10))
+    tw_maps_snapshot(); /* debug: where the block was, for the tests */
+  tw_tier_free(tier, p);
+}
+
+size_t tw_pl_usable(void *p) {
+  int tier = tw_page_tier(p);
+  return tier == TW_T_DRAM ? tw_glibc_usable(p) : tw_tier_usable(tier, p);
+}
+
+void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
+  int from = tw_page_tier(p), tier = from;
+  uint32_t site = TW_SITE_NONE;
+  if (!tw_in_core && tw_mode_now == TW_MODE_PLACE) {
+    tw_fast_entry *hit = NULL;
+    tw_in_core++;
+    site = tw_fast_site(size, ra, sp, &hit);
+    if (site != TW_SITE_NONE && tw_site_get(site)->placed >= 0)
+      tier = tw_site_get(site)->tier; /* a placed site moves the block */
+    tw_in_core--;
+  }
+  tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
+  if (tier == from && (tier != TW_T_DRAM || !tw_cfg.dram_limit)) {
+    if (TW_UNLIKELY(tw_on_valgrind))
+      VALGRIND_FREELIKE_BLOCK(p, 0);
+    void *q = tier == TW_T_DRAM ? __libc_realloc(p, size)
+                                : tw_tier_realloc(tier, p, size);
+    if (!q)
+      return NULL;
+    if (s) {
+      __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&s->tier_bytes[tier], size, __ATOMIC_RELAXED);
+    }
+    tw_announce(q, size, tier);
+    return q;
+  }
+  /* Moves to another tier (or DRAM under a limit): allocate, copy, free. */
+  size_t old = tw_pl_usable(p);
+  tw_in_core++;
+  void *q = tw_pl_place(s, size, 0, 0, tier);
+  tw_in_core--;
+  if (!q)
+    return NULL;
+  memcpy(q, p, old < size ? old : size);
+  tw_pl_free(p);
+  return q;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * placement.json (advisor/FORMATS.md, format tierwise-placement v1): parsed
+ * once at start with cJSON, off the hot path, and matched against each new
+ * stack (exact, or as a prefix when the placement has fewer frames; the
+ * longest match wins). A bad file is reported in one line naming the file,
+ * field and value, and the program runs unplaced.
+ */
+#define _GNU_SOURCE
+#include "tw_core.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+typedef struct tw_psite {
+  const char *stack, *location;
+  int tier;
+} tw_psite;
+
+typedef struct tw_pmodule {
+  const char *module, *build_id;
+} tw_pmodule;
+
+static tw_psite *tw_psites;
+static int tw_npsites, tw_default_tier, tw_pdepth;
+static tw_pmodule *tw_pmods;
+static int tw_npmods;
+static const char *tw_ppath;
+
+int tw_placement_default_tier(void) { return tw_default_tier; }
+int tw_placement_depth(void) { return tw_pdepth; }
+int tw_placement_nsites(void) { return tw_npsites; }
+int tw_placement_tier(int i) { return tw_psites[i].tier; }
+const char *tw_placement_field(int i, int which) {
+  return which ? tw_psites[i].location : tw_psites[i].stack;
+}
+
+static char *tw_dup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = tw_internal_alloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+static int tw_bad(const char *field, const char *value, const char *why) {
+  char line[600];
+  size_t n = 0;
+  const char *parts[] = {"placement ", tw_ppath, ": ",
+                         field,        " = ",    value,
+                         ": ",         why,      "; running unplaced"};
+  for (unsigned i = 0; i < sizeof(parts) / sizeof(*parts); i++)
+    for (const char *s = parts[i]; s && *s && n < sizeof(line) - 1; s++)
+      line[n++] = *s;
+  line[n] = 0;
+  tw_warn(line, "", "");
+  tw_npsites = 0;
+  tw_default_tier = TW_T_DRAM;
+  tw_pdepth = 0;
+  return 0;
+}
+
+static int tw_tier_value(const char *field, const cJSON *v, int *tier) {
+  if (!cJSON_IsString(v))
+    return tw_bad(field, "(not a string)", "must be a tier name");
+  *tier = tw_tier_parse(v->valuestring);
+  if (*tier >= 0)
+    return 1;
+  if (!strncmp(v->valuestring, "numa:", 5)) {
+    tw_warn("placement tier ", v->valuestring,
+            ": numa:N tiers are not implemented; using dram");
+    *tier = TW_T_DRAM;
+    return 1;
+  }
+  return tw_bad(field, v->valuestring,
+                "unknown tier (use dram, pmem, kmem, hbw or numa:N)");
+}
+
+static char *tw_slurp(const char *path, const char **err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st)) {
+    *err = "cannot be opened";
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  char *buf = __libc_malloc(st.st_size + 1);
+  ssize_t got = 0, n;
+  while (buf && got < st.st_size &&
+         (n = read(fd, buf + got, st.st_size - got)) > 0)
+    got += n;
+  close(fd);
+  if (!buf || got != st.st_size) {
+    *err = "cannot be read";
+    __libc_free(buf);
+    return NULL;
+  }
+  buf[got] = 0;
+  return buf;
+}
+
+static int tw_parse(const cJSON *root) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "format");
+  if (!cJSON_IsString(v) || strcmp(v->valuestring, "tierwise-placement"))
+    return tw_bad("format", cJSON_IsString(v) ? v->valuestring : "(missing)",
+                  "expected \"tierwise-placement\"");
+  v = cJSON_GetObjectItemCaseSensitive(root, "version");
+  if (!cJSON_IsNumber(v) || v->valueint != 1)
+    return tw_bad("version", cJSON_IsNumber(v) ? "(number)" : "(missing)",
+                  "this runtime reads version 1");
+  v = cJSON_GetObjectItemCaseSensitive(root, "default_tier");
+  if (!v)
+    return tw_bad("default_tier", "(missing)", "required");
+  if (!tw_tier_value("default_tier", v, &tw_default_tier))
+    return 0;
+  v = cJSON_GetObjectItemCaseSensitive(root, "depth");
+  if (v &&
+      (!cJSON_IsNumber(v) || v->valueint < 1 || v->valueint > TW_MAX_DEPTH))
+    return tw_bad("depth", "(not 1..64)", "must be an integer 1..64");
+  tw_pdepth = v ? v->valueint : 0;
+  const cJSON *sites = cJSON_GetObjectItemCaseSensitive(root, "sites");
+  if (!cJSON_IsArray(sites))
+    return tw_bad("sites", "(missing)", "must be a list");
+  int n = cJSON_GetArraySize(sites), i = 0;
+  tw_psites = tw_internal_alloc((n ? n : 1) * sizeof(tw_psite));
+  const cJSON *s;
+  cJSON_ArrayForEach(s, sites) {
+    char field[48] = "sites[";
+    size_t fl = 6 + tw_fmt_u64(field + 6, (uint64_t)i);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "stack");
+    const cJSON *loc = cJSON_GetObjectItemCaseSensitive(s, "location");
+    memcpy(field + fl, "].stack", 8);
+    if (!cJSON_IsString(st) || !*st->valuestring)
+      return tw_bad(field, "(missing)", "must be a non-empty stack string");
+    tw_psites[i].stack = tw_dup(st->valuestring);
+    tw_psites[i].location = cJSON_IsString(loc) ? tw_dup(loc->valuestring) : "";
+    memcpy(field + fl, "].tier", 7);
+    if (!tw_tier_value(field, cJSON_GetObjectItemCaseSensitive(s, "tier"),
+                       &tw_psites[i].tier))
+      return 0;
+    i++;
+  }
+  const cJSON *mods = cJSON_GetObjectItemCaseSensitive(root, "modules");
+  if (cJSON_IsArray(mods)) {
+    tw_pmods =
+        tw_internal_alloc((cJSON_GetArraySize(mods) + 1) * sizeof(tw_pmodule));
+    cJSON_ArrayForEach(s, mods) {
+      const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, "module");
+      const cJSON *b = cJSON_GetObjectItemCaseSensitive(s, "build_id");
+      if (cJSON_IsString(m) && cJSON_IsString(b) && *b->valuestring) {
+        tw_pmods[tw_npmods].module = tw_dup(m->valuestring);
+        tw_pmods[tw_npmods++].build_id = tw_dup(b->valuestring);
+      }
+    }
+  }
+  tw_npsites = i;
+  return 1;
+}
+
+int tw_placement_load(const char *path) {
+  const char *err = NULL;
+  tw_ppath = path;
+  cJSON_Hooks hooks = {__libc_malloc, __libc_free};
+  cJSON_InitHooks(&hooks);
+  char *text = tw_slurp(path, &err);
+  if (!text)
+    return tw_bad("(file)", path, err);
+  cJSON *root = cJSON_Parse(text);
+  if (!root) {
+    const char *at = cJSON_GetErrorPtr();
+    char near[40] = {0};
+    for (int k = 0; at && at[k] && k < 32; k++)
+      near[k] = at[k] == '\n' ? ' ' : at[k];
+    __libc_free(text);
+    return tw_bad("(JSON)", near, "syntax error near this text");
+  }
+  int ok = tw_parse(root);
+  cJSON_Delete(root);
+  __libc_free(text);
+  return ok;
+}
+
+int tw_placement_match(const char *stack, int *tier) {
+  int best = -1;
+  size_t best_len = 0;
+  for (int i = 0; i < tw_npsites; i++) {
+    if (!tw_stack_matches(tw_psites[i].stack, stack))
+      continue;
+    size_t len = strlen(tw_psites[i].stack);
+    if (best < 0 || len > best_len) {
+      best = i;
+      best_len = len;
+    }
+  }
+  if (best >= 0)
+    *tier = tw_psites[best].tier;
+  return best;
+}
+
+struct tw_modcheck {
+  int mismatched;
+};
+
+static void tw_check_one(void *ctx, const char *path, const char *base,
+                         const char *build_id) {
+  (void)path;
+  struct tw_modcheck *c = ctx;
+  for (int i = 0; i < tw_npmods; i++)
+    if (!strcmp(tw_pmods[i].module, base) && *build_id &&
+        strcmp(tw_pmods[i].build_id, build_id)) {
+      tw_warn("the placement was made for another build of ", base,
+              " (build-id differs): its sites may not match; see "
+              "\"unmatched\" in the run report");
+      c->mismatched++;
+    }
+}
+
+void tw_placement_check_modules(void) {
+  struct tw_modcheck c = {0};
+  if (tw_npmods)
+    tw_modules_each(tw_check_one, &c);
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call-site capture: unwinding (libunwind's unw_backtrace), the module map
+ * (dl_iterate_phdr, with build-ids; refreshed when an address falls outside
+ * the known modules, e.g. after dlopen), and the two tables behind site
+ * indices: raw stacks (return addresses) -> site, and sites (FORMATS.md
+ * stack strings) with their counters. Lookups are lock-free; inserting a new
+ * stack takes a mutex and formats its string (never symbolizes).
+ */
+#define _GNU_SOURCE
+#include "tw_core.h"
+
+#include <elf.h>
+#include <libunwind.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define TW_RAW_MAX (TW_MAX_DEPTH + 12)
+#define TW_RAW_SLOTS (1u << 17)
+#define TW_SITES_MAX (1u << 16)
+#define TW_MODULES_MAX 1024
+
+typedef struct tw_raw {
+  uint64_t hash; /* 0: empty; published last */
+  uint32_t site;
+  int n;
+  uintptr_t ips[TW_RAW_MAX];
+} tw_raw;
+
+typedef struct tw_module {
+  uintptr_t start, end, bias;
+  char *path;
+  const char *base;
+  char build_id[41];
+} tw_module;
+
+static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
+static tw_raw *tw_raws;
+static tw_site *tw_sites;
+static uint32_t tw_nsites; /* atomic */
+static tw_module tw_mods[TW_MODULES_MAX];
+static int tw_nmods;
+
+void *tw_internal_alloc(size_t size) {
+  static char *cur, *end;
+  size = (size + 15) & ~(size_t)15;
+  if (!cur || (size_t)(end - cur) < size) {
+    size_t chunk = size > (1 << 20) ? size : (1 << 20);
+    void *m = tw_sys_mmap(NULL, chunk, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+      return NULL;
+    cur = m;
+    end = cur + chunk;
+  }
+  void *p = cur;
+  cur += size;
+  return p;
+}
+
+static char *tw_strdup_internal(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = tw_internal_alloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+/* ---- module map ---- */
+
+static void tw_build_id(struct dl_phdr_info *info, char out[41]) {
+  out[0] = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE)
+      continue;
+    const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+    const char *e = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= e) {
+      const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+      const char *desc = p + sizeof(*n) + ((n->n_namesz + 3) & ~3u);
+      if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+          !memcmp(p + sizeof(*n), "GNU", 4)) {
+        unsigned len = n->n_descsz > 20 ? 20 : n->n_descsz;
+        for (unsigned k = 0; k < len; k++) {
+          out[2 * k] = "0123456789abcdef"[(unsigned char)desc[k] >> 4];
+          out[2 * k + 1] = "0123456789abcdef"[desc[k] & 15];
+        }
+        out[2 * len] = 0;
+        return;
+      }
+      p = desc + ((n->n_descsz + 3) & ~3u);
+    }
+  }
+}
+
+static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
+  (void)sz;
+  (void)ctx;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD)
+      continue;
+    uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+    if (s < lo)
+      lo = s;
+    if (s + ph->p_memsz > hi)
+      hi = s + ph->p_memsz;
+  }
+  if (lo >= hi)
+    return 0;
+  for (int i = 0; i < tw_nmods; i++)
+    if (tw_mods[i].start == lo && tw_mods[i].bias == info->dlpi_addr)
+      return 0;
+  if (tw_nmods == TW_MODULES_MAX)
+    return 1;
+  tw_module *m = &tw_mods[tw_nmods];
+  const char *name = info->dlpi_name;
+  char exe[4096];
+  if (!name || !*name) { /* the main program */
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = 0;
+    name = exe;
+  }
+  m->path = tw_strdup_internal(name);
+  if (!m->path)
+    return 1;
+  m->base = tw_basename(m->path);
+  m->start = lo;
+  m->end = hi;
+  m->bias = info->dlpi_addr;
+  tw_build_id(info, m->build_id);
+  __atomic_store_n(&tw_nmods, tw_nmods + 1, __ATOMIC_RELEASE);
+  return 0;
+}
+
+static const tw_module *tw_find_module(uintptr_t a, int refresh) {
+  for (int i = 0; i < tw_nmods; i++)
+    if (a >= tw_mods[i].start && a < tw_mods[i].end)
+      return &tw_mods[i];
+  if (refresh) {
+    dl_iterate_phdr(tw_add_module, NULL);
+    return tw_find_module(a, 0);
+  }
+  return NULL;
+}
+
+void tw_modules_each(tw_module_fn fn, void *ctx) {
+  pthread_mutex_lock(&tw_lock);
+  dl_iterate_phdr(tw_add_module, NULL);
+  pthread_mutex_unlock(&tw_lock);
+  for (int i = 0; i < tw_nmods; i++)
+    fn(ctx, tw_mods[i].path, tw_mods[i].base, tw_mods[i].build_id);
+}
+
+/* fork: hold the table lock across fork so the child's copy is consistent
+ * (phase 0 prepare, 1 parent, 2 child). */
+void tw_stack_atfork(int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(&tw_lock);
+  else
+    pthread_mutex_unlock(&tw_lock);
+}
+
+/* ---- sites ---- */
+
+tw_site *tw_site_get(uint32_t idx) { return &tw_sites[idx]; }
+
+uint32_t tw_site_count(void) {
+  return __atomic_load_n(&tw_nsites, __ATOMIC_ACQUIRE);
+}
+
+/* The site with stack string \p stack, created if new (tw_lock held). */
+static uint32_t tw_site_intern(const char *stack) {
+  uint64_t h = tw_hash_str(stack);
+  for (uint32_t i = 0; i < tw_nsites; i++)
+    if (tw_sites[i].hash == h && !strcmp(tw_sites[i].stack, stack))
+      return i;
+  if (tw_nsites == TW_SITES_MAX - 1) /* last slot: "[overflow]" */
+    stack = "[overflow]";
+  if (tw_nsites == TW_SITES_MAX)
+    return TW_SITES_MAX - 1;
+  tw_site *s = &tw_sites[tw_nsites];
+  s->stack = tw_strdup_internal(stack);
+  s->hash = h;
+  s->placed = -1;
+  s->tier = TW_T_DRAM;
+  if (tw_mode_now == TW_MODE_PLACE || tw_cfg.mode == TW_MODE_PLACE) {
+    int tier = tw_placement_default_tier();
+    s->placed = tw_placement_match(stack, &tier);
+    s->tier = tier;
+  }
+  __atomic_store_n(&tw_nsites, tw_nsites + 1, __ATOMIC_RELEASE);
+  return (uint32_t)(s - tw_sites);
+}
+
+static uint32_t tw_site_new(const uintptr_t *ips, int n) {
+  tw_frame frames[TW_RAW_MAX];
+  char buf[TW_MAX_DEPTH * 64];
+  for (int i = 0; i < n; i++) {
+    uintptr_t a = ips[i] - 1; /* the call instruction, not the return */
+    const tw_module *m = tw_find_module(a, 1);
+    frames[i].module = m ? m->base : NULL;
+    frames[i].offset = m ? a - m->bias : a;
+  }
+  tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth);
+  return tw_site_intern(buf);
+}
+
+static int tw_tables_ready(void) {
+  if (TW_LIKELY(tw_raws != NULL))
+    return 1;
+  pthread_mutex_lock(&tw_lock);
+  if (!tw_raws) {
+    tw_sites = tw_sys_mmap(NULL, TW_SITES_MAX * sizeof(tw_site),
+                           PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *r =
+        tw_sys_mmap(NULL, TW_RAW_SLOTS * sizeof(tw_raw), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (tw_sites != MAP_FAILED && r != MAP_FAILED)
+      __atomic_store_n(&tw_raws, (tw_raw *)r, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&tw_lock);
+  return tw_raws != NULL;
+}
+
+uint32_t tw_site_here(void) {
+  uintptr_t ips[TW_RAW_MAX];
+  int max = tw_cfg.depth + 12;
+  if (!tw_tables_ready())
+    return TW_SITE_NONE;
+  int n = unw_backtrace((void **)ips, max > TW_RAW_MAX ? TW_RAW_MAX : max);
+  if (n <= 0)
+    return TW_SITE_NONE;
+  uint64_t h = tw_hash_ips(ips, n);
+  uint32_t slot = (uint32_t)h & (TW_RAW_SLOTS - 1);
+  for (uint32_t probe = 0; probe < TW_RAW_SLOTS; probe++) {
+    tw_raw *r = &tw_raws[(slot + probe) & (TW_RAW_SLOTS - 1)];
+    uint64_t rh = __atomic_load_n(&r->hash, __ATOMIC_ACQUIRE);
+    if (rh == h && r->n == n && !memcmp(r->ips, ips, n * sizeof(*ips)))
+      return r->site;
+    if (rh != 0)
+      continue;
+    /* Empty slot: insert under the lock (re-check it is still empty). */
+    pthread_mutex_lock(&tw_lock);
+    if (__atomic_load_n(&r->hash, __ATOMIC_ACQUIRE) != 0) {
+      pthread_mutex_unlock(&tw_lock);
+      probe--; /* look at this slot again */
+      continue;
+    }
+    uint32_t site = tw_site_new(ips, n);
+    r->site = site;
+    r->n = n;
+    memcpy(r->ips, ips, n * sizeof(*ips));
+    __atomic_store_n(&r->hash, h, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&tw_lock);
+    return site;
+  }
+  return TW_SITES_MAX - 1;
+}

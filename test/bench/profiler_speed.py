@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+"""Benchmark: sim profiling time (`valgrind --tool=tierwise`, what
+`tierwise profile --backend sim` runs) against `valgrind --tool=cachegrind
+--cache-sim=yes` and `valgrind --tool=dhat` on example kernels at a small
+scale. Runs are interleaved (tierwise, cachegrind, dhat, native, repeat) and
+the best of --repeat runs is kept; prints CPU seconds (user + system of the
+run, which stays meaningful on a loaded machine) and ratios side by side,
+then the same for wall-clock seconds.
+
+usage: profiler_speed.py [--examples DIR] [--scale N] [--repeat N] [--llc-size B]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BUILD = Path(os.environ.get("TIERWISE_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
+KERNELS = ["pagerank-pull", "bfs", "adjlist"]
+
+
+def timed(cmd, env=None):
+    """(cpu seconds, wall seconds) of one run."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)}: exit status {proc.returncode}")
+    return ru.ru_utime + ru.ru_stime, time.monotonic() - t0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--examples", default=str(BUILD / "examples"))
+    p.add_argument("--scale", type=int, default=16)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--llc-size", type=int, default=32 << 20)
+    p.add_argument("kernels", nargs="*", default=KERNELS)
+    a = p.parse_args()
+    tw_env = dict(os.environ, VALGRIND_LIB=str(BUILD / "lib" / "valgrind"))
+    tools = {
+        "tierwise": (["valgrind", "-q", "--tool=tierwise", "--out=/tmp/tw-bench.%p",
+                      f"--llc-size={a.llc_size}"], tw_env),
+        "cachegrind": (["valgrind", "-q", "--tool=cachegrind", "--cache-sim=yes",
+                        "--cachegrind-out-file=/dev/null"], None),
+        "dhat": (["valgrind", "-q", "--tool=dhat", "--dhat-out-file=/dev/null"], None),
+        "native": ([], None),
+    }
+    head = f"{'kernel':<18}" + "".join(f"{t:>12}" for t in tools) + f"{'tw/cg':>8}{'tw/dhat':>9}{'tw/nat':>8}"
+    rows = {"cpu": [], "wall": []}
+    for k in a.kernels:
+        exe = Path(a.examples) / k
+        cmd = [str(exe), "-g", str(a.scale)]
+        best = {m: {t: float("inf") for t in tools} for m in rows}
+        for _ in range(a.repeat):
+            for t, (pre, env) in tools.items():
+                cpu, wall = timed(pre + cmd, env)
+                best["cpu"][t] = min(best["cpu"][t], cpu)
+                best["wall"][t] = min(best["wall"][t], wall)
+        for f in Path("/tmp").glob("tw-bench.*"):
+            f.unlink()
+        for m, b in best.items():
+            rows[m].append(f"{k + ' -g ' + str(a.scale):<18}" + "".join(f"{b[t]:>11.2f}s" for t in tools)
+                           + f"{b['tierwise'] / b['cachegrind']:>8.2f}{b['tierwise'] / b['dhat']:>9.2f}"
+                           + f"{b['tierwise'] / b['native']:>8.1f}")
+        print(rows["cpu"][-1], "(cpu)", flush=True)
+    for m in rows:
+        print(f"\n{m} seconds, best of {a.repeat}\n{head}")
+        print("\n".join(rows[m]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

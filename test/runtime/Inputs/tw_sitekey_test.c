@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit test of runtime/common/tw_sitekey.c: frame formatting, the allocator
+ * module rule, depth truncation, prefix matching. Prints FAIL lines and
+ * exits non-zero on any failure. */
+#include "tw_sitekey.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int fails;
+#define CHECK(c)                                                               \
+  do {                                                                         \
+    if (!(c)) {                                                                \
+      printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #c);                       \
+      fails++;                                                                 \
+    }                                                                          \
+  } while (0)
+
+int main(void) {
+  char buf[256];
+  tw_frame f = {"bfs", 0x1a2b};
+  CHECK(tw_frame_format(buf, sizeof(buf), &f) == 10);
+  CHECK(!strcmp(buf, "bfs+0x1a2b"));
+  tw_frame z = {"x", 0}, anon = {NULL, 0x7f00};
+  tw_frame_format(buf, sizeof(buf), &z);
+  CHECK(!strcmp(buf, "x+0x0"));
+  tw_frame_format(buf, sizeof(buf), &anon);
+  CHECK(!strcmp(buf, "[anon]+0x7f00"));
+  tw_frame_format(buf, 5, &f);
+  CHECK(!strcmp(buf, "bfs+"));
+  const char *alloc[] = {"libtierwise-runtime.so",
+                         "libtierwise.so",
+                         "vgpreload_tierwise-amd64-linux.so",
+                         "libmemkind.so.0",
+                         "libc.so.6",
+                         "libstdc++.so.6",
+                         "libgcc_s.so.1",
+                         "ld-linux-x86-64.so.2",
+                         "libjemalloc.so.2"};
+  const char *user[] = {"bfs",
+                        "libgraphblas.so.7",
+                        "libcjson.so.1",
+                        "libcustom.so",
+                        "libtierwise",
+                        "tierwise",
+                        NULL};
+  for (unsigned i = 0; i < sizeof(alloc) / sizeof(*alloc); i++)
+    CHECK(tw_module_is_allocator(alloc[i]));
+  for (unsigned i = 0; i < sizeof(user) / sizeof(*user); i++)
+    CHECK(!tw_module_is_allocator(user[i]));
+  CHECK(!strcmp(tw_basename("/a/b/libc.so.6"), "libc.so.6"));
+  tw_frame st[] = {{"libtierwise-runtime.so", 0x10},
+                   {"libstdc++.so.6", 0x20},
+                   {"bfs", 0x30},
+                   {"libc.so.6", 0x40},
+                   {"bfs", 0x50},
+                   {NULL, 0x60}};
+  tw_stack_format(buf, sizeof(buf), st, 6, 6);
+  CHECK(!strcmp(buf, "bfs+0x30;libc.so.6+0x40;bfs+0x50;[anon]+0x60"));
+  tw_stack_format(buf, sizeof(buf), st, 6, 2);
+  CHECK(!strcmp(buf, "bfs+0x30;libc.so.6+0x40"));
+  CHECK(tw_stack_matches("bfs+0x30", "bfs+0x30;libc.so.6+0x40"));
+  CHECK(tw_stack_matches("bfs+0x30;libc.so.6+0x40", "bfs+0x30;libc.so.6+0x40"));
+  CHECK(!tw_stack_matches("bfs+0x3", "bfs+0x30;libc.so.6+0x40"));
+  CHECK(!tw_stack_matches("bfs+0x30;x+0x1", "bfs+0x30"));
+  uintptr_t ips[3] = {1, 2, 3}, ips2[3] = {1, 2, 4};
+  CHECK(tw_hash_ips(ips, 3) != tw_hash_ips(ips2, 3));
+  CHECK(tw_hash_ips(ips, 3) == tw_hash_ips(ips, 3));
+  CHECK(tw_hash_str("a") != tw_hash_str("b"));
+  printf("sitekey: %s\n", fails ? "FAILED" : "ok");
+  return fails != 0;
+}

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+"""Checking helper of the runtime tests (test/runtime). Sub-commands:
+place PROFILE_DIR TIER PATTERN... -o FILE   placement naming the sites
+      whose location or stack contains a PATTERN (each must match >= 1 site)
+where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
+      line of STDERR: `NAME in-dir` if the object lies in a mapping of a
+      file under DIR (in the /proc/PID/maps copy MAPS), else `NAME not-in-dir`
+report REPORT                               the run report as stable lines
+sites PROFILE_DIR PATTERN                   rows of sites.csv matching
+objects STDERR                              `object` lines as NAME BYTES
+"""
+
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+
+def place(args):
+    out = args[args.index("-o") + 1]
+    args = args[: args.index("-o")]
+    prof, tier, patterns = Path(args[0]), args[1], args[2:]
+    rows = list(csv.DictReader(open(prof / "sites.csv")))
+    meta = json.loads((prof / "meta.json").read_text())
+    sites = []
+    for pat in patterns:
+        hit = [r for r in rows if pat in r["location"] or pat in r["stack"]]
+        if not hit:
+            sys.exit(f"twcheck place: no site matches {pat!r}")
+        sites += [
+            {
+                "stack": r["stack"],
+                "location": r["location"],
+                "tier": tier,
+                "bytes": int(r["peak_bytes"] or 0),
+            }
+            for r in hit
+        ]
+    doc = {
+        "format": "tierwise-placement",
+        "version": 1,
+        "default_tier": "dram",
+        "depth": meta["depth"],
+        "modules": meta["modules"],
+        "sites": sites,
+    }
+    Path(out).write_text(json.dumps(doc, indent=1))
+    print(f"placed {len(sites)} site(s) in {tier}")
+
+
+def where(args):
+    maps, stderr, d = args
+    d = str(Path(d).resolve())
+    ranges = []
+    for line in open(maps):
+        parts = line.split(None, 5)
+        if len(parts) == 6 and parts[5].strip().startswith(d + "/"):
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            ranges.append((lo, hi))
+    ranges.sort()
+    merged = []  # the file is mapped in pieces: join adjacent ones
+    for lo, hi in ranges:
+        if merged and merged[-1][1] == lo:
+            merged[-1] = (merged[-1][0], hi)
+        else:
+            merged.append((lo, hi))
+    ranges = merged
+    for line in open(stderr):
+        m = re.match(r"object (\S+) 0x([0-9a-f]+) (\d+)", line)
+        if m:
+            a, n = int(m[2], 16), int(m[3])
+            inside = any(lo <= a and a + n <= hi for lo, hi in ranges)
+            print(f"{m[1]} {'in-dir' if inside else 'not-in-dir'}")
+
+
+def report(args):
+    rep = json.loads(Path(args[0]).read_text())
+    assert rep["format"] == "tierwise-run-report" and rep["version"] == 1
+    print("totals", " ".join(f"{k}={v}" for k, v in sorted(rep["totals"].items())))
+    for s in rep["sites"]:
+        b = " ".join(f"{k}={v}" for k, v in sorted(s["bytes"].items()))
+        print(
+            f"site {s['location'] or s['stack']} tier={s['tier']} allocs={s['allocs']} "
+            f"{b} fallback={s['fallback_bytes']}"
+        )
+    for u in rep["unmatched"]:
+        print(
+            f"unmatched allocs={u['allocs']} bytes={u['bytes']} fallback={u['fallback_bytes']}"
+        )
+    c = rep["cache"]
+    print(
+        f"cache hits={c['hits']} validations={c['validations']} "
+        f"mismatches={c['mismatches']} unwinds={c['unwinds']}"
+    )
+    for w in rep["warnings"]:
+        print("warning", w)
+
+
+def sites(args):
+    for r in csv.DictReader(open(Path(args[0]) / "sites.csv")):
+        if args[1] in r["location"] or args[1] in r["stack"]:
+            print(
+                f"site {r['location']} allocs={r['allocs']} "
+                f"bytes={r['bytes_allocated']} peak={r['peak_bytes']}"
+            )
+
+
+def objects(args):
+    for line in open(args[0]):
+        m = re.match(r"object (\S+) 0x[0-9a-f]+ (\d+)", line)
+        if m:
+            print(m[1], m[2])
+
+
+if __name__ == "__main__":
+    {
+        "place": place,
+        "where": where,
+        "report": report,
+        "sites": sites,
+        "objects": objects,
+    }[sys.argv[1]](sys.argv[2:])
