@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* BFS root choice and score quantization shared by the framework drivers
- * (see fw_common.h). */
+/* BFS root choice, BFS output and score quantization shared by the framework
+ * drivers (see fw_common.h). */
 #include "fw_common.h"
 
 #include <math.h>
+#include <stdio.h>
 
 int64_t tw_fw_root(const tw_ex_options *o, const tw_ex_edgelist *g) {
   if (o->root >= g->n)
@@ -16,6 +17,14 @@ int64_t tw_fw_root(const tw_ex_options *o, const tw_ex_edgelist *g) {
     if (g->edges[e].src < root)
       root = g->edges[e].src;
   return root < g->n ? root : 0;
+}
+
+void tw_fw_bfs_result(const tw_ex_options *o, const int32_t *depths,
+                      int64_t n) {
+  if (o->print)
+    for (int64_t v = 0; v < n; v++)
+      printf("%lld %d\n", (long long)v, depths[v]);
+  tw_ex_print_checksum(tw_ex_checksum_i32(depths, n));
 }
 
 uint64_t tw_fw_checksum_scores(const double *x, int64_t n) {

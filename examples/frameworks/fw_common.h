@@ -15,6 +15,10 @@ extern "C" {
  * from a CSR), else 0. */
 int64_t tw_fw_root(const tw_ex_options *o, const tw_ex_edgelist *g);
 
+/* Output of the BFS drivers: with -p one "vertex depth" line per vertex,
+ * then the checksum of the depths (as the bfs example). */
+void tw_fw_bfs_result(const tw_ex_options *o, const int32_t *depths, int64_t n);
+
 /* Checksum of floating-point PageRank scores: each score is rounded to
  * 2^-20 of the average score (round(x * n * 2^20)) and hashed as uint64.
  * The libraries compute the same doubles run to run (the placement of the

@@ -36,36 +36,14 @@ GrB_Vector tw_gb_out_degree(GrB_Matrix a, int64_t n) {
   return deg;
 }
 
-/* Entries of v as (index, value) pairs, malloc'ed; returns their count. */
-static GrB_Index tuples(GrB_Vector v, GrB_Index **idx) {
+void tw_gb_to_u64(GrB_Vector v, int64_t n, uint64_t absent, uint64_t *out) {
   GrB_Index nv;
   TW_GB_TRY(GrB_Vector_nvals(&nv, v));
-  *idx = malloc((nv ? nv : 1) * sizeof(GrB_Index));
-  if (!*idx)
-    tw_ex_die("out of memory for %llu vector entries", (unsigned long long)nv);
-  return nv;
-}
-
-void tw_gb_to_u64(GrB_Vector v, int64_t n, uint64_t absent, uint64_t *out) {
-  GrB_Index *idx, nv = tuples(v, &idx);
+  GrB_Index *idx = malloc((nv ? nv : 1) * sizeof(GrB_Index));
   uint64_t *val = malloc((nv ? nv : 1) * sizeof(uint64_t));
-  if (!val)
+  if (!idx || !val)
     tw_ex_die("out of memory for %llu vector entries", (unsigned long long)nv);
   TW_GB_TRY(GrB_Vector_extractTuples_UINT64(idx, val, &nv, v));
-  for (int64_t i = 0; i < n; i++)
-    out[i] = absent;
-  for (GrB_Index k = 0; k < nv; k++)
-    out[idx[k]] = val[k];
-  free(val);
-  free(idx);
-}
-
-void tw_gb_to_i32(GrB_Vector v, int64_t n, int32_t absent, int32_t *out) {
-  GrB_Index *idx, nv = tuples(v, &idx);
-  int32_t *val = malloc((nv ? nv : 1) * sizeof(int32_t));
-  if (!val)
-    tw_ex_die("out of memory for %llu vector entries", (unsigned long long)nv);
-  TW_GB_TRY(GrB_Vector_extractTuples_INT32(idx, val, &nv, v));
   for (int64_t i = 0; i < n; i++)
     out[i] = absent;
   for (GrB_Index k = 0; k < nv; k++)

@@ -26,6 +26,6 @@ GrB_Matrix tw_gb_adjacency(tw_ex_edgelist *g);
  * have an entry. */
 GrB_Vector tw_gb_out_degree(GrB_Matrix a, int64_t n);
 
-/* Copies a vector into a dense array, `absent` where it has no entry. */
+/* Copies a vector into a dense array (values typecast to uint64), `absent`
+ * where it has no entry. */
 void tw_gb_to_u64(GrB_Vector v, int64_t n, uint64_t absent, uint64_t *out);
-void tw_gb_to_i32(GrB_Vector v, int64_t n, int32_t absent, int32_t *out);

@@ -4,7 +4,6 @@
  * checksum equals the bfs example's on the same graph. */
 #include "ig_graph.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 int main(int argc, char **argv) {
@@ -32,10 +31,7 @@ int main(int argc, char **argv) {
     tw_ex_die("out of memory for %lld depths", (long long)n);
   for (int64_t v = 0; v < n; v++)
     depths[v] = VECTOR(dist)[v] < 0 ? -1 : (int32_t)VECTOR(dist)[v];
-  if (o.print)
-    for (int64_t v = 0; v < n; v++)
-      printf("%lld %d\n", (long long)v, depths[v]);
-  tw_ex_print_checksum(tw_ex_checksum_i32(depths, n));
+  tw_fw_bfs_result(&o, depths, n);
   free(depths);
   igraph_vector_int_destroy(&dist);
   igraph_destroy(&graph);
