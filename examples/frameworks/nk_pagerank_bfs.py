@@ -93,16 +93,20 @@ def read_edges(path):
     return np.array(src, dtype=np.uint64), np.array(dst, dtype=np.uint64)
 
 
-def load(nk, args):
-    if args.f is not None:
-        src, dst = read_edges(args.f)
+def load(args):
+    """The graph; a bad -f file fails before NetworKit is imported (~2 s)."""
+    edges = read_edges(args.f) if args.f is not None else None
+    import networkit as nk
+
+    if edges is not None:
+        src, dst = edges
         n = int(max(src.max(initial=0), dst.max(initial=0))) + 1 if len(src) else 0
         g = nk.Graph(n, directed=True)
         g.addEdges((src, dst))  # duplicates kept: the examples' multigraph
-        return g
+        return nk, g
     nk.setSeed(args.s, False)
     gen = nk.generators.RmatGenerator(args.g, args.d, 0.57, 0.19, 0.19, 0.05)
-    return gen.generate()
+    return nk, gen.generate()
 
 
 def bfs_depths(nk, g, root):
@@ -113,9 +117,7 @@ def bfs_depths(nk, g, root):
 
 def main(argv):
     args = parse_args(argv)
-    import networkit as nk
-
-    g = load(nk, args)
+    nk, g = load(args)
     n = g.numberOfNodes()
     t0 = time.perf_counter()
     if args.a == "bfs":

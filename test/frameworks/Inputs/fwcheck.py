@@ -9,7 +9,7 @@ and exiting non-zero with a reason when a check fails:
   report REPORT... --placement P ...  the run reports show the placement's
       slow-tier sites matched, with bytes actually in the slow tier, each
       in the process whose program it names;
-  budget PLACEMENT --like ONE         a placement merged from rank profiles
+  budget PLACEMENT --ranks DIR...     a placement merged from rank profiles
       has a per-rank footprint;
   profiles DIR... --command NAME ...  a set of per-process profiles (child
       processes, MPI ranks): one complete profile per expected command.
@@ -224,20 +224,28 @@ def check_report(args):
 
 
 def check_budget(args):
-    """A merged placement's footprint must be one rank's (per-rank budget),
-    not the sum over ranks: within 25% of a single-rank placement's."""
+    """A placement merged from rank profiles must have a per-rank footprint
+    (the advisor's footprint is the sum of placeable sites' peak_bytes): at
+    most 25% above the largest single rank's, not the sum over ranks."""
     merged = json.loads(Path(args.placement).read_text())
-    one = json.loads(Path(args.like).read_text())
-    fm, f1 = merged.get("footprint_bytes"), one.get("footprint_bytes")
-    bm, b1 = merged.get("budget_bytes"), one.get("budget_bytes")
-    if not fm or not f1 or bm is None or b1 is None:
-        fail("placements lack footprint_bytes/budget_bytes")
+    ranks = [
+        sum(
+            num(r["peak_bytes"])
+            for r in read_sites(d)
+            if not r["stack"].startswith("[")
+        )
+        for d in args.ranks
+    ]
+    fm = merged.get("footprint_bytes")
+    if not fm:
+        fail(f"{args.placement}: no footprint_bytes")
     print(
-        f"merged: budget {bm} of footprint {fm}; one rank: budget {b1} of footprint {f1}"
+        f"merged: budget {merged.get('budget_bytes')} of footprint {fm}; ranks: "
+        + ", ".join(map(str, ranks))
     )
-    if not 0.75 <= fm / f1 <= 1.25:
+    if fm > 1.25 * max(ranks):
         fail(
-            f"merged footprint {fm} is {fm / f1:.2f}x one rank's {f1}: not a per-rank budget"
+            f"merged footprint {fm} exceeds the largest rank's {max(ranks)}: not per rank"
         )
     print("per-rank budget")
 
@@ -300,7 +308,7 @@ def main(argv):
     r.add_argument("--command", action="append", default=[], metavar="NAME=COUNT")
     b = sub.add_parser("budget")
     b.add_argument("placement")
-    b.add_argument("--like", required=True, help="a single-rank placement")
+    b.add_argument("--ranks", nargs="+", required=True, help="the rank profiles")
     f = sub.add_parser("profiles")
     f.add_argument("dirs", nargs="+")
     f.add_argument("--command", action="append", default=[], metavar="NAME=COUNT")
