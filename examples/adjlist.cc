@@ -35,7 +35,7 @@ int bfs(const AdjList &adj, int64_t root, std::vector<int32_t> &depth,
       for (int64_t i = head; i < end; i++)
         for (int v : adj[queue[i]]) {
           int32_t unseen = -1;
-          if (depth[v] == -1 &&
+          if (__atomic_load_n(&depth[v], __ATOMIC_RELAXED) == -1 &&
               __atomic_compare_exchange_n(&depth[v], &unseen, level + 1, false,
                                           __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             found.push_back(v);

@@ -48,7 +48,7 @@ static int64_t top_down(const graph *g, int32_t *depth, int32_t *queue,
       int32_t u = queue[i];
       for (int64_t e = g->out_off[u]; e < g->out_off[u + 1]; e++) {
         int32_t v = g->out_adj[e], unseen = -1;
-        if (depth[v] == -1 &&
+        if (__atomic_load_n(&depth[v], __ATOMIC_RELAXED) == -1 &&
             __atomic_compare_exchange_n(&depth[v], &unseen, level + 1, 0,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
           buf[len++] = v;

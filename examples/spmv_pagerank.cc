@@ -12,6 +12,7 @@
 // Same fixed-point arithmetic as pagerank-push/pull: same checksum.
 #include "common/graph.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>

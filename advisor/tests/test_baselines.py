@@ -10,7 +10,8 @@ from tierwise import baselines, comparison, cost, reader, select, tiers
 
 
 def test_first_fit_follows_allocation_order(tmp_path):
-    # budget 100: a (60) fits, b (60) does not while a lives, a freed, c (60) fits
+    # DRAM until full: a (60) in, b (60) gets the 40 left and spills 20, a freed
+    # gives 60 back, c (60) takes it, d finds DRAM full
     rows = [
         site_row(0, "x+0xa", 60, 10, 0, 10),
         site_row(1, "x+0xb", 60, 10, 0, 10),
@@ -20,10 +21,9 @@ def test_first_fit_follows_allocation_order(tmp_path):
     objs = [(0, 60, 1, 5), (1, 60, 2, None), (2, 60, 6, None), (3, 20, 7, 8), (3, 20, 9, None)]
     p = reader.read_profile(write_profile(tmp_path / "p", rows, objs))
     c = cost.site_costs(p.sites, tiers.load(None))
-    ff = baselines.first_fit(p, c, 100)
-    # d: first object at 7 (60 of c live + 20 = 80 fits), second at 9 (80 + 20 = 100 fits)
-    assert ff == {0: 1.0, 1: 0.0, 2: 1.0, 3: 1.0}
-    assert baselines.first_fit(p, c, 70) == {0: 1.0, 1: 0.0, 2: 1.0, 3: 0.0}
+    assert baselines.first_fit(p, c, 100) == pytest.approx({0: 1.0, 1: 40 / 60, 2: 1.0, 3: 0.0})
+    assert baselines.first_fit(p, c, 70) == pytest.approx({0: 1.0, 1: 10 / 60, 2: 1.0, 3: 0.0})
+    assert baselines.first_fit(p, c, 200) == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0})
 
 
 def test_static_ratio():

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Backends sim and pmu: size parsing, host cache geometry from sysfs,
 geometry validation, and libpfm4 event encoding through the probe."""
+
 import argparse
 import json
 import os
@@ -22,8 +23,13 @@ def test_parse_size():
 def _cache(root, idx, level, kind, size, ways, line=64):
     d = root / f"index{idx}"
     d.mkdir(parents=True)
-    for name, val in [("level", level), ("type", kind), ("size", size),
-                      ("ways_of_associativity", ways), ("coherency_line_size", line)]:
+    for name, val in [
+        ("level", level),
+        ("type", kind),
+        ("size", size),
+        ("ways_of_associativity", ways),
+        ("coherency_line_size", line),
+    ]:
         (d / name).write_text(f"{val}\n")
 
 
@@ -33,11 +39,19 @@ def test_host_cache_geometry_picks_l1d_and_last_level(tmp_path):
     _cache(tmp_path, 2, 2, "Unified", "1280K", 10)
     _cache(tmp_path, 3, 3, "Unified", "30720K", 15)
     geo = sim.host_cache_geometry(tmp_path)
-    assert geo == {"l1_size": 48 << 10, "l1_ways": 12, "llc_size": 30 << 20, "llc_ways": 15, "line_size": 64}
+    assert geo == {
+        "l1_size": 48 << 10,
+        "l1_ways": 12,
+        "llc_size": 30 << 20,
+        "llc_ways": 15,
+        "line_size": 64,
+    }
 
 
 def test_geometry_options_override_and_validate():
-    args = argparse.Namespace(llc_size="1M", llc_ways=16, l1_size=None, l1_ways=None, line_size=None)
+    args = argparse.Namespace(
+        llc_size="1M", llc_ways=16, l1_size=None, l1_ways=None, line_size=None
+    )
     geo = sim.geometry(args)
     assert geo["llc_size"] == 1 << 20 and geo["llc_ways"] == 16 and geo["source"] == "options"
     bad = argparse.Namespace(llc_size="1000", llc_ways=16, l1_size=None, l1_ways=None, line_size=64)
@@ -53,7 +67,10 @@ def test_intel_events_encode_precise_with_addresses():
     ok, text = pmu.probe("encode", 5003, env=dict(os.environ, LIBPFM_FORCE_PMU="icl"))
     assert ok, text
     ev = [json.loads(line) for line in text.splitlines()]
-    assert [e["name"] for e in ev] == ["icl::MEM_LOAD_RETIRED:L3_MISS", "icl::MEM_INST_RETIRED:ALL_STORES"]
+    assert [e["name"] for e in ev] == [
+        "icl::MEM_LOAD_RETIRED:L3_MISS",
+        "icl::MEM_INST_RETIRED:ALL_STORES",
+    ]
     assert all(e["type"] == 4 and e["precise_ip"] == 2 and e["sample_period"] == 5003 for e in ev)
     assert ev[0]["config"] & 0xFFFF == 0x20D1 and ev[1]["config"] & 0xFFFF == 0x82D0
     addr_bit = 1 << 3

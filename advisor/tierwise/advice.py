@@ -43,6 +43,13 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
 
 def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: bool = True):
     """Returns (placement dict, table DataFrame, Selection, costs)."""
+    measured = profile.sites[["loads", "stores", "llc_load_misses"]].notna().any().any()
+    if policy in ("cost", "write-intensity", "misses") and not measured:
+        raise ValueError(
+            f"{profile.paths[0]}: the profile has no access counts (backend "
+            f"{profile.meta[0].get('backend', '?')}); --policy {policy} needs them: profile with "
+            "--backend sim or pmu, or use --policy size"
+        )
     costs = cost.site_costs(profile.sites, model)
     total = total_footprint(profile)
     budget = parse_budget(budget_spec, total)

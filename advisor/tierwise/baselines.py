@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Placements the advisor is compared against, as fast-tier fractions per
 site (cost.placement_seconds takes them):
-  first-fit     objects go to DRAM in allocation order while the live DRAM
-                bytes fit the budget, then to the slow tier (what a plain
-                "DRAM until full" allocator or kernel first-touch does);
+  first-fit     DRAM until full, in allocation order: each object gets the
+                DRAM bytes still free under the budget and spills the rest
+                to the slow tier; freed objects give their DRAM back (what
+                kernel first-touch with the DRAM node preferred does, at
+                byte rather than page granularity);
   static-ratio  memkind memtier style: a fixed fraction of every site's
                 bytes in DRAM, equal to budget / footprint;
   oracle        every subset of sites that fits the budget (lifetime-aware),
@@ -46,13 +48,13 @@ def first_fit(profile, costs: pd.DataFrame, budget: int) -> dict:
         used, where = 0, {}
         for t, is_alloc, size, site, k in sorted(events, key=lambda e: (e[0], e[1])):
             if is_alloc:
-                fits = used + size <= budget
-                where[(site, k)] = fits
-                used += size if fits else 0
+                in_dram = max(0, min(size, budget - used))
+                where[(site, k)] = in_dram
+                used += in_dram
                 total[site] += size
-                dram[site] += size if fits else 0
-            elif where.get((site, k)):
-                used -= size
+                dram[site] += in_dram
+            else:
+                used -= where.pop((site, k), 0)
     return (dram / total.where(total > 0)).fillna(0).to_dict()
 
 

@@ -5,7 +5,11 @@ in tierwise/tiers/*.toml or a user TOML file (format `tierwise-tiers` v1,
 grammar in advisor/README.md)."""
 
 import re
-import tomllib
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
 from dataclasses import dataclass, asdict
 from pathlib import Path
 

@@ -22,7 +22,7 @@ enum tw_pmu_kind {
 };
 
 typedef struct {
-  char name[96];        /* e.g. "icl::MEM_LOAD_RETIRED:L3_MISS" */
+  char name[96]; /* e.g. "icl::MEM_LOAD_RETIRED:L3_MISS" */
   enum tw_pmu_kind kind;
   struct perf_event_attr attr;
 } tw_pmu_event;
@@ -68,11 +68,19 @@ uint64_t tw_pmu_ring_drain(struct perf_event_mmap_page *meta, void *data,
 
 /* Live objects by address interval, and estimated counts per site. */
 typedef struct tw_pmu_attr tw_pmu_attr;
-enum { TW_PMU_COL_LOADS, TW_PMU_COL_STORES, TW_PMU_COL_LLC_LOAD_MISSES,
-       TW_PMU_COL_LLC_STORE_MISSES, TW_PMU_NCOLS };
+enum {
+  TW_PMU_COL_LOADS,
+  TW_PMU_COL_STORES,
+  TW_PMU_COL_LLC_LOAD_MISSES,
+  TW_PMU_COL_LLC_STORE_MISSES,
+  TW_PMU_NCOLS
+};
 /* Pseudo-sites, as in sites.csv: accesses outside every tracked object. */
-enum { TW_PMU_SITE_STATIC = -1, TW_PMU_SITE_STACK = -2,
-       TW_PMU_SITE_UNKNOWN = -3 };
+enum {
+  TW_PMU_SITE_STATIC = -1,
+  TW_PMU_SITE_STACK = -2,
+  TW_PMU_SITE_UNKNOWN = -3
+};
 
 tw_pmu_attr *tw_pmu_attr_new(void);
 void tw_pmu_attr_free(tw_pmu_attr *a);

@@ -97,8 +97,8 @@ static uint64_t *row(tw_pmu_attr *a, int site) {
 
 static int beyond_llc(uint64_t data_src) {
   union perf_mem_data_src d = {.val = data_src};
-  if (d.mem_lvl & (PERF_MEM_LVL_LOC_RAM | PERF_MEM_LVL_REM_RAM1 |
-                   PERF_MEM_LVL_REM_RAM2))
+  if (d.mem_lvl &
+      (PERF_MEM_LVL_LOC_RAM | PERF_MEM_LVL_REM_RAM1 | PERF_MEM_LVL_REM_RAM2))
     return 1;
   return d.mem_lvl_num == PERF_MEM_LVLNUM_RAM ||
          d.mem_lvl_num == PERF_MEM_LVLNUM_PMEM ||

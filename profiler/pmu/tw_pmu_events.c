@@ -15,8 +15,8 @@
 static const char *const intel_loads[] = {
     "MEM_LOAD_RETIRED:L3_MISS", "MEM_LOAD_UOPS_RETIRED:L3_MISS",
     "MEM_LOAD_UOPS_RETIRED:LLC_MISS", NULL};
-static const char *const intel_stores[] = {
-    "MEM_INST_RETIRED:ALL_STORES", "MEM_UOPS_RETIRED:ALL_STORES", NULL};
+static const char *const intel_stores[] = {"MEM_INST_RETIRED:ALL_STORES",
+                                           "MEM_UOPS_RETIRED:ALL_STORES", NULL};
 
 static int core_pmu(pfm_pmu_info_t *info) {
   int i;
@@ -49,8 +49,8 @@ static int encode_intel(const char *pmu, const char *const *names, int precise,
     memset(&arg, 0, sizeof arg);
     arg.size = sizeof arg;
     arg.attr = &ev->attr;
-    if (pfm_get_os_event_encoding(spec, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) !=
-        PFM_SUCCESS)
+    if (pfm_get_os_event_encoding(spec, PFM_PLM3, PFM_OS_PERF_EVENT_EXT,
+                                  &arg) != PFM_SUCCESS)
       continue;
     snprintf(ev->name, sizeof ev->name, "%s::%s", pmu, *names);
     common_attr(&ev->attr, period);
@@ -76,7 +76,8 @@ static int encode_ibs(const char *root, uint64_t period, tw_pmu_event *ev,
                       char *why, size_t why_len) {
   char buf[64];
   if (read_sysfs(root, "type", buf, sizeof buf) != 0) {
-    snprintf(why, why_len, "%s/bus/event_source/devices/ibs_op/type: no ibs_op "
+    snprintf(why, why_len,
+             "%s/bus/event_source/devices/ibs_op/type: no ibs_op "
              "PMU (AMD IBS not exposed by this kernel or machine)",
              root ? root : "/sys");
     return -1;
@@ -104,7 +105,8 @@ int tw_pmu_default_events(tw_pmu_event *events, int max, uint64_t period,
   }
   pfm_pmu_info_t info;
   if (core_pmu(&info) != 0) {
-    snprintf(why, why_len, "libpfm4 knows no core PMU for this CPU "
+    snprintf(why, why_len,
+             "libpfm4 knows no core PMU for this CPU "
              "(LIBPFM_FORCE_PMU selects one)");
     return -1;
   }
@@ -118,8 +120,10 @@ int tw_pmu_default_events(tw_pmu_event *events, int max, uint64_t period,
     return -1;
   if (encode_intel(info.name, intel_loads, 2, period, &events[0]) != 0 ||
       encode_intel(info.name, intel_stores, 2, period, &events[1]) != 0) {
-    snprintf(why, why_len, "%s: no precise L3-miss load / store event known "
-             "to libpfm4 for this PMU", info.name);
+    snprintf(why, why_len,
+             "%s: no precise L3-miss load / store event known "
+             "to libpfm4 for this PMU",
+             info.name);
     return -1;
   }
   events[0].kind = TW_PMU_LLC_LOAD_MISS;

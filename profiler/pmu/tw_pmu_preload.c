@@ -204,8 +204,8 @@ __attribute__((constructor)) static void tw_pmu_init(void) {
   v = getenv("TIERWISE_PMU_PERIOD");
   uint64_t period = v ? strtoull(v, NULL, 0) : 20011;
   char why[512];
-  n_events = tw_pmu_default_events(events, TW_PMU_MAX_EVENTS, period, NULL,
-                                   why, sizeof why);
+  n_events = tw_pmu_default_events(events, TW_PMU_MAX_EVENTS, period, NULL, why,
+                                   sizeof why);
   if (n_events < 0) {
     fprintf(stderr, "tierwise pmu: %s\n", why);
     n_events = 0;

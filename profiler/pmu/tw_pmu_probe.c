@@ -49,8 +49,7 @@ int main(int argc, char **argv) {
         close(fd);
       printf("error: %s; hardware cycles event: %s (errno %d); "
              "perf_event_paranoid=%d\n",
-             why, fd >= 0 ? "opens" : strerror(e), fd >= 0 ? 0 : e,
-             paranoid());
+             why, fd >= 0 ? "opens" : strerror(e), fd >= 0 ? 0 : e, paranoid());
     } else {
       printf("error: %s\n", why);
     }

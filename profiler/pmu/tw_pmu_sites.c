@@ -3,8 +3,8 @@
  * formats frames per advisor/FORMATS.md (module basename + 0x(RA-1-bias),
  * leading allocator frames removed, TIERWISE_DEPTH frames), keeps per-site
  * allocation counts and the objects.csv timeline, and writes the raw
- * profile, formatting stacks with the runtime's shared site-key code (runtime/common). Called
- * with the caller's recursion guard set. */
+ * profile, formatting stacks with the runtime's shared site-key code
+ * (runtime/common). Called with the caller's recursion guard set. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "tw_pmu_sites.h"
@@ -92,7 +92,7 @@ int tw_pmu_site_of_caller(size_t n) {
   int k = unw_backtrace(ips, 64), nf = 0;
   char stack[4096];
   pthread_mutex_lock(&lock);
-  for (int i = 1; i < k; i++) { /* 0: this library */
+  for (int i = 1; i < k; i++) {           /* 0: this library */
     uintptr_t pc = (uintptr_t)ips[i] - 1; /* return address - 1 */
     Dl_info info;
     struct link_map *lm = NULL;
@@ -235,13 +235,15 @@ void tw_pmu_sites_write(const tw_pmu_attr *a, const tw_pmu_event *ev, int n_ev,
   if ((f = open_out("pmu.json"))) {
     fprintf(f, "{\"events\": [");
     for (int e = 0; e < n_ev; e++)
-      fprintf(f, "%s{\"name\": \"%s\", \"type\": %u, \"config\": %llu, "
-                 "\"precise_ip\": %u, \"sample_period\": %llu}",
+      fprintf(f,
+              "%s{\"name\": \"%s\", \"type\": %u, \"config\": %llu, "
+              "\"precise_ip\": %u, \"sample_period\": %llu}",
               e ? ", " : "", ev[e].name, ev[e].attr.type,
               (unsigned long long)ev[e].attr.config, ev[e].attr.precise_ip,
               (unsigned long long)ev[e].attr.sample_period);
-    fprintf(f, "], \"rings\": %d, \"samples\": %llu, \"lost_samples\": %llu, "
-               "\"bad_records\": %llu, \"depth\": %d}\n",
+    fprintf(f,
+            "], \"rings\": %d, \"samples\": %llu, \"lost_samples\": %llu, "
+            "\"bad_records\": %llu, \"depth\": %d}\n",
             n_rings, (unsigned long long)st->samples,
             (unsigned long long)st->lost_samples,
             (unsigned long long)st->bad_records, depth);

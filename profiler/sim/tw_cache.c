@@ -6,7 +6,9 @@
  * entirely inside one heap block (or outside all blocks); hits on other lines
  * look the owner up per access. Dirty lines evicted from the LLC (and those
  * still dirty at exit) are writebacks, charged to the slot of the last
- * store to the line. */
+ * store to the line. Approximation: when the LLC evicts a line whose LLC
+ * copy was dirty while D1 still holds it, later stores to the D1 copy do not
+ * cause a second writeback (rare: the LLC is much larger than D1). */
 #include "pub_tool_basics.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -17,6 +19,7 @@
 
 #define F_DIRTY 1u
 #define F_UNIFORM 2u
+#define F_LLCDIRTY 4u /* D1 only: the LLC copy was already dirty at fill */
 #define NO_TAG (~(Addr)0)
 
 /* Tags and per-line metadata are kept apart so the way search scans one
@@ -186,7 +189,8 @@ static inline void access_line(Addr a, Bool store, Bool count) {
   } else {
     TwMeta *m;
     TwLine v2;
-    if (victim.tag != NO_TAG && (victim.flags & F_DIRTY))
+    if (victim.tag != NO_TAG &&
+        (victim.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
       llc_write_back_in(&victim);
     if (touch(&llc, ln, &v2, &m)) {
       if (m->flags & F_UNIFORM) {
@@ -210,6 +214,14 @@ static inline void access_line(Addr a, Bool store, Bool count) {
       else
         tw_slots[slot].llc_load_misses++;
     }
+    /* A store miss dirties the LLC copy at once; a D1 line whose LLC copy
+     * is dirty needs no write-back-in search when it leaves D1. */
+    if (store) {
+      m->flags |= F_DIRTY;
+      m->slot = slot;
+    }
+    if (m->flags & F_DIRTY)
+      l->flags |= F_LLCDIRTY;
   }
   if (store) {
     l->flags |= F_DIRTY;
@@ -271,7 +283,7 @@ static TwLine line_at(const TwCache *c, UWord i) {
 void tw_cache_flush(void) {
   for (UWord i = 0; i < d1.sets * d1.ways; i++) {
     TwLine l = line_at(&d1, i);
-    if (l.tag != NO_TAG && (l.flags & F_DIRTY))
+    if (l.tag != NO_TAG && (l.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
       llc_write_back_in(&l);
   }
   for (UWord i = 0; i < llc.sets * llc.ways; i++) {

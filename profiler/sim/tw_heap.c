@@ -18,6 +18,7 @@
 #include "pub_tool_wordfm.h"
 
 #include "tw_sim.h"
+#include "tw_sitekey.h"
 
 TwSlot *tw_slots;
 UInt tw_n_slots;
@@ -27,7 +28,6 @@ UInt tw_n_sites;
 static UInt cap_sites;
 
 static WordFM *blocks;     /* TwBlock* (interval key) -> 0 */
-static WordFM *raw_stacks; /* RawStack* -> site id */
 static WordFM *stack_ids;  /* HChar* stack -> site id */
 static WordFM *tier_slots; /* (site << 8 | tier) -> slot id */
 static TwBlock *last_block;
@@ -114,6 +114,32 @@ static void edges_remove(TwBlock *b) {
     edge_del(last_chunk(b), b);
 }
 
+/* Page memo: for recently looked-up 4 KiB pages, the block that covered the
+ * address looked up there (NULL: no block overlaps the page at all). It
+ * answers lookups inside large blocks and in non-heap memory without the
+ * interval map; entries of a block's pages are dropped when blocks are
+ * created or freed there. */
+#define PAGE_BITS 12
+#define MEMO_SIZE 4096
+static struct {
+  Addr page;
+  TwBlock *b;
+} memo[MEMO_SIZE];
+
+static void memo_drop(Addr start, SizeT size) {
+  Addr first = start >> PAGE_BITS;
+  Addr last = (start + (size ? size : 1) - 1) >> PAGE_BITS;
+  if (last - first >= MEMO_SIZE) {
+    for (UInt i = 0; i < MEMO_SIZE; i++)
+      if (memo[i].page >= first && memo[i].page <= last)
+        memo[i].page = ~(Addr)0;
+    return;
+  }
+  for (Addr pg = first; pg <= last; pg++)
+    if (memo[pg % MEMO_SIZE].page == pg)
+      memo[pg % MEMO_SIZE].page = ~(Addr)0;
+}
+
 /* 1: a is in *out; 0: no block holds a; -1: chunk has no edges, ask the
  * interval map. */
 static inline Int edge_find(Addr a, TwBlock **out) {
@@ -133,9 +159,35 @@ static inline Int edge_find(Addr a, TwBlock **out) {
 
 #define MAX_IPS 80
 typedef struct {
-  UInt n;
+  UInt n, site;
+  ULong hash;
   Addr ips[0];
 } RawStack;
+
+/* Raw stack (return addresses as unwound) -> site: open addressing on
+ * tw_hash_ips, so a malloc from a known context costs one probe. */
+static RawStack **raw;
+static UWord raw_mask, n_raw;
+
+static RawStack **raw_slot(ULong h, const Addr *ips, UInt n) {
+  for (UWord i = h & raw_mask;; i = (i + 1) & raw_mask) {
+    RawStack *r = raw[i];
+    if (!r || (r->hash == h && r->n == n &&
+               VG_(memcmp)(r->ips, ips, n * sizeof(Addr)) == 0))
+      return &raw[i];
+  }
+}
+
+static void raw_grow(void) {
+  RawStack **old = raw;
+  UWord old_n = raw_mask + 1;
+  raw_mask = 2 * old_n - 1;
+  raw = VG_(calloc)("tw.raw", raw_mask + 1, sizeof *raw);
+  for (UWord i = 0; i < old_n; i++)
+    if (old[i])
+      *raw_slot(old[i]->hash, old[i]->ips, old[i]->n) = old[i];
+  VG_(free)(old);
+}
 
 static Word cmp_blocks(UWord k1, UWord k2) {
   const TwBlock *a = (const TwBlock *)k1, *b = (const TwBlock *)k2;
@@ -144,16 +196,6 @@ static Word cmp_blocks(UWord k1, UWord k2) {
     return -1;
   if (b->start + sb <= a->start)
     return 1;
-  return 0;
-}
-
-static Word cmp_raw(UWord k1, UWord k2) {
-  const RawStack *a = (const RawStack *)k1, *b = (const RawStack *)k2;
-  if (a->n != b->n)
-    return a->n < b->n ? -1 : 1;
-  for (UInt i = 0; i < a->n; i++)
-    if (a->ips[i] != b->ips[i])
-      return a->ips[i] < b->ips[i] ? -1 : 1;
   return 0;
 }
 
@@ -187,9 +229,12 @@ static UInt new_site(HChar *stack) {
 
 void tw_heap_init(void) {
   blocks = VG_(newFM)(VG_(malloc), "tw.blocks", VG_(free), cmp_blocks);
-  raw_stacks = VG_(newFM)(VG_(malloc), "tw.raw", VG_(free), cmp_raw);
+  raw_mask = 1023;
+  raw = VG_(calloc)("tw.raw", raw_mask + 1, sizeof *raw);
   stack_ids = VG_(newFM)(VG_(malloc), "tw.ids", VG_(free), cmp_str);
   tier_slots = VG_(newFM)(VG_(malloc), "tw.tiers", VG_(free), NULL);
+  for (UInt i = 0; i < MEMO_SIZE; i++)
+    memo[i].page = ~(Addr)0;
   edge_mask = 4095;
   edges = VG_(calloc)("tw.edges", edge_mask + 1, sizeof(Edge *));
   new_site(VG_(strdup)("tw.site", "[static]"));
@@ -211,33 +256,39 @@ UInt tw_slot_for(UInt site, UInt tier) {
 static UInt site_of_stack(ThreadId tid) {
   Addr ips[MAX_IPS];
   /* Usually one allocator frame (the vgpreload replacement) precedes the
-   * user frames; unwind deeper only when the trace was cut short. */
+   * user frames: a short trace identifies the site unless it was cut short
+   * of `depth` user frames, in which case a deeper one is the key. Known
+   * traces cost one hash probe. */
   UInt want = tw_depth + 3;
   UInt n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+  ULong h = tw_hash_ips((const uintptr_t *)ips, (int)n);
+  RawStack **slot = raw_slot(h, ips, n);
+  if (*slot)
+    return (*slot)->site;
   if (n == want && tw_user_frames(ips, n) < (UInt)tw_depth) {
     want = tw_depth + 24 < MAX_IPS ? tw_depth + 24 : MAX_IPS;
     n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+    h = tw_hash_ips((const uintptr_t *)ips, (int)n);
+    slot = raw_slot(h, ips, n);
+    if (*slot)
+      return (*slot)->site;
   }
-  struct {
-    RawStack r;
-    Addr ips[MAX_IPS];
-  } key;
-  key.r.n = n;
-  VG_(memcpy)(key.r.ips, ips, n * sizeof(Addr));
-  UWord site;
-  if (VG_(lookupFM)(raw_stacks, NULL, &site, (UWord)&key.r))
-    return (UInt)site;
   HChar *stack = tw_format_stack(ips, n, tw_depth);
-  UWord old_key;
+  UWord site, old_key;
   if (VG_(lookupFM)(stack_ids, &old_key, &site, (UWord)stack)) {
     VG_(free)(stack);
   } else {
     site = new_site(stack);
     VG_(addToFM)(stack_ids, (UWord)stack, site);
   }
-  RawStack *copy = VG_(malloc)("tw.raw", sizeof(RawStack) + n * sizeof(Addr));
-  VG_(memcpy)(copy, &key.r, sizeof(RawStack) + n * sizeof(Addr));
-  VG_(addToFM)(raw_stacks, (UWord)copy, site);
+  RawStack *r = VG_(malloc)("tw.raw", sizeof(RawStack) + n * sizeof(Addr));
+  r->n = n;
+  r->site = (UInt)site;
+  r->hash = h;
+  VG_(memcpy)(r->ips, ips, n * sizeof(Addr));
+  *slot = r;
+  if (++n_raw > raw_mask / 2)
+    raw_grow();
   return (UInt)site;
 }
 
@@ -249,18 +300,46 @@ TwBlock *tw_find_block(Addr a) {
   if (r == 0)
     return NULL;
   if (r < 0) {
+    Addr pg = a >> PAGE_BITS;
+    UInt m = pg % MEMO_SIZE;
+    if (memo[m].page == pg) {
+      b = memo[m].b;
+      if (!b)
+        return NULL;
+      if (a - b->start < b->size) {
+        last_block = b;
+        return b;
+      }
+    }
     TwBlock key = {.start = a, .size = 1};
     UWord k;
-    if (!VG_(lookupFM)(blocks, &k, NULL, (UWord)&key))
+    if (!VG_(lookupFM)(blocks, &k, NULL, (UWord)&key)) {
+      TwBlock page = {.start = pg << PAGE_BITS, .size = 1u << PAGE_BITS};
+      if (!VG_(lookupFM)(blocks, NULL, NULL, (UWord)&page)) {
+        memo[m].page = pg;
+        memo[m].b = NULL;
+      }
       return NULL;
+    }
     b = (TwBlock *)k;
+    memo[m].page = pg;
+    memo[m].b = b;
   }
   last_block = b;
   return b;
 }
 
 Bool tw_range_has_block(Addr a, SizeT len) {
-  if (len <= (1u << EDGE_BITS) && (a >> EDGE_BITS) == ((a + len - 1) >> EDGE_BITS)) {
+  Addr pg = a >> PAGE_BITS;
+  if (memo[pg % MEMO_SIZE].page == pg && (a + len - 1) >> PAGE_BITS == pg) {
+    const TwBlock *b = memo[pg % MEMO_SIZE].b;
+    if (!b)
+      return False;
+    if (b->start <= a && a + len <= b->start + b->size)
+      return True;
+  }
+  if (len <= (1u << EDGE_BITS) &&
+      (a >> EDGE_BITS) == ((a + len - 1) >> EDGE_BITS)) {
     TwBlock *b;
     if (edge_find(a, &b) >= 0)
       return True; /* the chunk holds a boundary, hence a block */
@@ -296,6 +375,7 @@ UInt tw_classify_nonheap(Addr a) {
 static void retract(TwBlock *b) {
   VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
   edges_remove(b);
+  memo_drop(b->start, b->size);
   if (last_block == b)
     last_block = NULL;
   TwSite *s = &tw_sites[b->site];
@@ -310,7 +390,9 @@ static void retract(TwBlock *b) {
 TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
   TwBlock key = {.start = p, .size = size};
   UWord k;
-  while (VG_(lookupFM)(blocks, &k, NULL, (UWord)&key)) {
+  /* malloc never hands out overlapping memory; announced blocks may lie in
+   * a malloc'ed one (the runtime's own blocks) or be announced twice. */
+  while (custom && VG_(lookupFM)(blocks, &k, NULL, (UWord)&key)) {
     TwBlock *old = (TwBlock *)k;
     if (!custom || old->custom)
       return old; /* already tracked (e.g. announced twice) */
@@ -326,6 +408,7 @@ TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
   b->custom = custom;
   VG_(addToFM)(blocks, (UWord)b, 0);
   edges_insert(b);
+  memo_drop(p, size);
   TwSite *s = &tw_sites[b->site];
   s->allocs++;
   s->bytes_allocated += size;
@@ -360,6 +443,7 @@ void tw_release_block(Addr p, Bool custom) {
     return;
   VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
   edges_remove(b);
+  memo_drop(b->start, b->size);
   if (last_block == b)
     last_block = NULL;
   tw_sites[b->site].cur_bytes -= b->size;
@@ -445,8 +529,8 @@ static SizeT tw_usable_size(ThreadId tid, void *p) {
 }
 
 void tw_register_malloc_replacement(void) {
-  VG_(needs_malloc_replacement)(
-      tw_malloc, tw_malloc, tw_new_aligned, tw_malloc, tw_new_aligned,
-      tw_memalign, tw_calloc, tw_free, tw_free, tw_free_aligned, tw_free,
-      tw_free_aligned, tw_realloc, tw_usable_size, 0);
+  VG_(needs_malloc_replacement)(tw_malloc, tw_malloc, tw_new_aligned, tw_malloc,
+                                tw_new_aligned, tw_memalign, tw_calloc, tw_free,
+                                tw_free, tw_free_aligned, tw_free,
+                                tw_free_aligned, tw_realloc, tw_usable_size, 0);
 }

@@ -30,8 +30,9 @@ static void add_icount(IRSB *sb, UInt n) {
   IRTemp sum = newIRTemp(sb->tyenv, Ity_I64);
   IRExpr *where = mkIRExpr_HWord((HWord)&tw_icount);
   addStmtToIRSB(sb, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, where)));
-  addStmtToIRSB(sb, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
-                                                   IRExpr_Const(IRConst_U64(n)))));
+  addStmtToIRSB(sb,
+                IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old),
+                                               IRExpr_Const(IRConst_U64(n)))));
   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, where, IRExpr_RdTmp(sum)));
 }
 

@@ -153,8 +153,7 @@ static void tw_fork_child(ThreadId tid) {
 static void tw_post_clo_init(void) {
   out_prefix = VG_(expand_file_name)("--out", clo_out);
   VG_(atfork)(NULL, NULL, tw_fork_child);
-  tw_cache_init(clo_llc_size, clo_llc_ways, clo_line, clo_l1_size,
-                clo_l1_ways);
+  tw_cache_init(clo_llc_size, clo_llc_ways, clo_line, clo_l1_size, clo_l1_ways);
   tw_heap_init();
   tw_out_open(&tw_objects_out, ".objects.csv");
   tw_out_printf(&tw_objects_out, "site,size,alloc_time,free_time\n");
@@ -176,6 +175,8 @@ static void write_site_row(TwOut *o, UInt site, const TwSlot *c) {
   tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu\n", c->loads, c->stores,
                 c->llc_load_misses, c->llc_store_misses, c->writebacks);
 }
+
+static Int exit_code;
 
 static void write_sites(void) {
   TwOut *o = VG_(malloc)("tw.out", sizeof *o);
@@ -203,6 +204,8 @@ static void write_sites(void) {
                      "llc_load_misses,llc_store_misses,writebacks\n");
     for (UInt i = 0; i < tw_n_slots; i++) {
       TwSlot *c = &tw_slots[i];
+      if (!c->allocs && !c->loads && !c->stores && !c->writebacks)
+        continue; /* a tier this site never used */
       const HChar *name = tw_tier_names[c->tier];
       HChar dflt[16];
       if (!name) {
@@ -224,9 +227,9 @@ static void write_sites(void) {
     tw_out_printf(o,
                   "{\"instructions\": %llu, \"llc_size\": %lld, "
                   "\"llc_ways\": %lld, \"l1_size\": %lld, \"l1_ways\": %lld, "
-                  "\"line_size\": %lld, \"sites\": %u}\n",
+                  "\"line_size\": %lld, \"sites\": %u, \"exit_code\": %d}\n",
                   tw_icount, clo_llc_size, clo_llc_ways, clo_l1_size,
-                  clo_l1_ways, clo_line, tw_n_sites - TW_FIRST_SITE);
+                  clo_l1_ways, clo_line, tw_n_sites - TW_FIRST_SITE, exit_code);
     tw_out_close(o);
   }
   VG_(free)(sum);
@@ -234,6 +237,7 @@ static void write_sites(void) {
 }
 
 static void tw_fini(Int exitcode) {
+  exit_code = exitcode;
   tw_cache_flush();
   tw_heap_fini();
   tw_out_close(&tw_objects_out);

@@ -8,8 +8,8 @@
  * may walk past _start into the stack; a frame whose address is not
  * executable ends the trace, as libunwind's does. Also records each module's
  * path for modules.csv. */
-#include "pub_tool_basics.h"
 #include "pub_tool_aspacemgr.h"
+#include "pub_tool_basics.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
@@ -37,8 +37,7 @@ static void note_module(const HChar *name, const HChar *path) {
 }
 
 /* Resolves up to n_ips addresses into frames; returns how many. */
-static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames,
-                    Bool note) {
+static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames, Bool note) {
   DiEpoch ep = VG_(current_DiEpoch)();
   UInt n = 0;
   for (UInt i = 0; i < n_ips && n < MAX_FRAMES; i++) {
@@ -61,11 +60,17 @@ static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames,
 }
 
 UInt tw_user_frames(const Addr *ips, UInt n_ips) {
+  DiEpoch ep = VG_(current_DiEpoch)();
+  UInt i = 0;
+  for (; i < n_ips; i++) {
+    const DebugInfo *di = VG_(find_DebugInfo)(ep, ips[i]);
+    if (!di || !tw_module_is_allocator(
+                   tw_basename(VG_(DebugInfo_get_filename)(di))))
+      break;
+  }
+  /* frames past a non-executable address are cut by resolve() */
   tw_frame frames[MAX_FRAMES];
-  UInt n = resolve(ips, n_ips, frames, False), i = 0;
-  while (i < n && frames[i].module && tw_module_is_allocator(frames[i].module))
-    i++;
-  return n - i;
+  return resolve(ips + i, n_ips - i, frames, False);
 }
 
 HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth) {

@@ -9,10 +9,13 @@ then the same for wall-clock seconds.
 
 usage: profiler_speed.py [--examples DIR] [--scale N] [--repeat N] [--llc-size B]
 """
+
 import argparse
 import os
 import subprocess
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,7 +35,9 @@ def timed(cmd, env=None):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--examples", default=str(BUILD / "examples"))
     p.add_argument("--scale", type=int, default=16)
     p.add_argument("--repeat", type=int, default=3)
@@ -40,15 +45,30 @@ def main():
     p.add_argument("kernels", nargs="*", default=KERNELS)
     a = p.parse_args()
     tw_env = dict(os.environ, VALGRIND_LIB=str(BUILD / "lib" / "valgrind"))
+    tmp = tempfile.mkdtemp(prefix="tw-speed.")
     tools = {
-        "tierwise": (["valgrind", "-q", "--tool=tierwise", "--out=/tmp/tw-bench.%p",
-                      f"--llc-size={a.llc_size}"], tw_env),
-        "cachegrind": (["valgrind", "-q", "--tool=cachegrind", "--cache-sim=yes",
-                        "--cachegrind-out-file=/dev/null"], None),
+        "tierwise": (
+            ["valgrind", "-q", "--tool=tierwise", f"--out={tmp}/tw.%p", f"--llc-size={a.llc_size}"],
+            tw_env,
+        ),
+        "cachegrind": (
+            [
+                "valgrind",
+                "-q",
+                "--tool=cachegrind",
+                "--cache-sim=yes",
+                "--cachegrind-out-file=/dev/null",
+            ],
+            None,
+        ),
         "dhat": (["valgrind", "-q", "--tool=dhat", "--dhat-out-file=/dev/null"], None),
         "native": ([], None),
     }
-    head = f"{'kernel':<18}" + "".join(f"{t:>12}" for t in tools) + f"{'tw/cg':>8}{'tw/dhat':>9}{'tw/nat':>8}"
+    head = (
+        f"{'kernel':<18}"
+        + "".join(f"{t:>12}" for t in tools)
+        + f"{'tw/cg':>8}{'tw/dhat':>9}{'tw/nat':>8}"
+    )
     rows = {"cpu": [], "wall": []}
     for k in a.kernels:
         exe = Path(a.examples) / k
@@ -59,13 +79,15 @@ def main():
                 cpu, wall = timed(pre + cmd, env)
                 best["cpu"][t] = min(best["cpu"][t], cpu)
                 best["wall"][t] = min(best["wall"][t], wall)
-        for f in Path("/tmp").glob("tw-bench.*"):
-            f.unlink()
         for m, b in best.items():
-            rows[m].append(f"{k + ' -g ' + str(a.scale):<18}" + "".join(f"{b[t]:>11.2f}s" for t in tools)
-                           + f"{b['tierwise'] / b['cachegrind']:>8.2f}{b['tierwise'] / b['dhat']:>9.2f}"
-                           + f"{b['tierwise'] / b['native']:>8.1f}")
+            rows[m].append(
+                f"{k + ' -g ' + str(a.scale):<18}"
+                + "".join(f"{b[t]:>11.2f}s" for t in tools)
+                + f"{b['tierwise'] / b['cachegrind']:>8.2f}{b['tierwise'] / b['dhat']:>9.2f}"
+                + f"{b['tierwise'] / b['native']:>8.1f}"
+            )
         print(rows["cpu"][-1], "(cpu)", flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
     for m in rows:
         print(f"\n{m} seconds, best of {a.repeat}\n{head}")
         print("\n".join(rows[m]))

@@ -7,6 +7,7 @@ objects. Counts are samples x period: estimates (meta.json says so).
 
 `available()` opens the default events once with tierwise-pmu-probe and
 returns its exact failure (errno text, perf_event_paranoid)."""
+
 import json
 import os
 import subprocess
@@ -20,10 +21,20 @@ PRELOAD = "lib/libtierwise-pmu.so"
 
 
 def add_arguments(group):
-    group.add_argument("--pmu-period", type=int, default=20011, metavar="N",
-                       help="sampling period in events (default 20011; IBS rounds to a multiple of 16)")
-    group.add_argument("--pmu-min-bytes", type=int, default=4096, metavar="N",
-                       help="track objects of at least N bytes; smaller ones count as [unknown] (default 4096)")
+    group.add_argument(
+        "--pmu-period",
+        type=int,
+        default=20011,
+        metavar="N",
+        help="sampling period in events (default 20011; IBS rounds to a multiple of 16)",
+    )
+    group.add_argument(
+        "--pmu-min-bytes",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="track objects of at least N bytes; smaller ones count as [unknown] (default 4096)",
+    )
 
 
 def probe(mode="open", period=20011, env=None):
@@ -31,7 +42,9 @@ def probe(mode="open", period=20011, env=None):
     exe = paths.build_dir() / PROBE
     if not exe.exists():
         return False, f"{exe} not built: run `make build`"
-    out = subprocess.run([str(exe), mode, str(period)], capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run(
+        [str(exe), mode, str(period)], capture_output=True, text=True, env=env, check=False
+    )
     text = (out.stdout + out.stderr).strip()
     return out.returncode == 0, text.removeprefix("error: ")
 
@@ -49,17 +62,28 @@ def run(args, cmd, outdir):
     outdir = Path(outdir)
     env = dict(os.environ)
     env["LD_PRELOAD"] = f"{lib}:{env['LD_PRELOAD']}" if env.get("LD_PRELOAD") else str(lib)
-    env.update(TIERWISE_PMU_OUT=str(outdir.resolve()), TIERWISE_DEPTH=str(getattr(args, "depth", 6)),
-               TIERWISE_PMU_PERIOD=str(args.pmu_period), TIERWISE_PMU_MIN_BYTES=str(args.pmu_min_bytes))
+    env.update(
+        TIERWISE_PMU_OUT=str(outdir.resolve()),
+        TIERWISE_DEPTH=str(getattr(args, "depth", 6)),
+        TIERWISE_PMU_PERIOD=str(args.pmu_period),
+        TIERWISE_PMU_MIN_BYTES=str(args.pmu_min_bytes),
+    )
     print(f"tierwise profile: pmu: sampling every {args.pmu_period} events", file=sys.stderr)
     rc = subprocess.run(cmd, env=env, check=False).returncode
     pmu_json = outdir / "pmu.json"
     if not pmu_json.exists():
-        raise FileNotFoundError(f"{pmu_json}: the profiled command wrote no pmu profile (exit status {rc})")
+        raise FileNotFoundError(
+            f"{pmu_json}: the profiled command wrote no pmu profile (exit status {rc})"
+        )
     params = json.loads(pmu_json.read_text())
     params["min_bytes"] = args.pmu_min_bytes
     params["scaling"] = "each sample counts sample_period events"
     (outdir / "backend.json").write_text(json.dumps(params, indent=1) + "\n")
     pmu_json.unlink()
-    return {"exit_status": rc if rc >= 0 else None, "params": params, "clock": "ns", "estimated": True,
-            "pid": params.get("pid")}
+    return {
+        "exit_status": rc if rc >= 0 else None,
+        "params": params,
+        "clock": "ns",
+        "estimated": True,
+        "pid": params.get("pid"),
+    }

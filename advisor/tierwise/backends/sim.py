@@ -11,6 +11,7 @@ one raw profile each under DIR/children/<pid>/.
 
 `python -m tierwise.backends.sim -o DIR -- CMD` writes only the raw profile
 (no meta.json); `tierwise profile --backend sim` also finishes it."""
+
 import argparse
 import json
 import os
@@ -66,11 +67,27 @@ def host_cache_geometry(sysfs=CACHE_SYSFS):
 
 
 def add_arguments(group):
-    group.add_argument("--llc-size", metavar="SIZE", help="simulated LLC size (default: the host's)")
-    group.add_argument("--llc-ways", type=int, metavar="N", help="simulated LLC associativity (default: the host's)")
-    group.add_argument("--line-size", type=int, metavar="BYTES", help="cache line size (default: the host's, else 64)")
-    group.add_argument("--l1-size", metavar="SIZE", help="simulated L1 data cache size (default: the host's)")
-    group.add_argument("--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)")
+    group.add_argument(
+        "--llc-size", metavar="SIZE", help="simulated LLC size (default: the host's)"
+    )
+    group.add_argument(
+        "--llc-ways",
+        type=int,
+        metavar="N",
+        help="simulated LLC associativity (default: the host's)",
+    )
+    group.add_argument(
+        "--line-size",
+        type=int,
+        metavar="BYTES",
+        help="cache line size (default: the host's, else 64)",
+    )
+    group.add_argument(
+        "--l1-size", metavar="SIZE", help="simulated L1 data cache size (default: the host's)"
+    )
+    group.add_argument(
+        "--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)"
+    )
     group.add_argument(
         "--objects-min-bytes",
         default="4096",
@@ -126,6 +143,19 @@ def valgrind_version():
         return None
 
 
+def _simulate_flags(cmd):
+    """With the tierwise runtime preloaded (`tierwise simulate`: in our
+    environment, or set by `env LD_PRELOAD=... CMD`), Valgrind must leave the
+    runtime's malloc alone (it would replace every object's malloc by
+    default) so the runtime places blocks and announces them."""
+    preloads = [os.environ.get("LD_PRELOAD", "")]
+    if cmd and Path(cmd[0]).name == "env":
+        preloads += [a for a in cmd[1:] if a.startswith("LD_PRELOAD=")]
+    if any("libtierwise" in p for p in preloads):
+        return ["--soname-synonyms=somalloc=nouserintercepts"]
+    return []
+
+
 def valgrind_command(args, cmd, prefix, geo):
     return [
         "valgrind",
@@ -133,6 +163,7 @@ def valgrind_command(args, cmd, prefix, geo):
         "-q",
         f"--trace-children={'no' if getattr(args, 'no_children', False) else 'yes'}",
         f"--out={prefix}.%p",
+        *_simulate_flags(cmd),
         f"--depth={getattr(args, 'depth', 6)}",
         f"--llc-size={geo['llc_size']}",
         f"--llc-ways={geo['llc_ways']}",
@@ -147,7 +178,10 @@ def valgrind_command(args, cmd, prefix, geo):
 def _heartbeat(proc, t0, stop):
     while not stop.wait(HEARTBEAT_S):
         if proc.poll() is None:
-            print(f"tierwise profile: sim: still running, {time.monotonic() - t0:.0f} s", file=sys.stderr)
+            print(
+                f"tierwise profile: sim: still running, {time.monotonic() - t0:.0f} s",
+                file=sys.stderr,
+            )
 
 
 def _collect(raw_dir, pid, dest, params):
@@ -162,7 +196,9 @@ def _collect(raw_dir, pid, dest, params):
         src = raw_dir / f"tw.{pid}.{suffix}"
         if src.exists():
             shutil.move(str(src), dest / name)
-    p = dict(params, instructions=stats.get("instructions"), pid=pid)
+    p = dict(
+        params, instructions=stats.get("instructions"), pid=pid, exit_code=stats.get("exit_code")
+    )
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
     (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
@@ -185,11 +221,16 @@ def run(args, cmd, outdir):
         "valgrind": valgrind_version(),
         "cache": geo,
         "write_policy": "write-back, write-allocate, LRU; dirty lines left at exit count as writebacks",
-        "valgrind_command": vcmd[:-len(cmd)],
+        "valgrind_command": vcmd[: -len(cmd)],
+        "depth": getattr(args, "depth", 6),
+        "objects_min_bytes": parse_size(getattr(args, "objects_min_bytes", "4096")),
     }
-    print(f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
-          f"L1 {geo['l1_size'] >> 10} KiB {geo['l1_ways']}-way, {geo['line_size']} B lines "
-          f"({geo['source']})", file=sys.stderr)
+    print(
+        f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
+        f"L1 {geo['l1_size'] >> 10} KiB {geo['l1_ways']}-way, {geo['line_size']} B lines "
+        f"({geo['source']})",
+        file=sys.stderr,
+    )
     t0 = time.monotonic()
     proc = subprocess.Popen(vcmd, env=env)
     stop = threading.Event()
@@ -199,19 +240,30 @@ def run(args, cmd, outdir):
     finally:
         stop.set()
     if not (raw_dir / f"tw.{proc.pid}.sites.csv").exists():
-        raise FileNotFoundError(f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above")
+        raise FileNotFoundError(
+            f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above"
+        )
     info = _collect(raw_dir, proc.pid, outdir, params)
     children = sorted({int(f.name.split(".")[1]) for f in raw_dir.glob("tw.*.sites.csv")})
+    kids = []
     for pid in children:
-        _collect(raw_dir, pid, outdir / "children" / str(pid), params)
+        kp = _collect(raw_dir, pid, outdir / "children" / str(pid), params)
+        kids.append({"pid": pid, "dir": f"children/{pid}", "exit_status": kp["exit_code"]})
     shutil.rmtree(raw_dir, ignore_errors=True)
     if children:
-        info["children"] = children
+        info["children"] = kids
         (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")
-        print(f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
-              file=sys.stderr)
-    return {"exit_status": rc if rc >= 0 else None, "params": info, "clock": "instructions",
-            "estimated": False, "pid": proc.pid}
+        print(
+            f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
+            file=sys.stderr,
+        )
+    return {
+        "exit_status": rc if rc >= 0 else None,
+        "params": info,
+        "clock": "instructions",
+        "estimated": False,
+        "pid": proc.pid,
+    }
 
 
 def main(argv=None):

@@ -76,11 +76,15 @@ def run(args):
         f"{format_size(placement['footprint_bytes'])} peak footprint"
     )
     print(format_table(table, args.top))
-    print(
-        f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites; "
-        f"modelled time {ms['placement']:.4g} s = {ms['placement'] / ms['all_fast']:.3f}x all-"
-        f"{model.fast.name}, all-{model.slow.name} {ms['all_slow'] / ms['all_fast']:.3f}x"
-    )
+    summary = f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites; "
+    if ms["all_fast"] > 0:
+        summary += (
+            f"modelled time {ms['placement']:.4g} s = {ms['placement'] / ms['all_fast']:.3f}x all-"
+            f"{model.fast.name}, all-{model.slow.name} {ms['all_slow'] / ms['all_fast']:.3f}x"
+        )
+    else:  # an allocation census has no access counts to model time from
+        summary += "no modelled time: the profile has no access counts (alloc census?)"
+    print(summary)
     for note in placement["notes"]:
         print(f"note: {note}")
     print(f"wrote {out}")

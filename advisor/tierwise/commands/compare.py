@@ -5,9 +5,12 @@ advisor policy and optionally the oracle at several DRAM budgets; writes
 DIR/compare.csv and DIR/compare.png."""
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pandas as pd
 
 from tierwise import reader, tiers
 from tierwise.cli import UserError
@@ -45,6 +48,12 @@ def add_parser(sub):
         help="use this existing profile instead of profiling CMD (repeatable)",
     )
     p.add_argument(
+        "--simulate",
+        action="store_true",
+        help="also simulate the cost policy's placement at each budget with the runtime "
+        "applying it (rows with source 'simulated')",
+    )
+    p.add_argument(
         "--no-lifetime", action="store_true", help="cost policy: pack by peak bytes only"
     )
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
@@ -78,6 +87,35 @@ def profile_command(cmd, outdir: Path) -> Path:
     return pdir
 
 
+def simulated_rows(profile, model, fractions, cmd, out: Path, df) -> pd.DataFrame:
+    """The cost policy's placement at each budget, simulated for real
+    (`tierwise simulate`): rows with source 'simulated'."""
+    from tierwise.advice import advise
+    from tierwise.commands.simulate import simulate
+
+    t_fast = float(df.loc[df["policy"] == f"all-{model.fast.name}", "modelled_seconds"].iloc[0])
+    rows = []
+    for f in fractions:
+        placement, _, sel, _ = advise(profile, model, f"{f * 100:g}%", "cost")
+        pl = out / "placements" / f"cost-{f * 100:g}.json"
+        pl.parent.mkdir(parents=True, exist_ok=True)
+        pl.write_text(json.dumps(placement, indent=1) + "\n")
+        print(f"tierwise compare: simulating the cost placement at {f:.0%}", file=sys.stderr)
+        res = simulate(pl, model, cmd, out / "simulate" / f"cost-{f * 100:g}")
+        rows.append(
+            {
+                "policy": "cost",
+                "budget_fraction": f,
+                "budget_bytes": sel.budget,
+                "fast_bytes": sel.used_bytes,
+                "modelled_seconds": res["seconds"],
+                "ratio_to_dram": res["seconds"] / t_fast,
+                "source": "simulated",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def run(args):
     from tierwise.comparison import compare_table, summary
     from tierwise.plot import plot_curve
@@ -99,6 +137,12 @@ def run(args):
     df, notes = compare_table(
         profile, model, fractions, with_oracle=args.oracle, lifetime=not args.no_lifetime
     )
+    if args.simulate:
+        if not cmd:
+            raise UserError("--simulate needs the command: tierwise compare ... -- CMD ARGS...")
+        df = pd.concat(
+            [df, simulated_rows(profile, model, fractions, cmd, out, df)], ignore_index=True
+        )
     df.to_csv(out / "compare.csv", index=False, float_format="%.6g")
     what = " ".join(cmd) if cmd else ", ".join(map(str, paths))
     plot_curve(df, out / "compare.png", f"{what} ({model.name})")

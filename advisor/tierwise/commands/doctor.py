@@ -4,6 +4,7 @@ and placement (PMU and whether the default sampling events open,
 perf_event_paranoid, memkind kinds, PMem/DAX mounts and devices, NUMA nodes,
 Valgrind and the sim tool, transparent huge pages) and what tierwise will
 use. `--json` prints the same as one JSON object."""
+
 import ctypes
 import glob
 import json
@@ -34,7 +35,9 @@ def _read(path, default=None):
 def check_pmu():
     ok, text = pmu.probe("open")
     enc_ok, enc = pmu.probe("encode")
-    events = [json.loads(line)["name"] for line in enc.splitlines() if enc_ok and line.startswith("{")]
+    events = [
+        json.loads(line)["name"] for line in enc.splitlines() if enc_ok and line.startswith("{")
+    ]
     return {
         "events_open": ok,
         "detail": text,
@@ -84,21 +87,33 @@ def check_pmem():
 
 def check_numa():
     nodes = []
-    for d in sorted(glob.glob("/sys/devices/system/node/node[0-9]*"), key=lambda p: int(p.rsplit("node", 1)[1])):
+    for d in sorted(
+        glob.glob("/sys/devices/system/node/node[0-9]*"), key=lambda p: int(p.rsplit("node", 1)[1])
+    ):
         mem = 0
         for line in (_read(f"{d}/meminfo", "") or "").splitlines():
             if "MemTotal:" in line:
                 mem = int(line.split()[-2]) * 1024
         cpus = _read(f"{d}/cpulist", "")
-        nodes.append({"node": int(d.rsplit("node", 1)[1]), "memory_bytes": mem, "cpus": cpus,
-                      "memory_only": not cpus})
+        nodes.append(
+            {
+                "node": int(d.rsplit("node", 1)[1]),
+                "memory_bytes": mem,
+                "cpus": cpus,
+                "memory_only": not cpus,
+            }
+        )
     return nodes
 
 
 def check_valgrind():
     ok, why = sim.available()
-    return {"valgrind": sim.valgrind_version() if shutil.which("valgrind") else None,
-            "sim_tool": ok, "detail": why, "host_cache": sim.host_cache_geometry()}
+    return {
+        "valgrind": sim.valgrind_version() if shutil.which("valgrind") else None,
+        "sim_tool": ok,
+        "detail": why,
+        "host_cache": sim.host_cache_geometry(),
+    }
 
 
 def check_thp():
@@ -112,7 +127,9 @@ def decide(r):
     elif r["valgrind"]["sim_tool"]:
         use["profile_backend"] = f"sim (pmu: {r['pmu']['detail']})"
     else:
-        use["profile_backend"] = f"alloc census only (pmu: {r['pmu']['detail']}; sim: {r['valgrind']['detail']})"
+        use["profile_backend"] = (
+            f"alloc census only (pmu: {r['pmu']['detail']}; sim: {r['valgrind']['detail']})"
+        )
     mounts = r["pmem"]["fsdax_mounts"]
     kmem_nodes = [n["node"] for n in r["numa"] if n["memory_only"]]
     if mounts:
@@ -122,27 +139,40 @@ def decide(r):
     elif len(r["numa"]) > 1:
         use["slow_tier"] = f"numa:{r['numa'][-1]['node']} (remote NUMA node)"
     else:
-        use["slow_tier"] = ("pmem emulated: memkind file kind on a plain directory (--pmem-dir); "
-                            "no real slow tier here, use `tierwise simulate` to compare placements")
+        use["slow_tier"] = (
+            "pmem emulated: memkind file kind on a plain directory (--pmem-dir); "
+            "no real slow tier here, use `tierwise simulate` to compare placements"
+        )
     return use
 
 
 def run(args):
-    r = {"pmu": check_pmu(), "memkind": check_memkind(), "pmem": check_pmem(), "numa": check_numa(),
-         "valgrind": check_valgrind(), "thp": check_thp(), "cpu": os.cpu_count()}
+    r = {
+        "pmu": check_pmu(),
+        "memkind": check_memkind(),
+        "pmem": check_pmem(),
+        "numa": check_numa(),
+        "valgrind": check_valgrind(),
+        "thp": check_thp(),
+        "cpu": os.cpu_count(),
+    }
     r["will_use"] = decide(r)
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
     p, v = r["pmu"], r["valgrind"]
-    print(f"PMU sampling:      {'events open' if p['events_open'] else 'unavailable'}: {p['detail']}")
+    print(
+        f"PMU sampling:      {'events open' if p['events_open'] else 'unavailable'}: {p['detail']}"
+    )
     print(f"  default events:  {', '.join(p['default_events']) or '(none encodable)'}")
     print(f"  perf_event_paranoid: {p['perf_event_paranoid']}")
     print(f"memkind:           {r['memkind'].get('library') or r['memkind'].get('error')}")
     for tier, state in r["memkind"]["kinds"].items():
         print(f"  {tier:<17}{state}")
-    print(f"PMem/DAX:          fsdax mounts {len(r['pmem']['fsdax_mounts'])}, "
-          f"/dev/pmem* {len(r['pmem']['pmem_devices'])}, /dev/dax* {len(r['pmem']['devdax_devices'])}")
+    print(
+        f"PMem/DAX:          fsdax mounts {len(r['pmem']['fsdax_mounts'])}, "
+        f"/dev/pmem* {len(r['pmem']['pmem_devices'])}, /dev/dax* {len(r['pmem']['devdax_devices'])}"
+    )
     for m in r["pmem"]["fsdax_mounts"]:
         print(f"  {m['mount']} ({m['device']}, {m['fstype']})")
     print(f"NUMA nodes:        {len(r['numa'])}")
@@ -152,8 +182,10 @@ def run(args):
     print(f"Valgrind:          {v['valgrind'] or 'not installed'}; sim tool: {v['detail']}")
     hc = v["host_cache"]
     if hc:
-        print(f"  host cache:      L1d {hc.get('l1_size', 0) >> 10} KiB {hc.get('l1_ways')}-way, "
-              f"LLC {hc.get('llc_size', 0) >> 10} KiB {hc.get('llc_ways')}-way, {hc.get('line_size')} B lines")
+        print(
+            f"  host cache:      L1d {hc.get('l1_size', 0) >> 10} KiB {hc.get('l1_ways')}-way, "
+            f"LLC {hc.get('llc_size', 0) >> 10} KiB {hc.get('llc_ways')}-way, {hc.get('line_size')} B lines"
+        )
     print(f"THP:               {r['thp']['enabled']}")
     print("tierwise will use:")
     for k, val in r["will_use"].items():

@@ -87,6 +87,10 @@ def run(args):
     info = _backend(name).run(args, cmd, outdir)
     end = datetime.now(timezone.utc)
     meta = profiledir.finish_profile(outdir, cmd, name, info, start, end, depth=args.depth)
+    for child in (info.get("params") or {}).get("children", []):
+        # One profile per process (sim follows fork/exec): finish each too.
+        kid = dict(info, exit_status=child.get("exit_status"), pid=child["pid"], params={})
+        profiledir.finish_profile(outdir / child["dir"], cmd, name, kid, start, end, depth=args.depth)
     status = info.get("exit_status")
     print(
         f"tierwise profile: {name} backend, {time.monotonic() - t0:.1f} s, "

@@ -25,7 +25,11 @@ static void put_sample(uint64_t ip, uint64_t addr, uint64_t data_src) {
   struct {
     struct perf_event_header h;
     uint64_t ip, pidtid, time, addr, data_src;
-  } r = {{PERF_RECORD_SAMPLE, 0, sizeof r}, ip, 7ull << 32 | 7, 99, addr,
+  } r = {{PERF_RECORD_SAMPLE, 0, sizeof r},
+         ip,
+         7ull << 32 | 7,
+         99,
+         addr,
          data_src};
   put(&r, sizeof r);
 }
@@ -77,17 +81,21 @@ int main(void) {
   expect("lost records", st.lost_records, 1);
   expect("lost samples", st.lost_samples, 5);
   expect("tail caught up", meta.data_tail, meta.data_head);
-  expect("site 0 llc_load_misses", tw_pmu_attr_count(a, 0, TW_PMU_COL_LLC_LOAD_MISSES), 2000);
-  expect("site 1 llc_load_misses", tw_pmu_attr_count(a, 1, TW_PMU_COL_LLC_LOAD_MISSES), 1000);
+  expect("site 0 llc_load_misses",
+         tw_pmu_attr_count(a, 0, TW_PMU_COL_LLC_LOAD_MISSES), 2000);
+  expect("site 1 llc_load_misses",
+         tw_pmu_attr_count(a, 1, TW_PMU_COL_LLC_LOAD_MISSES), 1000);
   expect("unknown llc_load_misses",
-         tw_pmu_attr_count(a, TW_PMU_SITE_UNKNOWN, TW_PMU_COL_LLC_LOAD_MISSES), 1000);
+         tw_pmu_attr_count(a, TW_PMU_SITE_UNKNOWN, TW_PMU_COL_LLC_LOAD_MISSES),
+         1000);
 
   // Stores on a second ring pass, many records so the area wraps again.
   c.kind = TW_PMU_STORE;
   for (int round = 0; round < 3; round++) {
     for (int i = 0; i < 50; i++)
       put_sample(5, 0x30000 + i, 0);
-    tw_pmu_ring_drain(&meta, ring, DATA, TW_PMU_SAMPLE_TYPE, on_sample, &c, &st);
+    tw_pmu_ring_drain(&meta, ring, DATA, TW_PMU_SAMPLE_TYPE, on_sample, &c,
+                      &st);
   }
   expect("site 1 stores", tw_pmu_attr_count(a, 1, TW_PMU_COL_STORES), 150000);
 
@@ -96,16 +104,18 @@ int main(void) {
                                       .mem_lvl = PERF_MEM_LVL_LOC_RAM |
                                                  PERF_MEM_LVL_HIT};
   union perf_mem_data_src store_l1 = {.mem_op = PERF_MEM_OP_STORE,
-                                      .mem_lvl = PERF_MEM_LVL_L1 |
-                                                 PERF_MEM_LVL_HIT};
+                                      .mem_lvl =
+                                          PERF_MEM_LVL_L1 | PERF_MEM_LVL_HIT};
   c.kind = TW_PMU_IBS_OP;
   put_sample(6, 0x10010, load_ram.val);
   put_sample(7, 0x10020, store_l1.val);
   tw_pmu_ring_drain(&meta, ring, DATA, TW_PMU_SAMPLE_TYPE, on_sample, &c, &st);
   expect("ibs site 0 loads", tw_pmu_attr_count(a, 0, TW_PMU_COL_LOADS), 1000);
-  expect("ibs site 0 llc_load_misses", tw_pmu_attr_count(a, 0, TW_PMU_COL_LLC_LOAD_MISSES), 3000);
+  expect("ibs site 0 llc_load_misses",
+         tw_pmu_attr_count(a, 0, TW_PMU_COL_LLC_LOAD_MISSES), 3000);
   expect("ibs site 0 stores", tw_pmu_attr_count(a, 0, TW_PMU_COL_STORES), 1000);
-  expect("ibs site 0 llc_store_misses", tw_pmu_attr_count(a, 0, TW_PMU_COL_LLC_STORE_MISSES), 0);
+  expect("ibs site 0 llc_store_misses",
+         tw_pmu_attr_count(a, 0, TW_PMU_COL_LLC_STORE_MISSES), 0);
 
   // A record whose size runs past data_head is dropped, not misparsed.
   struct perf_event_header bad = {PERF_RECORD_SAMPLE, 0, 200};

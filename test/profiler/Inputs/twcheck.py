@@ -6,6 +6,7 @@ usage: twcheck.py DIR SELECTOR EXPECT...
             stack=[stack])
   EXPECT    column=N (exact), column~N (within 5%), column<=N, column>=N
 Prints the row and one line per expectation; exits 1 on any failure."""
+
 import csv
 import re
 import sys

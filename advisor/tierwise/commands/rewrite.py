@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: MIT
+"""`tierwise rewrite`: apply a placement as a reviewable source patch.
+
+A thin wrapper over build/bin/tierwise-rewrite (rewriter/README.md). What it
+adds: sites of the placement without a `frames` list get one by symbolizing
+their `stack` (module+offset frames, inline frames expanded, with columns)
+with llvm-symbolizer, so the tool can see through inlined wrappers and tell
+two allocations on one line apart. Modules are looked up in --binary paths,
+`modules[].path` of the placement, build/examples and the working directory;
+a module whose build-id differs from the placement's is not used."""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tierwise import paths
+from tierwise.cli import UserError
+
+SYMBOLIZER = ["llvm-symbolizer-19", "/usr/lib/llvm-19/bin/llvm-symbolizer", "llvm-symbolizer"]
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "rewrite",
+        help="apply a placement as a source patch (Clang rewriter)",
+        description="Rewrite the allocation expressions of the sites a "
+        "placement puts outside the default tier into libtierwise calls "
+        "(tw_malloc(TW_TIER_PMEM, n), new (tw::pmem) T[n]). Prints a unified "
+        "diff; -i edits in place, -o writes the patch. Exit status 0: all "
+        "placed sites rewritten, 1: some were not (listed), 2: bad arguments.",
+    )
+    p.add_argument("--placement", required=True, metavar="FILE", help="placement.json")
+    p.add_argument(
+        "-p", dest="build_path", metavar="BUILD_DIR", help="directory with compile_commands.json"
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-i", dest="in_place", action="store_true", help="edit the files in place")
+    g.add_argument("-o", dest="patch", metavar="PATCH", help="write the diff to PATCH")
+    p.add_argument(
+        "--binary",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a module (or a directory of modules) to symbolize stacks with; repeatable",
+    )
+    p.add_argument(
+        "files",
+        nargs=argparse.REMAINDER,
+        metavar="FILES... [-- COMPILER ARGS]",
+        help="sources to rewrite; compiler flags after -- replace -p",
+    )
+    return p
+
+
+def _build_id(path):
+    out = subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID:\s*([0-9a-f]+)", out)
+    return m.group(1) if m else ""
+
+
+def find_modules(placement, binaries):
+    """module basename -> path, for the modules the placement's stacks name."""
+    wanted = {
+        f.split("+", 1)[0]
+        for s in placement.get("sites", [])
+        for f in str(s.get("stack", "")).split(";")
+        if "+" in f
+    }
+    ids = {m.get("module"): m.get("build_id") for m in placement.get("modules", [])}
+    found = {}
+    candidates = [Path(b) for b in binaries]
+    candidates += [Path(m["path"]) for m in placement.get("modules", []) if m.get("path")]
+    candidates += [paths.build_dir() / "examples", Path.cwd()]
+    for mod in sorted(wanted):
+        paths_tried = set()
+        for c in candidates:
+            path = (c / mod if c.is_dir() else c).resolve()
+            if path.name != mod or not path.is_file() or path in paths_tried:
+                continue
+            paths_tried.add(path)
+            want = ids.get(mod)
+            if want and _build_id(path) != want:
+                print(
+                    f"tierwise rewrite: {path}: build-id differs from the placement's "
+                    f"module {mod}; not used",
+                    file=sys.stderr,
+                )
+                continue
+            found[mod] = path
+            break
+    return found
+
+
+def _symbolizer():
+    for s in SYMBOLIZER:
+        if shutil.which(s) or os.access(s, os.X_OK):
+            return s
+    raise UserError("llvm-symbolizer not found: install llvm-19 (Debian package llvm-19)")
+
+
+def symbolize(placement, modules):
+    """Adds `frames` to the sites that lack them; returns how many got them."""
+    addrs = {}
+    for s in placement.get("sites", []):
+        for f in str(s.get("stack", "")).split(";"):
+            mod, _, off = f.partition("+")
+            if mod in modules and off.startswith("0x"):
+                addrs.setdefault(mod, set()).add(off)
+    table = {}
+    tool = _symbolizer()
+    for mod, offs in addrs.items():
+        offs = sorted(offs)
+        out = subprocess.run(
+            [tool, "--output-style=JSON", "--obj", str(modules[mod])] + offs,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        entries = json.loads(out) if out.strip() else []
+        for off, entry in zip(offs, entries):
+            syms = entry.get("Symbol", [])
+            table[(mod, off)] = [
+                {
+                    "function": y.get("FunctionName", "??"),
+                    "file": y.get("FileName", ""),
+                    "line": y.get("Line", 0),
+                    "column": y.get("Column", 0),
+                    "inlined": i + 1 < len(syms),
+                }
+                for i, y in enumerate(syms)
+            ]
+    done = 0
+    for s in placement.get("sites", []):
+        if s.get("frames") or str(s.get("stack", "")).startswith("["):
+            continue
+        frames = []
+        for f in str(s.get("stack", "")).split(";"):
+            mod, _, off = f.partition("+")
+            frames += table.get((mod, off), [{"function": "??", "file": "", "line": 0}])
+        if any(fr["line"] for fr in frames):
+            s["frames"] = frames
+            done += 1
+    return done
+
+
+def run(args):
+    tool = paths.artifact("bin/tierwise-rewrite")
+    files = list(args.files)
+    extra = []
+    if "--" in files:
+        k = files.index("--")
+        files, extra = files[:k], files[k:]
+    if not files:
+        raise UserError("no FILES given: tierwise rewrite --placement P -p BUILD_DIR FILES...")
+    try:
+        placement = json.loads(Path(args.placement).read_text())
+    except json.JSONDecodeError as e:
+        raise UserError(f"{args.placement}: not valid JSON ({e})")
+    need = [
+        s
+        for s in placement.get("sites", [])
+        if not s.get("frames") and not str(s.get("stack", "")).startswith("[")
+    ]
+    placement_path = args.placement
+    tmp = None
+    if need:
+        modules = find_modules(placement, args.binary)
+        n = symbolize(placement, modules) if modules else 0
+        print(
+            f"tierwise rewrite: symbolized {n} of {len(need)} sites without frames", file=sys.stderr
+        )
+        if n:
+            tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            json.dump(placement, tmp)
+            tmp.close()
+            placement_path = tmp.name
+    cmd = [str(tool), "--placement", placement_path]
+    if args.build_path:
+        cmd += ["-p", args.build_path]
+    if args.in_place:
+        cmd.append("-i")
+    if args.patch:
+        cmd += ["-o", args.patch]
+    try:
+        return subprocess.run(cmd + files + extra).returncode
+    finally:
+        if tmp:
+            os.unlink(tmp.name)

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// The whole rewrite: parse the files, resolve the placement's sites, add
+// `#include <tierwise.h>`, and print a unified diff, write a patch file or
+// edit the files in place. Exit statuses: 0 all placed sites rewritten,
+// 1 some were not (listed on stderr), 2 bad arguments or input.
+#pragma once
+
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace tierwise {
+
+struct RewriteOptions {
+  std::string PlacementPath;
+  std::string PatchPath;   ///< -o: write the diff here instead of stdout
+  bool InPlace = false;    ///< -i: edit the files
+  std::string ResourceDir; ///< clang's builtin headers
+};
+
+int runRewrite(const RewriteOptions &Opts,
+               const clang::tooling::CompilationDatabase &DB,
+               const std::vector<std::string> &Files, llvm::raw_ostream &Out,
+               llvm::raw_ostream &Err);
+
+} // namespace tierwise

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: MIT
+"""End to end check of `tierwise rewrite` on one example kernel:
+
+    rewrite_e2e.py TIERWISE EXE ARGS... -- WORKDIR
+
+1. allocation census (`tierwise profile --backend alloc`); 2. a placement of
+the example's big sites (>= 16 KiB) in its sources, alternately pmem and dram, largest
+first; 3. `tierwise rewrite -o PATCH` over the example's sources; sites it
+reports as not rewritable (e.g. anonymous mmap) are dropped from the
+placement and the rewrite repeated, which must then succeed; 4. the patch is
+applied to a copy of examples/ and the kernel rebuilt from the copy with the
+build's compile commands plus `tierwise config --cflags --libs`; 5. the
+original runs with `tierwise run` (LD_PRELOAD) and the rebuilt one without
+LD_PRELOAD, both with a run report. Checks: the rebuilt program's checksum
+equals the unplaced run's, and for every placed (pmem) site the rebuilt
+report's bytes per tier (its sites symbolized and summed per innermost
+function and source line, lines mapped through the patch) equal the
+LD_PRELOAD report's. Prints `ok ...`
+lines, exits non-zero on a failure."""
+
+import csv
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SYMBOLIZER = "/usr/lib/llvm-19/bin/llvm-symbolizer"
+BIG = 16 << 10
+
+
+def run(cmd, env=None, ok=(0,), **kw):
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
+    if r.returncode not in ok:
+        sys.exit(f"FAIL {shlex.join(map(str, cmd))}: exit {r.returncode}\n{r.stderr[-3000:]}")
+    return r
+
+
+def checksum(out):
+    m = re.search(r"checksum: (\S+)", out)
+    if not m:
+        sys.exit("FAIL: no `checksum:` line in the program's output")
+    return m[1]
+
+
+def innermost(binary, stacks):
+    """stack -> (function, file basename, line) of its innermost frame."""
+    offs = {s: s.split(";")[0].split("+", 1)[1] for s in stacks}
+    out = run([SYMBOLIZER, "--output-style=JSON", "--obj", str(binary)] + sorted(set(offs.values())))
+    table = {}
+    for e in json.loads(out.stdout or "[]"):
+        sym = (e.get("Symbol") or [{}])[0]
+        table[e["Address"]] = (sym.get("FunctionName"), Path(sym.get("FileName", "")).name, sym.get("Line"))
+    return {s: table.get(o) for s, o in offs.items()}
+
+
+def line_map(old_dir, new_dir, names):
+    """(basename, new line) -> old line, for lines the patch kept or
+    replaced one for one."""
+    m = {}
+    for name in names:
+        a = (old_dir / name).read_text().splitlines()
+        b = (new_dir / name).read_text().splitlines()
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                for k in range(i2 - i1):
+                    m[(Path(name).name, j1 + k + 1)] = i1 + k + 1
+    return m
+
+
+def main(argv):
+    sep = argv.index("--")
+    tierwise, cmd, work = Path(argv[0]), argv[1:sep], Path(argv[sep + 1])
+    build, exe = tierwise.parents[1], Path(cmd[0])
+    src = Path(__file__).resolve().parents[3]
+    name = exe.name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    plain = checksum(run(cmd, env).stdout)
+
+    prof = work / "prof"
+    run([tierwise, "profile", "--backend", "alloc", "-o", prof, "--"] + cmd, env)
+    rows = [r for r in csv.DictReader(open(prof / "sites.csv")) if r["bytes_allocated"]]
+    exdir = src / "examples"
+    big = sorted(
+        (r for r in rows if int(r["bytes_allocated"]) >= BIG and f" {exdir}/" in r["location"]),
+        key=lambda r: -int(r["bytes_allocated"]),
+    )
+    sites = [
+        {"stack": r["stack"], "location": r["location"], "tier": "pmem" if i % 2 == 0 else "dram"}
+        for i, r in enumerate(big)
+    ]
+
+    # The example's sources: its main file and the shared common/*.c.
+    db = json.loads((build / "compile_commands.json").read_text())
+    exdir = src / "examples"
+    mains = [
+        e
+        for e in db
+        if Path(e["file"]).parent == exdir
+        and re.search(rf"-o \S*{re.escape(name)}\.dir/", e.get("command", ""))
+    ]
+    units = mains + [e for e in db if Path(e["file"]).parent == exdir / "common"]
+    files = [e["file"] for e in units]
+
+    def rewrite(placement_sites, ok):
+        p = work / "placement.json"
+        p.write_text(
+            json.dumps(
+                {
+                    "format": "tierwise-placement",
+                    "version": 1,
+                    "default_tier": "dram",
+                    "sites": placement_sites,
+                }
+            )
+        )
+        return run(
+            [
+                tierwise,
+                "rewrite",
+                "--placement",
+                p,
+                "-p",
+                build,
+                "-o",
+                work / "rewrite.patch",
+                "--binary",
+                exe,
+            ]
+            + files,
+            ok=ok,
+            cwd=src,
+        )
+
+    r = rewrite(sites, ok=(0, 1))
+    (work / "rewrite-first.err").write_text(r.stderr)
+    bad = {}
+    for m in re.finditer(r"not rewritten: site (\d+) \(.*?\): (.*)", r.stderr):
+        bad[int(m[1])] = m[2]
+    for i, why in sorted(bad.items()):
+        print(f"note {name}: not rewritten: {sites[i]['location'].split()[-1]}: {why}")
+    sites = [s for i, s in enumerate(sites) if i not in bad]
+    placed = [s for s in sites if s["tier"] == "pmem"]
+    if not placed:
+        sys.exit(f"FAIL {name}: no rewritable pmem site among {len(big)} big sites")
+    rewrite(sites, ok=(0,))
+    print(f"ok {name}: {len(placed)} pmem sites rewritten, {len(sites) - len(placed)} dram sites listed")
+
+    copy = work / "src"
+    shutil.copytree(exdir, copy / "examples")
+    run(["patch", "-s", "-p1", "-d", copy, "-i", work / "rewrite.patch"])
+    flags = run([tierwise, "config", "--cflags", "--libs"]).stdout.split()
+    cflags = [f for f in flags if f.startswith("-I")]
+    libs = [f for f in flags if not f.startswith("-I")]
+    objs = []
+    for i, e in enumerate(units):
+        args = shlex.split(e["command"]) if "command" in e else list(e["arguments"])
+        args = [a.replace(str(exdir), str(copy / "examples")) for a in args]
+        k = args.index("-o")
+        args[k + 1] = str(work / f"u{i}.o")
+        objs.append(args[k + 1])
+        run(args + cflags, cwd=e["directory"])
+    rebuilt = work / name
+    run(["c++", "-fopenmp", "-o", rebuilt] + objs + libs)
+
+    preload_rep, rebuilt_rep = work / "preload.json", work / "rebuilt.json"
+    run(
+        [
+            tierwise,
+            "run",
+            "--placement",
+            work / "placement.json",
+            "--pmem-dir",
+            work,
+            "--report",
+            preload_rep,
+            "--",
+        ]
+        + cmd,
+        env,
+    )
+    renv = dict(
+        env, TIERWISE_REPORT=str(rebuilt_rep), TIERWISE_PMEM_DIR=str(work), TIERWISE_UNMATCHED_MIN="1"
+    )
+    renv.pop("LD_PRELOAD", None)
+    out = run([rebuilt] + cmd[1:], renv)
+    if checksum(out.stdout) != plain:
+        sys.exit(f"FAIL {name}: rebuilt checksum {checksum(out.stdout)} != unplaced {plain}")
+    print(f"ok {name}: rebuilt checksum equals the unplaced run")
+
+    pre = json.loads(preload_rep.read_text())
+    reb = json.loads(rebuilt_rep.read_text())
+    lmap = line_map(exdir, copy / "examples", [Path(f).relative_to(exdir) for f in files])
+    where_pre = innermost(exe, [s["stack"] for s in pre["sites"]])
+    where_reb = innermost(rebuilt, [s["stack"] for s in reb["unmatched"]])
+
+    # Both sides summed per innermost (function, file, line): sites that
+    # share an allocation expression (a wrapper) share it in the source too.
+    def per_location(entries, where, field, lines=None):
+        acc = {}
+        for s in entries:
+            fn, f, line = where[s["stack"]] or (None, None, None)
+            key = (fn, f, lines.get((f, line)) if lines is not None else line)
+            d = acc.setdefault(key, {})
+            for t, b in s[field].items():
+                d[t] = d.get(t, 0) + b
+        return {k: {t: b for t, b in d.items() if b} for k, d in acc.items()}
+
+    want_all = per_location([s for s in pre["sites"] if s["tier"] == "pmem"], where_pre, "bytes")
+    got_all = per_location(reb["unmatched"], where_reb, "tier_bytes", lmap)
+    for key, want in want_all.items():
+        got = got_all.get(key, {})
+        if want != got:
+            sys.exit(f"FAIL {name}: {key}: LD_PRELOAD {want}, rebuilt {got}")
+        if not want.get("pmem"):
+            sys.exit(f"FAIL {name}: {key}: no pmem bytes under LD_PRELOAD")
+    print(
+        f"ok {name}: rebuilt report has the LD_PRELOAD bytes per tier at all {len(want_all)} placed locations"
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

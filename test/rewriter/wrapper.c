@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+// A site reached through a wrapper (xmalloc) that several sites share: with
+// mixed tiers the wrapper cannot be rewritten for one caller, so the site is
+// reported with the call of the wrapper; when all its sites share a tier the
+// allocation inside the wrapper is rewritten.
+// RUN: %python %S/Inputs/mkplacement.py %S/Inputs/wrapper-mixed.json %s > %t.mixed.json
+// RUN: not %bin/tierwise-rewrite --placement %t.mixed.json %s -- > %t.mixed.diff 2> %t.mixed.err
+// RUN: FileCheck --check-prefix=MIXED %s < %t.mixed.err
+// RUN: count 0 < %t.mixed.diff
+// RUN: %python %S/Inputs/mkplacement.py %S/Inputs/wrapper-same.json %s > %t.same.json
+// RUN: %bin/tierwise-rewrite --placement %t.same.json %s -- 2> %t.same.err | FileCheck --check-prefix=SAME %s
+// RUN: FileCheck --check-prefix=SAME-ERR %s < %t.same.err
+#include <stdio.h>
+#include <stdlib.h>
+
+static void *xmalloc(size_t n) {
+  void *p = malloc(n); // @w
+  // SAME: +  void *p = tw_malloc(TW_TIER_PMEM, n);
+  // SAME-ERR: note: rewriting malloc at wrapper.c:[[@LINE-2]]: shared by 2 sites, all pmem
+  if (!p) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+int main(void) {
+  int *edges = xmalloc(1 << 20); // @c1
+  // MIXED: site 0 {{.*}}: site needs a wrapper change: xmalloc called from wrapper.c:[[@LINE-1]]
+  int *ranks = xmalloc(1 << 10); // @c2
+  // MIXED: 0 of 1 placed sites rewritten in 0 files
+  // SAME-ERR: 2 of 2 placed sites rewritten in 1 files
+  free(edges), free(ranks);
+  return 0;
+}
