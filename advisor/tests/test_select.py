@@ -80,6 +80,20 @@ def test_live_matrix_from_timeline(tmp_path):
     assert cols == {(100, 0, 30, 7), (0, 100, 30, 7)}
 
 
+def test_peak_footprint_is_the_largest_live_total(tmp_path):
+    # site 0 lives [0,10), site 1 [10,20), site 2 always, site 3 untracked:
+    # peak live 100 + 30 + 7 = 137, against 237 summed per site
+    d = write_profile(
+        tmp_path / "p",
+        [site_row(i, f"x+0x{i}0", b) for i, b in enumerate([100, 100, 30, 7])],
+        [(0, 60, 0, 10), (0, 40, 5, 10), (1, 100, 10, 20), (2, 30, 0, None)],
+    )
+    p = reader.read_profile(d)
+    assert select.peak_footprint(p) == 137
+    e = write_profile(tmp_path / "q", [site_row(i, f"x+0x{i}0", 50) for i in range(2)], [])
+    assert select.peak_footprint(reader.read_profile(e)) == 100  # no timeline: sum
+
+
 def test_lifetime_aware_cost_policy_shares_dram(tmp_path):
     # two phases, each 100 bytes; a 130-byte budget holds both only if lifetimes are used
     d = write_profile(
