@@ -155,7 +155,7 @@ def goals(args, out, model):
             if r.returncode == 0:
                 t_sim = json.loads((out / k / "simulate.json").read_text())["seconds"]
                 seen = unknown_share(d), unknown_share(out / k / "simulate" / "profile")
-                if seen[1] > 2 * seen[0] + 0.01:
+                if seen[1] > seen[0] + 0.10:
                     print(
                         f"# simulate {k}: {seen[1]:.1%} of the placed run's accesses in [unknown] "
                         f"(profile: {seen[0]:.1%}): the tool did not see the placed memory; "
@@ -242,7 +242,7 @@ def paper_checks(args, out):
     vd = {names["vertex_data"]} if "vertex_data" in names else set()
     m = tiers.load(str(seed002))
     c = cost.site_costs(p.sites, m)
-    foot = footprint(p, args.budget_base)
+    foot = total_footprint(p)  # share of the data, as seed 002 gives it
     pl = {
         "NVM-only": set(),
         "SV in DRAM": sv,
