@@ -49,7 +49,8 @@ void tw_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt n_args,
       return;
     /* a mapping over a tracked one replaces it */
     tw_unmap_range(p, len);
-    if (!(flags & VKI_MAP_ANONYMOUS) || (flags & (VKI_MAP_SHARED | VKI_MAP_FIXED)))
+    if (!(flags & VKI_MAP_ANONYMOUS) ||
+        (flags & (VKI_MAP_SHARED | VKI_MAP_FIXED)))
       return;
     if (!called_by_user(tid))
       return;
