@@ -66,18 +66,29 @@ def test_lifetime_knapsack_matches_brute_force(seed):
     assert value == pytest.approx(brute_force_live(live, v, cap))
 
 
-def test_live_matrix_from_timeline(tmp_path):
-    # site 0 lives [0,10), site 1 [10,20), site 2 always, site 3 untracked
+def two_phases(tmp_path):
+    """site 0 lives [0,10), site 1 [10,20), site 2 always, site 3 untracked"""
     d = write_profile(
         tmp_path / "p",
         [site_row(i, f"x+0x{i}0", b) for i, b in enumerate([100, 100, 30, 7])],
         [(0, 60, 0, 10), (0, 40, 5, 10), (1, 100, 10, 20), (2, 30, 0, None)],
     )
-    p = reader.read_profile(d)
+    return reader.read_profile(d)
+
+
+def test_live_matrix_from_timeline(tmp_path):
+    p = two_phases(tmp_path)
     m = select.live_matrix(p.objects, p.sites.index, p.sites["peak_bytes"].astype("int64"))
     cols = {tuple(c) for c in m.T}
     # instants 5 (0:100, 2:30) and 10 (1:100, 2:30); site 3 counts as always live
     assert cols == {(100, 0, 30, 7), (0, 100, 30, 7)}
+
+
+def test_peak_footprint_is_the_largest_live_total(tmp_path):
+    # peak live 100 + 30 + 7 = 137, against 237 summed per site
+    assert select.peak_footprint(two_phases(tmp_path)) == 137
+    e = write_profile(tmp_path / "q", [site_row(i, f"x+0x{i}0", 50) for i in range(2)], [])
+    assert select.peak_footprint(reader.read_profile(e)) == 100  # no timeline: sum
 
 
 def test_lifetime_aware_cost_policy_shares_dram(tmp_path):

@@ -50,6 +50,20 @@ def parse_budget(text: str, total_bytes: int) -> int:
     return parse_size(s, "--dram-budget")
 
 
+def peak_footprint(profile) -> int:
+    """Peak live footprint: the largest total of placeable bytes live at one
+    instant, over every run's objects timeline (DESIGN: a budget of "N% of
+    peak footprint"). Bytes a site has beyond its tracked objects count as
+    live throughout (as in the lifetime-aware packing), so without a
+    timeline this is the sum of the sites' peak_bytes, an upper bound."""
+    placeable = profile.placeable
+    peak = pd.to_numeric(placeable["peak_bytes"], errors="coerce").fillna(0)
+    if profile.objects.empty or peak.sum() == 0:
+        return int(peak.sum())
+    live = live_matrix(profile.objects, placeable.index, peak)
+    return int(live.sum(axis=0).max())
+
+
 def knapsack(weights, values, capacity: int):
     """Exact 0/1 knapsack. Returns (best value, set of chosen indices, exact).
     Items with value <= 0 are never taken; zero-weight items always are.

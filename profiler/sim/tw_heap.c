@@ -406,6 +406,7 @@ TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
   b->tier = 0;
   b->slot = tw_sites[b->site].slot0;
   b->custom = custom;
+  b->mapped = False;
   VG_(addToFM)(blocks, (UWord)b, 0);
   edges_insert(b);
   memo_drop(p, size);
@@ -437,9 +438,11 @@ static TwBlock *block_at(Addr p) {
   return (b && b->start == p) ? b : NULL;
 }
 
-void tw_release_block(Addr p, Bool custom) {
+/* Ends the block starting at p if it is of the kind asked for: free and
+ * FREELIKE end malloc'ed and announced blocks, munmap ends mappings. */
+void tw_release_block(Addr p, Bool mapped) {
   TwBlock *b = block_at(p);
-  if (!b)
+  if (!b || b->mapped != mapped)
     return;
   VG_(delFromFM)(blocks, NULL, NULL, (UWord)b);
   edges_remove(b);
@@ -450,6 +453,19 @@ void tw_release_block(Addr p, Bool custom) {
   write_object(b, True);
   tw_cache_forget_range(b->start, b->size);
   VG_(free)(b);
+}
+
+/* Ends every mapping overlapping [a, a+len) (munmap, or a new mapping over
+ * the range of one whose unmapping was not seen). */
+void tw_unmap_range(Addr a, SizeT len) {
+  TwBlock key = {.start = a, .size = len ? len : 1};
+  UWord k;
+  while (VG_(lookupFM)(blocks, &k, NULL, (UWord)&key)) {
+    TwBlock *b = (TwBlock *)k;
+    if (!b->mapped)
+      return;
+    tw_release_block(b->start, True);
+  }
 }
 
 void tw_set_block_tier(Addr p, UInt tier) {

@@ -105,11 +105,11 @@ static Bool tw_handle_client_request(ThreadId tid, UWord *arg, UWord *ret) {
     tw_new_block(tid, arg[1], arg[2], True);
     break;
   case VG_USERREQ__FREELIKE_BLOCK:
-    tw_release_block(arg[1], True);
+    tw_release_block(arg[1], False);
     break;
   case VG_USERREQ__RESIZEINPLACE_BLOCK: {
     /* New extent: treat as free + allocation at the same address. */
-    tw_release_block(arg[1], True);
+    tw_release_block(arg[1], False);
     tw_new_block(tid, arg[1], arg[3], True);
     break;
   }
@@ -258,6 +258,7 @@ static void tw_pre_clo_init(void) {
   VG_(needs_command_line_options)(tw_process_cmd_line_option, tw_print_usage,
                                   tw_print_debug_usage);
   VG_(needs_client_requests)(tw_handle_client_request);
+  VG_(needs_syscall_wrapper)(tw_pre_syscall, tw_post_syscall);
   VG_(needs_libc_freeres)();
   VG_(needs_cxx_freeres)();
   tw_register_malloc_replacement();

@@ -35,6 +35,7 @@ typedef struct {
   ULong alloc_time;
   UInt site, slot, tier;
   Bool custom; /* announced by VALGRIND_MALLOCLIKE_BLOCK */
+  Bool mapped; /* a client anonymous mmap (tw_mmap.c) */
 } TwBlock;
 
 /* Options. */
@@ -56,10 +57,16 @@ Bool tw_range_has_block(Addr a, SizeT len);
 UInt tw_classify_nonheap(Addr a);
 UInt tw_slot_for(UInt site, UInt tier);
 TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom);
-void tw_release_block(Addr p, Bool custom);
+void tw_release_block(Addr p, Bool mapped);
+void tw_unmap_range(Addr a, SizeT len);
 void tw_set_block_tier(Addr p, UInt tier);
 void tw_heap_fini(void);
 void tw_register_malloc_replacement(void);
+
+/* tw_mmap.c: client anonymous mmaps as heap blocks */
+void tw_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt n_args);
+void tw_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt n_args,
+                     SysRes res);
 
 /* tw_sitekey.c: site identity per advisor/FORMATS.md */
 HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth);
