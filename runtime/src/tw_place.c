@@ -16,7 +16,16 @@
 #include <stdatomic.h>
 #include <string.h>
 
-static _Atomic uint64_t tw_dram_live; /* usable bytes of DRAM blocks */
+/* Usable bytes of live DRAM blocks counted against TIERWISE_DRAM_LIMIT.
+ * Signed: blocks that were never counted (served before the placement was
+ * loaded, or by glibc for the runtime itself) may still be freed, and the
+ * count must not wrap to 2^64 and push every later block to the slow tier. */
+static _Atomic int64_t tw_dram_live;
+
+static uint64_t tw_dram_live_bytes(void) {
+  int64_t v = atomic_load(&tw_dram_live);
+  return v > 0 ? (uint64_t)v : 0;
+}
 
 static void *tw_dram(size_t size, size_t align, int zero) {
   if (align > 16) {
@@ -48,7 +57,7 @@ static void tw_announce(void *p, size_t size, int tier) {
 void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
   int fell = 0;
   if (tier == TW_T_DRAM && tw_cfg.dram_limit &&
-      atomic_load(&tw_dram_live) + size > tw_cfg.dram_limit &&
+      tw_dram_live_bytes() + size > tw_cfg.dram_limit &&
       tw_tier_available(TW_T_PMEM)) {
     tier = TW_T_PMEM;
     fell = 1;
@@ -62,7 +71,7 @@ void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
   if (!p)
     return NULL;
   if (tier == TW_T_DRAM && tw_cfg.dram_limit)
-    atomic_fetch_add(&tw_dram_live, tw_glibc_usable(p));
+    atomic_fetch_add(&tw_dram_live, (int64_t)tw_glibc_usable(p));
   if (s) {
     __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
@@ -134,7 +143,7 @@ void tw_pl_free(void *p) {
     VALGRIND_FREELIKE_BLOCK(p, 0);
   if (TW_LIKELY(tier == TW_T_DRAM)) {
     if (TW_UNLIKELY(tw_cfg.dram_limit))
-      atomic_fetch_sub(&tw_dram_live, tw_glibc_usable(p));
+      atomic_fetch_sub(&tw_dram_live, (int64_t)tw_glibc_usable(p));
     __libc_free(p);
     return;
   }
