@@ -17,6 +17,7 @@ tw_config tw_cfg;
 volatile int tw_mode_now;
 __thread int tw_in_core;
 __thread int tw_in_tier;
+uint8_t *tw_pmap[TW_PMAP_TOP]; /* the page-tier map tw_tiers.c consults */
 unsigned long tw_fuzz_warnings;
 
 static void **tw_fuzz_blocks;

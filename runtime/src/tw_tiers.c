@@ -202,6 +202,17 @@ void *tw_tier_malloc(int tier, size_t size, size_t align) {
               " returned a misaligned block (full?); falling back to dram");
     return NULL;
   }
+  if (TW_UNLIKELY(tw_page_tier(p) != tier)) {
+    /* Memory memkind did not map for this tier during our calls: in a
+     * thread's TLS destructors, after memkind's per-thread arena state is
+     * gone, jemalloc serves from its default arena (anonymous DRAM). It is
+     * not this tier's and the ownership map does not know it (its free went
+     * to glibc and aborted): give it back, the caller falls back to dram. */
+    tw_in_tier = tier;
+    tw_mkf.free(tw_kinds[tier], p);
+    tw_in_tier = 0;
+    return NULL;
+  }
   return p;
 }
 
