@@ -89,16 +89,21 @@ class Symbolizer:
     def location(self, stack):
         """Innermost user frame of `stack` as `function file:line`: the first
         inlined or real frame whose file is not a toolchain/system header;
-        else the innermost resolved frame; "" if nothing resolves."""
+        else the innermost resolved frame; else, for frames in stripped
+        libraries (no line table), the innermost named function as
+        `function MODULE` (e.g. `GB_malloc_memory libgraphblas.so.7.4.0`);
+        "" if nothing resolves."""
         frames = [f for f in stack.split(";") if f]
         self.resolve(frames)
-        first = None
+        first = named = None
         for f in frames:
             for func, file, line in self.cache.get(f, []):
                 if file in ("??", "") or line == 0:
+                    if not named and func not in ("??", ""):
+                        named = f"{func} {f.rsplit('+', 1)[0]}"
                     continue
                 entry = f"{func} {file}:{line}"
                 first = first or entry
                 if not file.startswith(SYSTEM_PREFIXES):
                     return entry
-        return first or ""
+        return first or named or ""
