@@ -145,6 +145,9 @@ TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
 TW_HIDDEN void tw_tiers_init(void);
 /* The child of a fork: new slow-tier allocations from fresh kinds. */
 TW_HIDDEN void tw_tiers_forked(void);
+/* Under Valgrind: MALLOCLIKE + tier request for a block the runtime placed
+ * (tw_place.c; also anonymous mappings, tw_mmap.c). */
+TW_HIDDEN void tw_announce(void *p, size_t size, int tier);
 /* ---- tw_fork.c: private slow tier in fork children ---- */
 TW_HIDDEN void tw_fork_note_map(void *p, size_t len, int prot, int flags,
                                 int fd);

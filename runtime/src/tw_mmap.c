@@ -12,6 +12,7 @@
  * (tw_place.c) who owns a pointer.
  */
 #define _GNU_SOURCE
+#include "tw_clientreq.h"
 #include "tw_core.h"
 
 #include <errno.h>
@@ -148,6 +149,8 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       ;
     tw_map_put((uintptr_t)p, len, site, tier);
+    if (mode == TW_MODE_PLACE)
+      tw_announce(p, len, tier);
   }
   tw_in_core--;
   return p;
@@ -163,6 +166,8 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
   if (!tw_in_tier && !tw_in_core && addr && tw_map_take((uintptr_t)addr, &m)) {
     tw_in_core++;
     tw_site *s = tw_site_get(m.site);
+    if (TW_UNLIKELY(tw_on_valgrind) && tw_mode_now == TW_MODE_PLACE)
+      VALGRIND_FREELIKE_BLOCK(addr, 0);
     __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
     if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
       tw_census_object(m.site, m.len, m.t0, tw_now_ns());

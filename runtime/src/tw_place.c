@@ -46,7 +46,8 @@ static void *tw_tier_block(int tier, size_t size, size_t align, int zero) {
   return p;
 }
 
-static void tw_announce(void *p, size_t size, int tier) {
+/* Tell the sim tool (tierwise simulate) about a block and its tier. */
+void tw_announce(void *p, size_t size, int tier) {
   if (TW_UNLIKELY(tw_on_valgrind)) {
     VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
     TW_CLREQ_TIER(p, tier);
