@@ -121,3 +121,20 @@ def test_wrong_columns_rejected(tmp_path):
     t = datetime.now(timezone.utc)
     with pytest.raises(ValueError, match="columns"):
         profiledir.finish_profile(tmp_path, ["x"], "alloc", {"exit_status": 0}, t, t)
+
+
+def test_write_csv_does_not_follow_a_planted_symlink(tmp_path):
+    """The temporary file is created O_EXCL|O_NOFOLLOW: a symlink planted at
+    its name is removed, never written through."""
+    import os
+
+    from tierwise import profiledir
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    target = tmp_path / "sites.csv"
+    (tmp_path / f"sites.csv.tmp.{os.getpid()}").symlink_to(victim)
+    profiledir._write_csv(target, ["a", "b"], [{"a": 1, "b": 2}])
+    assert victim.read_text() == "keep me\n"
+    assert target.read_text() == "a,b\n1,2\n"
+    assert not target.is_symlink()

@@ -52,9 +52,22 @@ def _read_csv(path, columns):
     return rows
 
 
+def _open_private(tmp: Path, mode="w"):
+    """A fresh temporary file next to its target, never through a symlink
+    another user planted (O_EXCL|O_NOFOLLOW; a stale one of ours is
+    removed first), as the runtime writes its own files."""
+    try:
+        if tmp.is_symlink() or tmp.exists():
+            tmp.unlink()
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    return os.fdopen(fd, mode, newline="")
+
+
 def _write_csv(path, columns, rows):
-    tmp = Path(str(path) + ".tmp")
-    with open(tmp, "w", newline="") as f:
+    tmp = Path(f"{path}.tmp.{os.getpid()}")
+    with _open_private(tmp) as f:
         w = csv.DictWriter(
             f, fieldnames=columns, extrasaction="ignore", lineterminator="\n"
         )
@@ -142,7 +155,8 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6):
         "host": _host(),
         "modules": [{k: m[k] for k in MODULE_COLUMNS} for m in modules],
     }
-    tmp = outdir / "meta.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=1) + "\n")
+    tmp = outdir / f"meta.json.tmp.{os.getpid()}"
+    with _open_private(tmp) as f:
+        f.write(json.dumps(meta, indent=1) + "\n")
     os.replace(tmp, outdir / "meta.json")
     return dict(meta, n_sites=len(sites))
