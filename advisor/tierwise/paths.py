@@ -29,3 +29,11 @@ def artifact(rel: str) -> Path:
 
 def source_dir() -> Path:
     return Path(__file__).resolve().parents[2]
+
+
+def runtime_preload(env: dict) -> str:
+    """LD_PRELOAD for `env` with the tierwise runtime first (raises
+    MissingBuildError if it is not built)."""
+    lib = str(artifact("lib/libtierwise-runtime.so"))
+    pre = env.get("LD_PRELOAD", "")
+    return f"{lib}:{pre}" if pre else lib

@@ -96,26 +96,26 @@ TW_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
   return 0;
 }
 
-TW_EXPORT void *aligned_alloc(size_t align, size_t size) {
+/* aligned_alloc and memalign: the caller's key is taken by the exported
+ * function and passed in (an inlined helper keeps it the user's). */
+static inline __attribute__((always_inline)) void *
+tw_aligned(size_t align, size_t size, void *ra, void *sp) {
   if (!tw_pow2(align)) {
     errno = EINVAL;
     return NULL;
   }
-  void *p = tw_alloc(size, align, 0, TW_RA, TW_SP);
+  void *p = tw_alloc(size, align, 0, ra, sp);
   if (!p)
     errno = ENOMEM;
   return p;
 }
 
+TW_EXPORT void *aligned_alloc(size_t align, size_t size) {
+  return tw_aligned(align, size, TW_RA, TW_SP);
+}
+
 TW_EXPORT void *memalign(size_t align, size_t size) {
-  if (!tw_pow2(align)) {
-    errno = EINVAL;
-    return NULL;
-  }
-  void *p = tw_alloc(size, align, 0, TW_RA, TW_SP);
-  if (!p)
-    errno = ENOMEM;
-  return p;
+  return tw_aligned(align, size, TW_RA, TW_SP);
 }
 
 TW_EXPORT void *valloc(size_t size) {

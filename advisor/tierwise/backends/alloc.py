@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tierwise.paths import artifact
+from tierwise.paths import artifact, runtime_preload
 
 RAW = [
     "sites.csv",
@@ -71,9 +71,7 @@ def available(args):
 def census_env(outdir, depth, objects_min, env=None):
     """The environment that runs a command under the census."""
     env = dict(os.environ if env is None else env)
-    lib = str(artifact("lib/libtierwise-runtime.so"))
-    pre = env.get("LD_PRELOAD", "")
-    env["LD_PRELOAD"] = f"{lib}:{pre}" if pre else lib
+    env["LD_PRELOAD"] = runtime_preload(env)
     env["TIERWISE_CENSUS"] = str(Path(outdir).resolve())
     env["TIERWISE_DEPTH"] = str(depth)
     env["TIERWISE_OBJECTS_MIN"] = str(objects_min)

@@ -14,7 +14,7 @@ from pathlib import Path
 from tierwise import placement as placement_mod
 from tierwise.backends.alloc import preload_blocker
 from tierwise.cli import UserError
-from tierwise.paths import artifact
+from tierwise.paths import runtime_preload
 
 
 def add_parser(sub):
@@ -59,9 +59,7 @@ def add_parser(sub):
 def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
     """The environment that runs a command under the runtime."""
     env = dict(os.environ if env is None else env)
-    lib = str(artifact("lib/libtierwise-runtime.so"))
-    pre = env.get("LD_PRELOAD", "")
-    env["LD_PRELOAD"] = f"{lib}:{pre}" if pre else lib
+    env["LD_PRELOAD"] = runtime_preload(env)
     env["TIERWISE_PLACEMENT"] = str(Path(placement).resolve())
     env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
     env["TIERWISE_REPORT"] = str(report)

@@ -80,11 +80,9 @@ def _placed_command(placement_path: Path, report: Path, cmd, pmem_dir: Path) -> 
     backend follows the exec (--trace-children=yes)."""
     from tierwise import paths
 
-    lib = paths.artifact("lib/libtierwise-runtime.so")
-    pre = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
     return [
         "env",
-        f"LD_PRELOAD={pre}",
+        f"LD_PRELOAD={paths.runtime_preload(os.environ)}",
         f"TIERWISE_PLACEMENT={placement_path.resolve()}",
         f"TIERWISE_REPORT={report}",
         f"TIERWISE_PMEM_DIR={pmem_dir}",
