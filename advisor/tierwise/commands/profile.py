@@ -44,8 +44,9 @@ def add_parser(sub):
         "-o",
         "--output",
         metavar="DIR",
-        help="profile directory; %%r is replaced by the MPI rank, %%p by the "
-        "pid, %%%% by %% (default: tierwise-profile.<command>.<pid>). The rank "
+        help="profile directory; %%r is replaced by the MPI rank, %%p by "
+        "the pid of tierwise profile, %%%% by %% (default: "
+        "tierwise-profile.<command>.<pid>). The rank "
         "comes from the first of " + ", ".join(RANK_VARS) + " that is set and "
         'is recorded as "rank" in meta.json, e.g. `mpirun -np 4 tierwise '
         "profile -o prof.%%r -- ./app`",
