@@ -111,10 +111,10 @@ def read_modules(outdir):
     return rows
 
 
-def finish_profile(outdir, cmd, backend, info, start, end, depth=6):
+def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
     """Complete the profile in `outdir` (see module doc); returns the meta
     dict plus `n_sites`. `info`: the backend's {"exit_status", "params",
-    "clock", "estimated", "pid"}."""
+    "clock", "estimated", "pid"}; `rank`: the MPI rank, or None."""
     outdir = Path(outdir)
     params = dict(info.get("params") or {})
     bj = outdir / "backend.json"
@@ -152,6 +152,7 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6):
         "exit_status": None if killed else status,
         "complete": (not killed) and sites_path.exists(),
         "pid": info.get("pid", params.get("pid")),
+        "rank": rank,
         "host": _host(),
         "modules": [{k: m[k] for k in MODULE_COLUMNS} for m in modules],
     }

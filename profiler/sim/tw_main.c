@@ -4,6 +4,7 @@
  * (PREFIX.sites.csv, .objects.csv, .modules.csv, .tiers.csv, .stats.json;
  * see profiler/README.md). */
 #include "pub_tool_basics.h"
+#include "pub_tool_clientstate.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
@@ -14,6 +15,7 @@
 #include "pub_tool_replacemalloc.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_xarray.h" /* before pub_tool_clientstate.h */
 
 #include "tw_clientreq.h"
 #include "tw_sim.h"
@@ -65,6 +67,44 @@ void tw_out_close(TwOut *o) {
   if (o->fd >= 0)
     VG_(close)(o->fd);
   o->fd = -1;
+}
+
+/* A JSON string literal (quoted, escaped) of any length. */
+static void out_json_string(TwOut *o, const HChar *str) {
+  HChar chunk[512];
+  UInt n = 0;
+  chunk[n++] = '"';
+  for (const HChar *c = str ? str : ""; *c; c++) {
+    UChar u = (UChar)*c;
+    if (n > sizeof chunk - 8) {
+      chunk[n] = 0;
+      tw_out_printf(o, "%s", chunk);
+      n = 0;
+    }
+    if (u == '"' || u == '\\') {
+      chunk[n++] = '\\';
+      chunk[n++] = u;
+    } else if (u < 0x20) {
+      n += VG_(sprintf)(chunk + n, "\\u%04x", u);
+    } else {
+      chunk[n++] = u;
+    }
+  }
+  chunk[n++] = '"';
+  chunk[n] = 0;
+  tw_out_printf(o, "%s", chunk);
+}
+
+/* The client's own command line: its executable, then its arguments. */
+static void out_client_command(TwOut *o) {
+  tw_out_printf(o, "[");
+  out_json_string(o, VG_(args_the_exename));
+  for (Word i = 0;
+       VG_(args_for_client) && i < VG_(sizeXA)(VG_(args_for_client)); i++) {
+    tw_out_printf(o, ", ");
+    out_json_string(o, *(HChar **)VG_(indexXA)(VG_(args_for_client), i));
+  }
+  tw_out_printf(o, "]");
 }
 
 /* ---- options ---- */
@@ -227,9 +267,12 @@ static void write_sites(void) {
     tw_out_printf(o,
                   "{\"instructions\": %llu, \"llc_size\": %lld, "
                   "\"llc_ways\": %lld, \"l1_size\": %lld, \"l1_ways\": %lld, "
-                  "\"line_size\": %lld, \"sites\": %u, \"exit_code\": %d}\n",
+                  "\"line_size\": %lld, \"sites\": %u, \"exit_code\": %d, "
+                  "\"command\": ",
                   tw_icount, clo_llc_size, clo_llc_ways, clo_l1_size,
                   clo_l1_ways, clo_line, tw_n_sites - TW_FIRST_SITE, exit_code);
+    out_client_command(o);
+    tw_out_printf(o, "}\n");
     tw_out_close(o);
   }
   VG_(free)(sum);

@@ -7,7 +7,8 @@ It writes the raw profile (advisor/FORMATS.md "Raw backend output"):
 sites.csv (location empty), objects.csv, modules.csv, backend.json, and
 sites_by_tier.csv when the runtime tagged blocks with tiers (`tierwise
 simulate`). Children (fork/exec, followed with --trace-children=yes) get
-one raw profile each under DIR/children/<pid>/.
+one raw profile each under DIR/children/<command>.<pid>/ (<command>: the
+basename of the child's executable, as its Valgrind instance saw it).
 
 `python -m tierwise.backends.sim -o DIR -- CMD` writes only the raw profile
 (no meta.json); `tierwise profile --backend sim` also finishes it."""
@@ -190,19 +191,36 @@ def _collect(raw_dir, pid, dest, params):
     stats = {}
     stats_file = raw_dir / f"tw.{pid}.stats.json"
     if stats_file.exists():
-        stats = json.loads(stats_file.read_text())
+        stats = json.loads(stats_file.read_text(errors="replace"))
         stats_file.unlink()
     for suffix, name in RAW_FILES.items():
         src = raw_dir / f"tw.{pid}.{suffix}"
         if src.exists():
             shutil.move(str(src), dest / name)
     p = dict(
-        params, instructions=stats.get("instructions"), pid=pid, exit_code=stats.get("exit_code")
+        params,
+        instructions=stats.get("instructions"),
+        pid=pid,
+        exit_code=stats.get("exit_code"),
+        command=stats.get("command"),
     )
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
     (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
     return p
+
+
+def _child_name(raw_dir, pid):
+    """The basename of process pid's executable (from its stats file), made
+    safe as a directory name; "process" where unknown."""
+    try:
+        command = json.loads((raw_dir / f"tw.{pid}.stats.json").read_text(errors="replace"))[
+            "command"
+        ]
+        name = re.sub(r"[^\w.+-]", "_", Path(command[0]).name)
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        name = ""
+    return name or "process"
 
 
 def run(args, cmd, outdir):
@@ -247,8 +265,16 @@ def run(args, cmd, outdir):
     children = sorted({int(f.name.split(".")[1]) for f in raw_dir.glob("tw.*.sites.csv")})
     kids = []
     for pid in children:
-        kp = _collect(raw_dir, pid, outdir / "children" / str(pid), params)
-        kids.append({"pid": pid, "dir": f"children/{pid}", "exit_status": kp["exit_code"]})
+        name = f"{_child_name(raw_dir, pid)}.{pid}"
+        kp = _collect(raw_dir, pid, outdir / "children" / name, params)
+        kids.append(
+            {
+                "pid": pid,
+                "dir": f"children/{name}",
+                "exit_status": kp["exit_code"],
+                "command": kp["command"],
+            }
+        )
     shutil.rmtree(raw_dir, ignore_errors=True)
     if children:
         info["children"] = kids

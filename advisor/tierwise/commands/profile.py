@@ -7,6 +7,7 @@ tierwise/backends/ with `add_arguments(parser)` (optional), `available(args)
 import argparse
 import importlib
 import os
+import re
 import sys
 import time
 from datetime import datetime, timezone
@@ -15,6 +16,8 @@ from pathlib import Path
 from tierwise.cli import UserError
 
 BACKENDS = ["sim", "pmu", "alloc"]
+# Where MPI launchers put the process's rank, first present wins.
+RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 
 
 def _backend(name):
@@ -37,8 +40,17 @@ def add_parser(sub):
         "sampling (estimates, near native); alloc: allocation census only; "
         "auto: pmu where its events open, else sim (default)",
     )
-    p.add_argument("-o", "--output", metavar="DIR", help="profile directory "
-                   "(default: tierwise-profile.<command>.<pid>)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="profile directory; %%r is replaced by the MPI rank, %%p by "
+        "the pid of tierwise profile, %%%% by %% (default: "
+        "tierwise-profile.<command>.<pid>). The rank "
+        "comes from the first of " + ", ".join(RANK_VARS) + " that is set and "
+        'is recorded as "rank" in meta.json, e.g. `mpirun -np 4 tierwise '
+        "profile -o prof.%%r -- ./app`",
+    )
     p.add_argument("--depth", type=int, default=6, metavar="N",
                    help="user frames kept per allocation site (default 6)")
     for name in BACKENDS:
@@ -64,6 +76,37 @@ def choose_backend(args):
     return "sim"
 
 
+def mpi_rank(environ=None):
+    """The MPI rank from the launcher's environment (RANK_VARS), or None."""
+    environ = os.environ if environ is None else environ
+    for var in RANK_VARS:
+        value = environ.get(var, "").strip()
+        if value:
+            if not value.isdigit():
+                raise UserError(f"{var}={value!r}: not a rank number; unset it or fix the launcher")
+            return int(value)
+    return None
+
+
+def expand_output(template, rank, pid):
+    """-o DIR with %r (rank), %p (pid) and %% expanded."""
+
+    def sub(m):
+        if m.group(1) == "%":
+            return "%"
+        if m.group(1) == "p":
+            return str(pid)
+        if rank is None:
+            raise UserError(
+                f"-o {template}: %r needs an MPI rank, but none of "
+                + ", ".join(RANK_VARS)
+                + " is set; run under mpirun/srun or drop %r"
+            )
+        return str(rank)
+
+    return re.sub(r"%([rp%])", sub, template)
+
+
 def run(args):
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
@@ -76,7 +119,11 @@ def run(args):
     ok, why = _backend(name).available(args)
     if not ok:
         raise UserError(f"{name} backend unavailable: {why}")
-    outdir = Path(args.output or f"tierwise-profile.{Path(cmd[0]).name}.{os.getpid()}")
+    rank = mpi_rank()
+    if args.output:
+        outdir = Path(expand_output(args.output, rank, os.getpid()))
+    else:
+        outdir = Path(f"tierwise-profile.{Path(cmd[0]).name}.{os.getpid()}")
     outdir.mkdir(parents=True, exist_ok=True)
     if not os.access(outdir, os.W_OK):
         raise UserError(f"{outdir}: profile directory is not writable")
@@ -86,11 +133,23 @@ def run(args):
     t0 = time.monotonic()
     info = _backend(name).run(args, cmd, outdir)
     end = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(outdir, cmd, name, info, start, end, depth=args.depth)
+    meta = profiledir.finish_profile(
+        outdir, cmd, name, info, start, end, depth=args.depth, rank=rank
+    )
     for child in (info.get("params") or {}).get("children", []):
-        # One profile per process (sim follows fork/exec): finish each too.
+        # One profile per process (sim follows fork/exec): finish each too,
+        # with the child's own command line where the backend saw it.
         kid = dict(info, exit_status=child.get("exit_status"), pid=child["pid"], params={})
-        profiledir.finish_profile(outdir / child["dir"], cmd, name, kid, start, end, depth=args.depth)
+        profiledir.finish_profile(
+            outdir / child["dir"],
+            child.get("command") or cmd,
+            name,
+            kid,
+            start,
+            end,
+            depth=args.depth,
+            rank=rank,
+        )
     status = info.get("exit_status")
     print(
         f"tierwise profile: {name} backend, {time.monotonic() - t0:.1f} s, "
