@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the libFuzzer targets of runtime/fuzz (tw_fuzz_stubs.c). */
+/* Helpers shared by the libFuzzer targets of runtime/fuzz (tw_fuzz_env.c). */
 #pragma once
 
 #include <stddef.h>

@@ -72,7 +72,7 @@ static int tw_tier_value(const char *field, const cJSON *v, int *tier) {
     return 1;
   if (!strncmp(v->valuestring, "numa:", 5)) {
     tw_warn("placement tier ", v->valuestring,
-            ": numa:N tiers are not implemented; using dram");
+            ": numa:N tiers are not supported yet (README); using dram");
     *tier = TW_T_DRAM;
     return 1;
   }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the fuzzed runtime parsers (tw_placement.c, tw_tiers.c' name table,
- * tw_out.c) need from the rest of the runtime, without the interposed
- * allocator: the config, warnings (counted, not printed), the internal
- * allocator (malloc'd blocks freed after each input, so ASan sees overruns
- * and leaks), and one fake loaded module for the build-id check.
+ * The rest of the runtime, as the fuzzed parsers (tw_placement.c, tw_tiers.c's
+ * name table, tw_out.c) see it, without the interposed allocator: the
+ * config, warnings (counted, not printed), the internal allocator (malloc'd
+ * blocks freed after each input, so ASan sees overruns and leaks), and one
+ * fake loaded module for the build-id check.
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
