@@ -47,7 +47,13 @@ def parse_budget(text: str, total_bytes: int) -> int:
         if not 0 <= pct <= 100:
             raise ValueError(f"--dram-budget {text}: a percentage must be between 0% and 100%")
         return int(total_bytes * pct / 100)
-    return parse_size(s, "--dram-budget")
+    try:
+        return parse_size(s, "--dram-budget")
+    except ValueError:
+        raise ValueError(
+            f"--dram-budget '{text}': expected a number of bytes with an optional "
+            "K/M/G/T suffix (e.g. 512M) or N% of the footprint (e.g. 20%)"
+        ) from None
 
 
 def peak_footprint(profile) -> int:

@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from tierwise import paths
+from tierwise import paths, tiers
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
 RAW_FILES = {
@@ -38,11 +38,9 @@ CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
 
 def parse_size(text):
-    """'1M', '32768K', '1048576' -> bytes (K/M/G are powers of 1024)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", str(text), re.IGNORECASE)
-    if not m:
-        raise ValueError(f"size {text!r}: expected a number with an optional K, M or G suffix")
-    return int(m.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[m.group(2).upper()]
+    """'1M', '32768K', '1048576' -> bytes: the CLI's size grammar
+    (tierwise.tiers.parse_size; sysfs writes cache sizes as '32768K')."""
+    return tiers.parse_size(text)
 
 
 def host_cache_geometry(sysfs=CACHE_SYSFS):
