@@ -100,7 +100,7 @@ class Symbolizer:
             for func, file, line in self.cache.get(f, []):
                 if file in ("??", "") or line == 0:
                     if not named and func not in ("??", ""):
-                        named = f"{func} {f.rsplit('+', 1)[0]}"
+                        named = f"{func} {parse_frame(f)[0]}"
                     continue
                 entry = f"{func} {file}:{line}"
                 first = first or entry
