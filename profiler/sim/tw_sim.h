@@ -86,6 +86,16 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
                     const VexArchInfo *archinfo_host, IRType gWordTy,
                     IRType hWordTy);
 
+/* tw_roi.c: region of interest (--roi) */
+Bool tw_roi_set(const HChar *spec);
+Bool tw_roi_is_function(void);
+Bool tw_roi_is_entry(Addr a);
+void tw_roi_marker(Bool begin);
+VG_REGPARM(1) void tw_roi_func_entered(Addr sp);
+VG_REGPARM(1) void tw_roi_returned(Addr sp);
+void tw_roi_fork_child(void);
+void tw_roi_fini(void);
+
 /* tw_main.c: buffered output */
 typedef struct {
   Int fd;
@@ -97,6 +107,7 @@ void tw_out_printf(TwOut *o, const HChar *fmt, ...) PRINTF_CHECK(2, 3);
 void tw_out_close(TwOut *o);
 extern TwOut tw_objects_out;
 void tw_write_modules(TwOut *o);
+void tw_roi_write_stats(TwOut *o); /* tw_roi.c */
 UInt tw_user_frames(const Addr *ips, UInt n_ips);
 
 #endif

@@ -64,17 +64,26 @@ def tw(*args, **kw):
     return subprocess.run([str(ROOT / "build" / "bin" / "tierwise"), *args], text=True, **kw)
 
 
+ROI = "all"  # --roi of the profiles (main sets it)
+
+
 def profile(kernel, scale, llc, out: Path):
     d = out / kernel / "profile"
     exe = ROOT / "build" / "examples" / kernel
     if not (d / "meta.json").exists():
-        print(f"# profiling {kernel} -g {scale} (sim, LLC {llc})", file=sys.stderr, flush=True)
+        print(
+            f"# profiling {kernel} -g {scale} (sim, LLC {llc}, --roi {ROI})",
+            file=sys.stderr,
+            flush=True,
+        )
         r = tw(
             "profile",
             "--backend",
             "sim",
             "--llc-size",
             llc,
+            "--roi",
+            ROI,
             "-o",
             str(d),
             "--",
@@ -185,7 +194,7 @@ def goals(args, out, model):
         )
     print(
         f"\n## goals: {model.name}, DRAM budget {args.budget}% of the {args.budget_base} footprint, "
-        f"-g {args.scale}, simulated LLC {args.llc_size}"
+        f"-g {args.scale}, simulated LLC {args.llc_size}, counts of --roi {args.roi}"
     )
     print(
         f"{'kernel':<14} {'all-slow':>8} {'cost':>7} {'cost sim':>8} {'first-fit':>9} "
@@ -294,9 +303,18 @@ def main():
         default="peak-live",
         help="what the budget percentage is of",
     )
+    ap.add_argument(
+        "--roi",
+        default="markers",
+        help="what the counts describe: the kernels (markers: the examples' "
+        "TIERWISE_ROI_BEGIN/END around the timed kernel, as the seeds time kernels "
+        "after loading; the default) or the whole run (all)",
+    )
     ap.add_argument("--no-simulate", action="store_true")
     args = ap.parse_args()
-    out = Path(args.output)
+    global ROI
+    ROI = args.roi
+    out = Path(args.output) / f"roi-{args.roi}"
     out.mkdir(parents=True, exist_ok=True)
     goals(args, out, tiers.load("optane-appdirect"))
     paper_checks(args, out)
