@@ -223,8 +223,9 @@ static void write_site_row(TwOut *o, UInt site, const TwSlot *c) {
   else
     tw_out_printf(o, "%u,%s,,%llu,%llu,%llu,", out_id(site), s->stack,
                   s->allocs, s->bytes_allocated, s->peak_bytes);
-  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu\n", c->loads, c->stores,
-                c->llc_load_misses, c->llc_store_misses, c->writebacks);
+  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu\n", c->loads, c->stores,
+                c->llc_load_misses, c->llc_store_misses, c->writebacks,
+                c->llc_stream_misses);
 }
 
 static Int exit_code;
@@ -239,11 +240,12 @@ static void write_sites(void) {
     t->llc_load_misses += c->llc_load_misses;
     t->llc_store_misses += c->llc_store_misses;
     t->writebacks += c->writebacks;
+    t->llc_stream_misses += c->llc_stream_misses;
   }
   if (tw_out_open(o, ".sites.csv")) {
     tw_out_printf(o, "site,stack,location,allocs,bytes_allocated,peak_bytes,"
                      "loads,stores,llc_load_misses,llc_store_misses,"
-                     "writebacks\n");
+                     "writebacks,llc_stream_misses\n");
     for (UInt s = TW_FIRST_SITE; s < tw_n_sites; s++)
       write_site_row(o, s, &sum[s]);
     for (UInt s = 0; s < TW_FIRST_SITE; s++)
@@ -252,7 +254,8 @@ static void write_sites(void) {
   }
   if (any_tier && tw_out_open(o, ".tiers.csv")) {
     tw_out_printf(o, "site,tier,allocs,bytes_allocated,loads,stores,"
-                     "llc_load_misses,llc_store_misses,writebacks\n");
+                     "llc_load_misses,llc_store_misses,writebacks,"
+                     "llc_stream_misses\n");
     for (UInt i = 0; i < tw_n_slots; i++) {
       TwSlot *c = &tw_slots[i];
       if (!c->allocs && !c->loads && !c->stores && !c->writebacks)
@@ -263,10 +266,10 @@ static void write_sites(void) {
         VG_(sprintf)(dflt, "tier%u", c->tier - 1);
         name = dflt;
       }
-      tw_out_printf(o, "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+      tw_out_printf(o, "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
                     out_id(c->site), name, c->allocs, c->bytes_allocated,
                     c->loads, c->stores, c->llc_load_misses,
-                    c->llc_store_misses, c->writebacks);
+                    c->llc_store_misses, c->writebacks, c->llc_stream_misses);
     }
     tw_out_close(o);
   }

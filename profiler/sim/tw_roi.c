@@ -98,6 +98,7 @@ static void leave(void) {
     a->llc_load_misses += c->llc_load_misses - s->llc_load_misses;
     a->llc_store_misses += c->llc_store_misses - s->llc_store_misses;
     a->writebacks += c->writebacks - s->writebacks;
+    a->llc_stream_misses += c->llc_stream_misses - s->llc_stream_misses;
   }
   VG_(memset)(snap, 0, cap * sizeof *snap);
   inside = False;
@@ -158,6 +159,7 @@ void tw_roi_fini(void) {
     c->llc_load_misses = acc[i].llc_load_misses;
     c->llc_store_misses = acc[i].llc_store_misses;
     c->writebacks = acc[i].writebacks;
+    c->llc_stream_misses = acc[i].llc_stream_misses;
   }
   if (entries == 0)
     VG_(umsg)("tierwise: --roi=%s: the region was never entered; all access "

@@ -18,6 +18,7 @@ enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
  * slot id of their owner so that hits are charged without a lookup. */
 typedef struct {
   ULong loads, stores, llc_load_misses, llc_store_misses, writebacks;
+  ULong llc_stream_misses; /* of the LLC misses, those continuing a sweep */
   ULong allocs, bytes_allocated;
   UInt site, tier;
 } TwSlot;
@@ -79,6 +80,9 @@ VG_REGPARM(2) void tw_store(Addr a, UWord size);
 void tw_cache_forget_range(Addr a, SizeT len);
 void tw_cache_flush(void);
 void tw_cache_reset(void);
+
+/* tw_stream.c: an LLC miss of slot on line: sequential or not */
+void tw_stream_miss(UInt slot, Addr line);
 
 /* tw_instr.c */
 IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
