@@ -20,9 +20,12 @@ import pandas as pd
 
 POLICIES = ["cost", "write-intensity", "misses", "size"]
 FRONTIER_LIMIT = 500_000
+KNAPSACK_WORK_LIMIT = 3_000_000  # frontier entries, summed over the items (~5 s)
 BNB_NODE_LIMIT = 2_000_000
 BNB_WORK_LIMIT = 2 * 10**9  # node limit x live-matrix cells
 DOMINANCE_MAX_COLUMNS = 4000
+DOMINANCE_MAX_WORK = 2 * 10**8
+LIFETIME_EXACT_MAX = 64  # candidates the lifetime-aware search proves optimal
 
 
 @dataclass
@@ -101,8 +104,9 @@ def knapsack(weights, values, capacity: int):
     """Exact 0/1 knapsack. Returns (best value, set of chosen indices, exact).
     Items with value <= 0 are never taken; zero-weight items always are.
     Dynamic programme over the Pareto frontier of (weight, value) pairs; if
-    the frontier would exceed FRONTIER_LIMIT it falls back to density order
-    and returns exact=False."""
+    the frontier would exceed FRONTIER_LIMIT, or the frontier entries
+    processed KNAPSACK_WORK_LIMIT (thousands of items), it falls back to
+    density order and returns exact=False."""
     w = [int(x) for x in weights]
     v = [float(x) for x in values]
     take0 = {i for i in range(len(w)) if v[i] > 0 and w[i] == 0}
@@ -111,7 +115,11 @@ def knapsack(weights, values, capacity: int):
         chosen = take0 | set(items)
         return sum(v[i] for i in chosen), chosen, True
     frontier = [(0, 0.0, 0)]  # (weight, value, bitmask), weight and value increasing
+    work = 0
     for i in items:
+        work += len(frontier)
+        if work > KNAPSACK_WORK_LIMIT:
+            return _density_fill(w, v, capacity, take0)
         shifted = [
             (fw + w[i], fv + v[i], fm | (1 << i))
             for fw, fv, fm in frontier
@@ -154,17 +162,24 @@ def _peak_instants(o: pd.DataFrame) -> np.ndarray:
 
 
 def _prune_dominated(m: np.ndarray) -> np.ndarray:
-    """Drop columns that another column bounds elementwise."""
-    m = np.unique(m, axis=1)
-    if m.shape[1] > DOMINANCE_MAX_COLUMNS:
+    """Drop repeated columns, and columns that another column bounds
+    elementwise (skipped when that search would cost more than
+    DOMINANCE_MAX_WORK cell comparisons: pruning only speeds the search)."""
+    first = {}
+    for j in range(m.shape[1]):
+        first.setdefault(m[:, j].tobytes(), j)
+    m = m[:, sorted(first.values())]
+    if m.shape[1] > DOMINANCE_MAX_COLUMNS or m.size * m.shape[1] > DOMINANCE_MAX_WORK:
         return m
     order = np.argsort(-m.sum(axis=0), kind="stable")
-    kept = np.empty((m.shape[0], 0))
+    kept = np.empty_like(m)
+    k = 0
     for j in order:
         c = m[:, j : j + 1]
-        if kept.shape[1] == 0 or not np.any(np.all(kept >= c, axis=0)):
-            kept = np.hstack([kept, c])
-    return kept
+        if k == 0 or not np.any(np.all(kept[:, :k] >= c, axis=0)):
+            kept[:, k] = m[:, j]
+            k += 1
+    return kept[:, :k]
 
 
 def live_matrix(objects: pd.DataFrame, sites: pd.Index, peak: pd.Series) -> np.ndarray:
@@ -174,16 +189,15 @@ def live_matrix(objects: pd.DataFrame, sites: pd.Index, peak: pd.Series) -> np.n
     objects_min_bytes) count as live all the time. Dominated columns are
     dropped: only instants that could bind."""
     cols = []
+    row_of = {s: r for r, s in enumerate(sites)}
     for _, o in objects.groupby("profile"):
         o = o[o["site"].isin(sites)]
         if o.empty:
             continue
         points = _peak_instants(o)
         block = np.zeros((len(sites), len(points)))
-        for r, s in enumerate(sites):
-            so = o[o["site"] == s]
-            if so.empty:
-                continue
+        for s, so in o.groupby("site"):  # one pass, not one filter per site
+            r = row_of[s]
             size = so["size"].to_numpy(dtype="float64")
             at = so["alloc_time"].to_numpy(dtype="int64")
             ft = so["free_time"].astype("Float64").fillna(np.inf).to_numpy(dtype="float64")
@@ -202,13 +216,36 @@ def live_matrix(objects: pd.DataFrame, sites: pd.Index, peak: pd.Series) -> np.n
     return _prune_dominated(m + residual[:, None])
 
 
+def _greedy_lifetime(live: np.ndarray, v: np.ndarray, items, capacity: int):
+    """Items in order of value per peak live byte, each taken if it still
+    fits at every instant: (value, chosen)."""
+    peak = live.max(axis=1).clip(min=1)
+    usage, chosen = np.zeros(live.shape[1]), set()
+    for i in sorted(items, key=lambda i: (-v[i] / peak[i], i)):
+        if np.all(usage + live[i] <= capacity):
+            usage += live[i]
+            chosen.add(int(i))
+    return float(v[sorted(chosen)].sum()) if chosen else 0.0, chosen
+
+
 def lifetime_knapsack(live: np.ndarray, values, capacity: int):
     """Maximise total value subject to: at every column (instant) of `live`,
     the live bytes of the chosen rows fit `capacity`. Exact depth-first
-    branch and bound; returns (value, chosen row set, exact)."""
+    branch and bound for up to LIFETIME_EXACT_MAX candidates; above that
+    (programs with thousands of small sites: Python, MPI) the better of a
+    greedy packing by value density and the plain knapsack on peak bytes
+    (feasible at every instant), not proven optimal. Returns (value,
+    chosen row set, exact)."""
     v = np.asarray(values, dtype="float64")
     fits = np.all(live <= capacity, axis=1) & (v > 0)
     items = sorted(np.flatnonzero(fits), key=lambda i: -v[i])
+    if len(items) > LIFETIME_EXACT_MAX:
+        g_value, g_rows = _greedy_lifetime(live, v, items, capacity)
+        k_value, k_rows, _ = knapsack(live.max(axis=1)[items], v[items], capacity)
+        k_rows = {int(items[j]) for j in k_rows}
+        if k_value > g_value:
+            return k_value, k_rows, False
+        return g_value, g_rows, False
     best = [0.0, set()]
     nodes = [0]
     node_limit = min(BNB_NODE_LIMIT, max(10_000, BNB_WORK_LIMIT // max(live.size, 1)))
