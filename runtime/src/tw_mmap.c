@@ -128,8 +128,13 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (tier != TW_T_DRAM && prot == (PROT_READ | PROT_WRITE)) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     p = tw_tier_malloc(tier, (len + page - 1) & ~(page - 1), page);
-    if (p)
+    if (p) {
+      /* anonymous memory reads as zero: zero it, as this site's stores to
+       * its tier (announced first, for the sim tool) */
+      if (mode == TW_MODE_PLACE)
+        tw_announce(p, len, tier);
       memset(p, 0, len);
+    }
   }
   if (!p) {
     fell = tier != TW_T_DRAM;
@@ -149,8 +154,8 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       ;
     tw_map_put((uintptr_t)p, len, site, tier);
-    if (mode == TW_MODE_PLACE)
-      tw_announce(p, len, tier);
+    if (mode == TW_MODE_PLACE && tier == TW_T_DRAM)
+      tw_announce(p, len, tier); /* slow-tier blocks: announced above */
   }
   tw_in_core--;
   return p;

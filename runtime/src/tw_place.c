@@ -37,13 +37,13 @@ static void *tw_dram(size_t size, size_t align, int zero) {
   return zero ? __libc_calloc(1, size) : __libc_malloc(size);
 }
 
+/* A block from \p tier; zeroed when \p zero, except that a slow-tier block
+ * is zeroed by tw_announce_zero once the sim tool knows it (the stores are
+ * the site's traffic to that tier, not anonymous memory's). */
 static void *tw_tier_block(int tier, size_t size, size_t align, int zero) {
   if (tier == TW_T_DRAM)
     return tw_dram(size, align, zero);
-  void *p = tw_tier_malloc(tier, size ? size : 1, align > 16 ? align : 16);
-  if (p && zero)
-    memset(p, 0, size);
-  return p;
+  return tw_tier_malloc(tier, size ? size : 1, align > 16 ? align : 16);
 }
 
 /* Tell the sim tool (tierwise simulate) about a block and its tier. */
@@ -52,6 +52,13 @@ void tw_announce(void *p, size_t size, int tier) {
     VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
     TW_CLREQ_TIER(p, tier);
   }
+}
+
+/* tw_announce, then the zeroing tw_tier_block left to do. */
+static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
+  tw_announce(p, size, tier);
+  if (zero && tier != TW_T_DRAM)
+    memset(p, 0, size);
 }
 
 /* Serve \p size for \p s from \p tier: the DRAM limit and fallbacks. */
@@ -82,7 +89,7 @@ void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
       __atomic_fetch_add(&s->fallback_allocs, 1, __ATOMIC_RELAXED);
     }
   }
-  tw_announce(p, size, tier);
+  tw_announce_zero(p, size, tier, zero);
   return p;
 }
 
@@ -97,7 +104,7 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
       (p = tw_tier_block(hit->tier, size, align, zero))) {
     hit->pend_allocs++; /* cache hit: no atomic operation */
     hit->pend_bytes += size;
-    tw_announce(p, size, hit->tier);
+    tw_announce_zero(p, size, hit->tier, zero);
   } else if (site == TW_SITE_NONE)
     p = tw_dram(size, align, zero);
   else {
@@ -116,7 +123,7 @@ void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero) {
   tw_in_core++;
   void *p = tw_tier_block(e->tier, size, 0, zero);
   if (p)
-    tw_announce(p, size, e->tier);
+    tw_announce_zero(p, size, e->tier, zero);
   else {
     e->pend_allocs--;
     e->pend_bytes -= size;
