@@ -23,6 +23,11 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
             "misses_per_kib": (num("llc_load_misses") + num("llc_store_misses"))
             / (costs["bytes"].clip(lower=1) / 1024),
             "write_share": (num("stores") / acc.where(acc > 0)).fillna(0),
+            # of the LLC misses, those continuing a sweep (empty: not counted)
+            "sequential_share": pd.to_numeric(s.get(cost.STREAM), errors="coerce").astype("float64")
+            / (num("llc_load_misses") + num("llc_store_misses")).where(lambda m: m > 0)
+            if cost.STREAM in s
+            else float("nan"),
             "tier": [tier_of.get(i, "") for i in s.index],
             "benefit_s": costs["benefit"],
             "regime": costs["regime"],

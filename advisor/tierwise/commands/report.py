@@ -16,7 +16,9 @@ def add_parser(sub):
         "report",
         help="tables and plots of a profile",
         description="Summarise a profile: per allocation site its peak size, LLC "
-        "misses per KiB, write share and modelled benefit of the fast tier; with -o, "
+        "misses per KiB, the share of them that continue a sweep (seq: what a "
+        "prefetcher covers; '-' where not counted), write share and modelled benefit "
+        "of the fast tier; with -o, "
         "write sites.csv (the table) and sites.png (misses/KiB against write "
         "share, and the largest sites) into DIR.",
     )
@@ -62,15 +64,16 @@ def run(args):
         + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
     )
     print(
-        f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6} "
+        f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'seq':>5} {'writes':>6} "
         f"{'benefit':>10}  regime"
     )
     for _, r in table.head(args.top).iterrows():
         loc = str(r["location"])
         loc = loc if len(loc) <= 36 else "..." + loc[-33:]
+        seq = "-" if pd.isna(r["sequential_share"]) else f"{r['sequential_share']:.0%}"
         print(
             f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
-            f"{r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}"
+            f"{seq:>5} {r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}"
         )
     if args.output:
         out = Path(args.output)
