@@ -160,7 +160,12 @@ def test_optional_stream_misses_column(tmp_path):
     assert b.sites.at[0, "llc_stream_misses"] == 12
     m = reader.read_profiles([d, d]).sites.set_index("stack")
     assert m.at["x+0x10;x+0x20", "llc_stream_misses"] == 24
-    # merged with a profile that did not count them: the measured sum
+    # merged with a profile that counted the site's misses but not which
+    # were sequential (pmu): the share is unknown, not 12 of all the misses
     m = reader.read_profiles([tmp_path / "a", d]).sites.set_index("stack")
-    assert m.at["x+0x10;x+0x20", "llc_stream_misses"] == 12
+    assert pd.isna(m.at["x+0x10;x+0x20", "llc_stream_misses"])
     assert pd.isna(m.at["x+0x30", "llc_stream_misses"])
+    # merged with a census (no access counts at all): the sim profile's
+    c = write_profile(tmp_path / "c", ["0,x+0x10;x+0x20,f0 x.c:1,1,4096,4096,,,,,"])
+    m = reader.read_profiles([c, d]).sites.set_index("stack")
+    assert m.at["x+0x10;x+0x20", "llc_stream_misses"] == 12

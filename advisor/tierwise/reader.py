@@ -200,6 +200,14 @@ def merge(profiles: list) -> Profile:
     for c in COUNT_COLUMNS:
         measured = allsites.groupby("stack", sort=False)[c].apply(lambda x: x.notna().any())
         merged[c] = merged[c].astype("Int64").where(merged["stack"].map(measured), pd.NA)
+    # sequential misses describe a share of the misses: unknown for a site
+    # where a profile counted its misses but not which were sequential (pmu)
+    partial = (allsites["llc_load_misses"].notna() & allsites["llc_stream_misses"].isna()).groupby(
+        allsites["stack"], sort=False
+    ).any()
+    merged["llc_stream_misses"] = merged["llc_stream_misses"].where(
+        ~merged["stack"].map(partial), pd.NA
+    )
     merged = merged.sort_values("_order").drop(columns="_order").reset_index(drop=True)
     merged.insert(0, "site", np.arange(len(merged), dtype="int64"))
     merged["site"] = merged["site"].astype("Int64")
