@@ -50,10 +50,17 @@ extern TwSite *tw_sites;
 extern UInt tw_n_sites;
 extern const HChar *tw_tier_names[TW_MAX_TIERS];
 
+/* tw_blockmap.c: address -> live block */
+void tw_map_init(void);
+void tw_map_insert(TwBlock *b);
+void tw_map_remove(TwBlock *b);
+TwBlock *tw_find_block(Addr a);
+TwBlock *tw_map_overlap(Addr a, SizeT len);
+Bool tw_range_has_block(Addr a, SizeT len);
+void tw_map_for_each(void (*f)(const TwBlock *));
+
 /* tw_heap.c */
 void tw_heap_init(void);
-TwBlock *tw_find_block(Addr a);
-Bool tw_range_has_block(Addr a, SizeT len);
 UInt tw_classify_nonheap(Addr a);
 UInt tw_slot_for(UInt site, UInt tier);
 TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom);

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/* Address map of the tierwise Valgrind tool: from an address or a range to
+ * the live heap block there. Blocks are disjoint. Three structures answer
+ * together:
+ *   - the edge map: for each block, entries for its first and last
+ *     64-byte chunk (independent of the simulated line size). A chunk with
+ *     entries holds a block boundary and any block overlapping it is among
+ *     its entries, so one hash probe answers lookups there;
+ *   - an interval map (WordFM, ordered by address) of the wide blocks only,
+ *     those with chunks between their first and last one. A chunk without
+ *     edge entries is inside one wide block or in none;
+ *   - a page memo of recent interval-map answers.
+ * Allocation-heavy programs mostly make narrow blocks (at most two chunks),
+ * which then cost two hash updates instead of balanced-tree updates. */
+#include "pub_tool_basics.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_wordfm.h"
+
+#include "tw_sim.h"
+
+#define EDGE_BITS 6
+typedef struct Edge {
+  Addr chunk;
+  TwBlock *b;
+  struct Edge *next;
+} Edge;
+static Edge **edges;
+static UWord edge_mask, n_edges;
+static Edge *edge_free;
+
+static WordFM *wide_blocks; /* TwBlock* (interval key) -> 0 */
+static TwBlock *last_block;
+
+static inline UWord edge_hash(Addr chunk) {
+  return (chunk * 0x9E3779B97F4A7C15ULL) >> 20 & edge_mask;
+}
+
+static inline SizeT extent(const TwBlock *b) { return b->size ? b->size : 1; }
+
+static inline Addr first_chunk(const TwBlock *b) {
+  return b->start >> EDGE_BITS;
+}
+
+static inline Addr last_chunk(const TwBlock *b) {
+  return (b->start + extent(b) - 1) >> EDGE_BITS;
+}
+
+static inline Bool is_wide(const TwBlock *b) {
+  return last_chunk(b) - first_chunk(b) >= 2;
+}
+
+static inline Bool overlaps(const TwBlock *b, Addr a, SizeT len) {
+  return b->start < a + len && a < b->start + extent(b);
+}
+
+static void edge_grow(void) {
+  UWord old_n = edge_mask + 1, new_n = old_n * 2;
+  Edge **t = VG_(calloc)("tw.edges", new_n, sizeof(Edge *));
+  UWord old_mask = edge_mask;
+  edge_mask = new_n - 1;
+  for (UWord i = 0; i <= old_mask; i++) {
+    for (Edge *e = edges[i], *next; e; e = next) {
+      next = e->next;
+      UWord h = edge_hash(e->chunk);
+      e->next = t[h];
+      t[h] = e;
+    }
+  }
+  VG_(free)(edges);
+  edges = t;
+}
+
+static void edge_add(Addr chunk, TwBlock *b) {
+  if (n_edges > edge_mask)
+    edge_grow();
+  Edge *e = edge_free;
+  if (e)
+    edge_free = e->next;
+  else
+    e = VG_(malloc)("tw.edge", sizeof *e);
+  UWord h = edge_hash(chunk);
+  e->chunk = chunk;
+  e->b = b;
+  e->next = edges[h];
+  edges[h] = e;
+  n_edges++;
+}
+
+static void edge_del(Addr chunk, TwBlock *b) {
+  for (Edge **pp = &edges[edge_hash(chunk)]; *pp; pp = &(*pp)->next) {
+    Edge *e = *pp;
+    if (e->chunk == chunk && e->b == b) {
+      *pp = e->next;
+      e->next = edge_free;
+      edge_free = e;
+      n_edges--;
+      return;
+    }
+  }
+}
+
+/* Page memo: for recently looked-up 4 KiB pages, the wide block that
+ * covered the address looked up there (NULL: no wide block overlaps the
+ * page at all). Entries of a wide block's pages are dropped when it is
+ * inserted or removed. */
+#define PAGE_BITS 12
+#define MEMO_SIZE 4096
+static struct {
+  Addr page;
+  TwBlock *b;
+} memo[MEMO_SIZE];
+
+static void memo_drop(Addr start, SizeT size) {
+  Addr first = start >> PAGE_BITS;
+  Addr last = (start + (size ? size : 1) - 1) >> PAGE_BITS;
+  if (last - first >= MEMO_SIZE) {
+    for (UInt i = 0; i < MEMO_SIZE; i++)
+      if (memo[i].page >= first && memo[i].page <= last)
+        memo[i].page = ~(Addr)0;
+    return;
+  }
+  for (Addr pg = first; pg <= last; pg++)
+    if (memo[pg % MEMO_SIZE].page == pg)
+      memo[pg % MEMO_SIZE].page = ~(Addr)0;
+}
+
+static Word cmp_blocks(UWord k1, UWord k2) {
+  const TwBlock *a = (const TwBlock *)k1, *b = (const TwBlock *)k2;
+  if (a->start + extent(a) <= b->start)
+    return -1;
+  if (b->start + extent(b) <= a->start)
+    return 1;
+  return 0;
+}
+
+static TwBlock *wide_overlapping(Addr a, SizeT len) {
+  TwBlock key = {.start = a, .size = len};
+  UWord k;
+  return VG_(lookupFM)(wide_blocks, &k, NULL, (UWord)&key) ? (TwBlock *)k
+                                                           : NULL;
+}
+
+void tw_map_init(void) {
+  wide_blocks = VG_(newFM)(VG_(malloc), "tw.blocks", VG_(free), cmp_blocks);
+  for (UInt i = 0; i < MEMO_SIZE; i++)
+    memo[i].page = ~(Addr)0;
+  edge_mask = 4095;
+  edges = VG_(calloc)("tw.edges", edge_mask + 1, sizeof(Edge *));
+}
+
+void tw_map_insert(TwBlock *b) {
+  edge_add(first_chunk(b), b);
+  if (last_chunk(b) != first_chunk(b))
+    edge_add(last_chunk(b), b);
+  if (is_wide(b)) {
+    VG_(addToFM)(wide_blocks, (UWord)b, 0);
+    memo_drop(b->start, b->size);
+  }
+}
+
+void tw_map_remove(TwBlock *b) {
+  edge_del(first_chunk(b), b);
+  if (last_chunk(b) != first_chunk(b))
+    edge_del(last_chunk(b), b);
+  if (is_wide(b)) {
+    VG_(delFromFM)(wide_blocks, NULL, NULL, (UWord)b);
+    memo_drop(b->start, b->size);
+  }
+  if (last_block == b)
+    last_block = NULL;
+}
+
+/* 1: a is in *out; 0: no block holds a; -1: chunk has no edges, ask the
+ * interval map. */
+static inline Int edge_find(Addr a, TwBlock **out) {
+  Addr chunk = a >> EDGE_BITS;
+  Int seen = 0;
+  for (Edge *e = edges[edge_hash(chunk)]; e; e = e->next) {
+    if (e->chunk != chunk)
+      continue;
+    seen = 1;
+    if (a - e->b->start < extent(e->b)) {
+      *out = e->b;
+      return 1;
+    }
+  }
+  return seen ? 0 : -1;
+}
+
+TwBlock *tw_find_block(Addr a) {
+  TwBlock *b = last_block;
+  if (b && a - b->start < extent(b))
+    return b;
+  Int r = edge_find(a, &b);
+  if (r == 0)
+    return NULL;
+  if (r < 0) {
+    Addr pg = a >> PAGE_BITS;
+    UInt m = pg % MEMO_SIZE;
+    if (memo[m].page == pg) {
+      b = memo[m].b;
+      if (!b)
+        return NULL;
+      if (a - b->start < b->size) {
+        last_block = b;
+        return b;
+      }
+    }
+    b = wide_overlapping(a, 1);
+    if (!b) {
+      if (!wide_overlapping(pg << PAGE_BITS, 1u << PAGE_BITS)) {
+        memo[m].page = pg;
+        memo[m].b = NULL;
+      }
+      return NULL;
+    }
+    memo[m].page = pg;
+    memo[m].b = b;
+  }
+  last_block = b;
+  return b;
+}
+
+/* A narrow block (no wide one) overlapping [a, a+len): each has an edge
+ * entry in every chunk it touches. Probes the range's chunks, or the whole
+ * edge map when that is smaller. */
+static TwBlock *narrow_overlapping(Addr a, SizeT len) {
+  Addr first = a >> EDGE_BITS, last = (a + len - 1) >> EDGE_BITS;
+  if (last - first > edge_mask) {
+    for (UWord i = 0; i <= edge_mask; i++)
+      for (Edge *e = edges[i]; e; e = e->next)
+        if (overlaps(e->b, a, len))
+          return e->b;
+    return NULL;
+  }
+  for (Addr c = first; c <= last; c++)
+    for (Edge *e = edges[edge_hash(c)]; e; e = e->next)
+      if (e->chunk == c && overlaps(e->b, a, len))
+        return e->b;
+  return NULL;
+}
+
+/* Some block overlapping [a, a+len), len >= 1; NULL if none. */
+TwBlock *tw_map_overlap(Addr a, SizeT len) {
+  TwBlock *b = wide_overlapping(a, len);
+  return b ? b : narrow_overlapping(a, len);
+}
+
+Bool tw_range_has_block(Addr a, SizeT len) {
+  Addr pg = a >> PAGE_BITS;
+  if (memo[pg % MEMO_SIZE].page == pg && (a + len - 1) >> PAGE_BITS == pg) {
+    const TwBlock *b = memo[pg % MEMO_SIZE].b;
+    if (b && b->start <= a && a + len <= b->start + b->size)
+      return True;
+    if (!b) /* no wide block in the page */
+      return narrow_overlapping(a, len) != NULL;
+  }
+  return tw_map_overlap(a, len) != NULL;
+}
+
+static Int cmp_start(const void *x, const void *y) {
+  const TwBlock *a = *(TwBlock *const *)x, *b = *(TwBlock *const *)y;
+  return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Calls f on every live block in address order. */
+void tw_map_for_each(void (*f)(const TwBlock *)) {
+  UWord n = 0;
+  TwBlock **all = VG_(malloc)("tw.all", (n_edges + 1) * sizeof *all);
+  for (UWord i = 0; i <= edge_mask; i++)
+    for (Edge *e = edges[i]; e; e = e->next)
+      if (e->chunk == first_chunk(e->b))
+        all[n++] = e->b;
+  VG_(ssort)(all, n, sizeof *all, cmp_start);
+  for (UWord i = 0; i < n; i++)
+    f(all[i]);
+  VG_(free)(all);
+}
