@@ -20,20 +20,23 @@
 #include "tw_sim.h"
 
 #define EDGE_BITS 6
-typedef struct Edge {
-  Addr chunk;
+#define NO_CHUNK (~(Addr)0)
+/* Open addressing with linear probing; an entry repeats its block's extent
+ * so that a probe reads one host cache line, not the block. */
+typedef struct {
+  Addr chunk; /* NO_CHUNK: empty */
+  Addr start;
+  SizeT extent;
   TwBlock *b;
-  struct Edge *next;
 } Edge;
-static Edge **edges;
+static Edge *edges;
 static UWord edge_mask, n_edges;
-static Edge *edge_free;
 
 static WordFM *wide_blocks; /* TwBlock* (interval key) -> 0 */
 static TwBlock *last_block;
 
-static inline UWord edge_hash(Addr chunk) {
-  return (chunk * 0x9E3779B97F4A7C15ULL) >> 20 & edge_mask;
+static inline UWord edge_hash(Addr chunk, UWord mask) {
+  return (chunk * 0x9E3779B97F4A7C15ULL) >> 20 & mask;
 }
 
 static inline SizeT extent(const TwBlock *b) { return b->size ? b->size : 1; }
@@ -54,49 +57,58 @@ static inline Bool overlaps(const TwBlock *b, Addr a, SizeT len) {
   return b->start < a + len && a < b->start + extent(b);
 }
 
-static void edge_grow(void) {
-  UWord old_n = edge_mask + 1, new_n = old_n * 2;
-  Edge **t = VG_(calloc)("tw.edges", new_n, sizeof(Edge *));
-  UWord old_mask = edge_mask;
-  edge_mask = new_n - 1;
-  for (UWord i = 0; i <= old_mask; i++) {
-    for (Edge *e = edges[i], *next; e; e = next) {
-      next = e->next;
-      UWord h = edge_hash(e->chunk);
-      e->next = t[h];
-      t[h] = e;
-    }
-  }
-  VG_(free)(edges);
-  edges = t;
+static void edge_put(Edge *t, UWord mask, const Edge *e) {
+  UWord i = edge_hash(e->chunk, mask);
+  while (t[i].chunk != NO_CHUNK)
+    i = (i + 1) & mask;
+  t[i] = *e;
+}
+
+static Edge *edge_table(UWord n) {
+  Edge *t = VG_(malloc)("tw.edges", n * sizeof *t);
+  for (UWord i = 0; i < n; i++)
+    t[i].chunk = NO_CHUNK;
+  return t;
 }
 
 static void edge_add(Addr chunk, TwBlock *b) {
-  if (n_edges > edge_mask)
-    edge_grow();
-  Edge *e = edge_free;
-  if (e)
-    edge_free = e->next;
-  else
-    e = VG_(malloc)("tw.edge", sizeof *e);
-  UWord h = edge_hash(chunk);
-  e->chunk = chunk;
-  e->b = b;
-  e->next = edges[h];
-  edges[h] = e;
+  if (2 * (n_edges + 1) > edge_mask + 1) {
+    UWord new_mask = 2 * edge_mask + 1;
+    Edge *t = edge_table(new_mask + 1);
+    for (UWord i = 0; i <= edge_mask; i++)
+      if (edges[i].chunk != NO_CHUNK)
+        edge_put(t, new_mask, &edges[i]);
+    VG_(free)(edges);
+    edges = t;
+    edge_mask = new_mask;
+  }
+  Edge e = {chunk, b->start, extent(b), b};
+  edge_put(edges, edge_mask, &e);
   n_edges++;
 }
 
+/* Deletion with backward shift (Knuth 6.4, algorithm R): later entries of
+ * the probe run move up so that no run is broken. */
 static void edge_del(Addr chunk, TwBlock *b) {
-  for (Edge **pp = &edges[edge_hash(chunk)]; *pp; pp = &(*pp)->next) {
-    Edge *e = *pp;
-    if (e->chunk == chunk && e->b == b) {
-      *pp = e->next;
-      e->next = edge_free;
-      edge_free = e;
-      n_edges--;
+  UWord i = edge_hash(chunk, edge_mask);
+  while (edges[i].chunk != chunk || edges[i].b != b) {
+    if (edges[i].chunk == NO_CHUNK)
       return;
-    }
+    i = (i + 1) & edge_mask;
+  }
+  n_edges--;
+  for (UWord j = i;;) {
+    edges[i].chunk = NO_CHUNK;
+    UWord home;
+    do {
+      j = (j + 1) & edge_mask;
+      if (edges[j].chunk == NO_CHUNK)
+        return;
+      home = edge_hash(edges[j].chunk, edge_mask);
+      /* leave entry j where it is if its home lies cyclically in (i, j] */
+    } while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
+    edges[i] = edges[j];
+    i = j;
   }
 }
 
@@ -146,7 +158,7 @@ void tw_map_init(void) {
   for (UInt i = 0; i < MEMO_SIZE; i++)
     memo[i].page = ~(Addr)0;
   edge_mask = 4095;
-  edges = VG_(calloc)("tw.edges", edge_mask + 1, sizeof(Edge *));
+  edges = edge_table(edge_mask + 1);
 }
 
 void tw_map_insert(TwBlock *b) {
@@ -176,11 +188,13 @@ void tw_map_remove(TwBlock *b) {
 static inline Int edge_find(Addr a, TwBlock **out) {
   Addr chunk = a >> EDGE_BITS;
   Int seen = 0;
-  for (Edge *e = edges[edge_hash(chunk)]; e; e = e->next) {
+  for (UWord i = edge_hash(chunk, edge_mask); edges[i].chunk != NO_CHUNK;
+       i = (i + 1) & edge_mask) {
+    const Edge *e = &edges[i];
     if (e->chunk != chunk)
       continue;
     seen = 1;
-    if (a - e->b->start < extent(e->b)) {
+    if (a - e->start < e->extent) {
       *out = e->b;
       return 1;
     }
@@ -229,15 +243,15 @@ static TwBlock *narrow_overlapping(Addr a, SizeT len) {
   Addr first = a >> EDGE_BITS, last = (a + len - 1) >> EDGE_BITS;
   if (last - first > edge_mask) {
     for (UWord i = 0; i <= edge_mask; i++)
-      for (Edge *e = edges[i]; e; e = e->next)
-        if (overlaps(e->b, a, len))
-          return e->b;
+      if (edges[i].chunk != NO_CHUNK && overlaps(edges[i].b, a, len))
+        return edges[i].b;
     return NULL;
   }
   for (Addr c = first; c <= last; c++)
-    for (Edge *e = edges[edge_hash(c)]; e; e = e->next)
-      if (e->chunk == c && overlaps(e->b, a, len))
-        return e->b;
+    for (UWord i = edge_hash(c, edge_mask); edges[i].chunk != NO_CHUNK;
+         i = (i + 1) & edge_mask)
+      if (edges[i].chunk == c && overlaps(edges[i].b, a, len))
+        return edges[i].b;
   return NULL;
 }
 
@@ -269,9 +283,8 @@ void tw_map_for_each(void (*f)(const TwBlock *)) {
   UWord n = 0;
   TwBlock **all = VG_(malloc)("tw.all", (n_edges + 1) * sizeof *all);
   for (UWord i = 0; i <= edge_mask; i++)
-    for (Edge *e = edges[i]; e; e = e->next)
-      if (e->chunk == first_chunk(e->b))
-        all[n++] = e->b;
+    if (edges[i].chunk != NO_CHUNK && edges[i].chunk == first_chunk(edges[i].b))
+      all[n++] = edges[i].b;
   VG_(ssort)(all, n, sizeof *all, cmp_start);
   for (UWord i = 0; i < n; i++)
     f(all[i]);

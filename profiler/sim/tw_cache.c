@@ -233,16 +233,46 @@ static inline void access_line(Addr a, Bool store, Bool count) {
   }
 }
 
-VG_REGPARM(2) void tw_load(Addr a, UWord size) {
+static void __attribute__((noinline)) load_slow(Addr a, UWord size) {
   access_line(a, False, True);
   if (UNLIKELY(((a & (line_size - 1)) + size) > line_size))
     access_line(a + size - 1, False, False);
 }
 
-VG_REGPARM(2) void tw_store(Addr a, UWord size) {
+static void __attribute__((noinline)) store_slow(Addr a, UWord size) {
   access_line(a, True, True);
   if (UNLIKELY(((a & (line_size - 1)) + size) > line_size))
     access_line(a + size - 1, True, False);
+}
+
+/* The common case inline: a D1 hit on the most recently used way of a
+ * uniform line, within the line. It does what access_line does there. */
+static inline TwMeta *d1_mru_uniform(Addr a, UWord size) {
+  Addr ln = a >> line_bits;
+  UWord base = set_index(&d1, ln);
+  TwMeta *l = &d1.meta[base];
+  if (LIKELY(d1.tags[base] == ln && (l->flags & F_UNIFORM) &&
+             (a & (line_size - 1)) + size <= line_size))
+    return l;
+  return NULL;
+}
+
+VG_REGPARM(2) void tw_load(Addr a, UWord size) {
+  TwMeta *l = d1_mru_uniform(a, size);
+  if (LIKELY(l != NULL))
+    tw_slots[l->slot].loads++;
+  else
+    load_slow(a, size);
+}
+
+VG_REGPARM(2) void tw_store(Addr a, UWord size) {
+  TwMeta *l = d1_mru_uniform(a, size);
+  if (LIKELY(l != NULL)) {
+    l->flags |= F_DIRTY;
+    tw_slots[l->slot].stores++;
+  } else {
+    store_slow(a, size);
+  }
 }
 
 static void forget_in(const TwCache *c, Addr first, Addr last) {
