@@ -35,6 +35,13 @@ static UWord edge_mask, n_edges;
 static WordFM *wide_blocks; /* TwBlock* (interval key) -> 0 */
 static TwBlock *last_block;
 
+/* Chunk cache: for recently looked-up chunks, the block found there
+ * (direct-mapped; an entry is used only if its block holds the address).
+ * Small enough to stay in the host's cache, unlike the edge map. Entries
+ * of a block's chunks are cleared when it is removed. */
+#define CC_SIZE 4096
+static TwBlock *chunk_cache[CC_SIZE];
+
 static inline UWord edge_hash(Addr chunk, UWord mask) {
   return (chunk * 0x9E3779B97F4A7C15ULL) >> 20 & mask;
 }
@@ -181,6 +188,10 @@ void tw_map_remove(TwBlock *b) {
   }
   if (last_block == b)
     last_block = NULL;
+  Addr n = last_chunk(b) - first_chunk(b) + 1;
+  for (Addr c = first_chunk(b), i = 0; i < n && i < CC_SIZE; c++, i++)
+    if (chunk_cache[c % CC_SIZE] == b)
+      chunk_cache[c % CC_SIZE] = NULL;
 }
 
 /* 1: a is in *out; 0: no block holds a; -1: chunk has no edges, ask the
@@ -202,35 +213,37 @@ static inline Int edge_find(Addr a, TwBlock **out) {
   return seen ? 0 : -1;
 }
 
+static TwBlock *find_uncached(Addr a) {
+  TwBlock *b;
+  Int r = edge_find(a, &b);
+  if (r >= 0)
+    return r ? b : NULL;
+  Addr pg = a >> PAGE_BITS;
+  UInt m = pg % MEMO_SIZE;
+  if (memo[m].page == pg) {
+    b = memo[m].b;
+    if (!b || a - b->start < b->size)
+      return b;
+  }
+  b = wide_overlapping(a, 1);
+  if (b || !wide_overlapping(pg << PAGE_BITS, 1u << PAGE_BITS)) {
+    memo[m].page = pg;
+    memo[m].b = b;
+  }
+  return b;
+}
+
 TwBlock *tw_find_block(Addr a) {
   TwBlock *b = last_block;
   if (b && a - b->start < extent(b))
     return b;
-  Int r = edge_find(a, &b);
-  if (r == 0)
-    return NULL;
-  if (r < 0) {
-    Addr pg = a >> PAGE_BITS;
-    UInt m = pg % MEMO_SIZE;
-    if (memo[m].page == pg) {
-      b = memo[m].b;
-      if (!b)
-        return NULL;
-      if (a - b->start < b->size) {
-        last_block = b;
-        return b;
-      }
-    }
-    b = wide_overlapping(a, 1);
-    if (!b) {
-      if (!wide_overlapping(pg << PAGE_BITS, 1u << PAGE_BITS)) {
-        memo[m].page = pg;
-        memo[m].b = NULL;
-      }
+  TwBlock **cc = &chunk_cache[(a >> EDGE_BITS) % CC_SIZE];
+  b = *cc;
+  if (!b || a - b->start >= extent(b)) {
+    b = find_uncached(a);
+    if (!b)
       return NULL;
-    }
-    memo[m].page = pg;
-    memo[m].b = b;
+    *cc = b;
   }
   last_block = b;
   return b;
