@@ -20,26 +20,35 @@
 #define F_DIRTY 1u
 #define F_UNIFORM 2u
 #define F_LLCDIRTY 4u /* D1 only: the LLC copy was already dirty at fill */
-#define NO_TAG (~(Addr)0)
+#define NO_LINE (~(Addr)0)
 
-/* Tags and per-line metadata are kept apart so the way search scans one
- * contiguous run of tags (Cachegrind does the same). */
-typedef struct {
-  UInt slot;
-  UInt flags;
-} TwMeta;
+/* A way of a set is one 64-bit word: the line's tag (line number / sets)
+ * in the high 32 bits, its owner's counter slot (< TW_MAX_SLOTS) and its flags
+ * in the low 32. One word per way keeps an LLC lookup to the host cache
+ * lines of one run of words, as Cachegrind's tag-only sets do, instead of
+ * separate tag and metadata arrays. */
+typedef ULong TwWay;
+#define NO_TAG 0xFFFFFFFFull
+#define EMPTY_WAY (NO_TAG << 32 | (ULong)TW_SITE_UNKNOWN << 3)
+
+static inline ULong way_tag(TwWay w) { return w >> 32; }
+static inline UInt way_slot(TwWay w) { return (UInt)w >> 3; }
+static inline UInt way_flags(TwWay w) { return (UInt)w & 7u; }
+static inline void way_set(TwWay *w, UInt slot, UInt flags) {
+  *w = (*w & ~0xFFFFFFFFull) | (ULong)slot << 3 | flags;
+}
 
 typedef struct {
-  Addr *tags; /* line numbers (address >> line_bits), MRU first per set */
-  TwMeta *meta;
+  TwWay *ways; /* sets * assoc words, MRU first per set */
   UWord sets, set_mask;
-  UInt ways;
+  UInt assoc, set_bits;
   Bool pow2;
+  const HChar *name;
 } TwCache;
 
 /* A line handed between the levels. */
 typedef struct {
-  Addr tag;
+  Addr ln; /* line number (address >> line_bits); NO_LINE: none */
   UInt slot;
   UInt flags;
 } TwLine;
@@ -56,17 +65,17 @@ static void cache_alloc(TwCache *c, const HChar *name, ULong size, UInt ways) {
               name, size, ways, line_size);
     VG_(exit)(1);
   }
-  c->ways = ways;
+  c->name = name;
+  c->assoc = ways;
   c->sets = nlines / ways;
   c->pow2 = (c->sets & (c->sets - 1)) == 0;
   c->set_mask = c->sets - 1;
-  c->tags = VG_(malloc)("tw.cache", nlines * sizeof(Addr));
-  c->meta = VG_(malloc)("tw.cache", nlines * sizeof(TwMeta));
-  for (UWord i = 0; i < nlines; i++) {
-    c->tags[i] = NO_TAG;
-    c->meta[i].slot = TW_SITE_UNKNOWN;
-    c->meta[i].flags = 0;
-  }
+  c->set_bits = 0;
+  while (((UWord)1 << c->set_bits) < c->sets)
+    c->set_bits++;
+  c->ways = VG_(malloc)("tw.cache", nlines * sizeof(TwWay));
+  for (UWord i = 0; i < nlines; i++)
+    c->ways[i] = EMPTY_WAY;
 }
 
 void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
@@ -83,43 +92,60 @@ void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
   cache_alloc(&llc, "--llc-size", llc_size, llc_ways);
 }
 
-static inline UWord set_index(const TwCache *c, Addr ln) {
-  return (c->pow2 ? (ln & c->set_mask) : (ln % c->sets)) * c->ways;
+static inline UWord set_of(const TwCache *c, Addr ln) {
+  return c->pow2 ? (ln & c->set_mask) : (ln % c->sets);
 }
 
-/* Looks ln up in c, making it most recently used; returns its metadata. On
- * a miss the LRU line is copied to *victim and replaced by an empty line for
+static inline ULong tag_of(const TwCache *c, Addr ln) {
+  return c->pow2 ? (ln >> c->set_bits) : (ln / c->sets);
+}
+
+static inline TwWay *set_ways(const TwCache *c, Addr ln) {
+  return c->ways + set_of(c, ln) * c->assoc;
+}
+
+static Addr line_of(const TwCache *c, UWord set, TwWay w) {
+  return way_tag(w) == NO_TAG ? NO_LINE : (Addr)(way_tag(w) * c->sets + set);
+}
+
+static void __attribute__((noreturn)) tag_too_high(const TwCache *c, Addr ln) {
+  VG_(fmsg)("tierwise: address %#lx is beyond what the simulated cache (%s) "
+            "can tag; use a larger --line-size\n",
+            ln << line_bits, c->name);
+  VG_(exit)(1);
+}
+
+/* Looks ln up in c, making it most recently used; *front is its way. On a
+ * miss the LRU line is copied to *victim and replaced by an empty line for
  * ln. */
 static inline Bool touch(const TwCache *c, Addr ln, TwLine *victim,
-                         TwMeta **front) {
-  UWord base = set_index(c, ln);
-  Addr *tags = c->tags + base;
-  TwMeta *meta = c->meta + base;
-  *front = meta;
-  if (LIKELY(tags[0] == ln))
+                         TwWay **front) {
+  UWord set = set_of(c, ln);
+  ULong tag = tag_of(c, ln);
+  TwWay *w = c->ways + set * c->assoc;
+  *front = w;
+  if (LIKELY(way_tag(w[0]) == tag))
     return True;
-  UInt w = c->ways, i;
-  for (i = 1; i < w; i++)
-    if (tags[i] == ln)
+  UInt n = c->assoc, i;
+  for (i = 1; i < n; i++)
+    if (way_tag(w[i]) == tag)
       break;
-  TwMeta m;
-  Bool hit = i < w;
+  TwWay m;
+  Bool hit = i < n;
   if (hit) {
-    m = meta[i];
+    m = w[i];
   } else {
-    i = w - 1;
-    victim->tag = tags[i];
-    victim->slot = meta[i].slot;
-    victim->flags = meta[i].flags;
-    m.slot = TW_SITE_UNKNOWN;
-    m.flags = 0;
+    if (UNLIKELY(tag >= NO_TAG))
+      tag_too_high(c, ln);
+    i = n - 1;
+    victim->ln = line_of(c, set, w[i]);
+    victim->slot = way_slot(w[i]);
+    victim->flags = way_flags(w[i]);
+    m = tag << 32 | (ULong)TW_SITE_UNKNOWN << 3;
   }
-  for (; i > 0; i--) {
-    tags[i] = tags[i - 1];
-    meta[i] = meta[i - 1];
-  }
-  tags[0] = ln;
-  meta[0] = m;
+  for (; i > 0; i--)
+    w[i] = w[i - 1];
+  w[0] = m;
   return hit;
 }
 
@@ -137,7 +163,7 @@ static UInt lookup_slot(Addr a, Addr ln, UInt *flags) {
 }
 
 static inline void llc_evicted(const TwLine *v) {
-  if (v->tag != NO_TAG && (v->flags & F_DIRTY))
+  if (v->ln != NO_LINE && (v->flags & F_DIRTY))
     tw_slots[v->slot].writebacks++;
 }
 
@@ -145,70 +171,65 @@ static inline void llc_evicted(const TwLine *v) {
  * LLC's LRU order (a writeback is not a use), allocating it there only when
  * the LLC no longer holds it. */
 static void llc_write_back_in(const TwLine *v) {
-  UWord base = set_index(&llc, v->tag);
-  TwMeta *m = NULL;
-  for (UInt i = 0; i < llc.ways; i++) {
-    if (llc.tags[base + i] == v->tag) {
-      m = &llc.meta[base + i];
+  TwWay *w = set_ways(&llc, v->ln), *m = NULL;
+  ULong tag = tag_of(&llc, v->ln);
+  for (UInt i = 0; i < llc.assoc; i++) {
+    if (way_tag(w[i]) == tag) {
+      m = &w[i];
       break;
     }
   }
   if (!m) {
-    TwLine victim = {NO_TAG, 0, 0};
-    touch(&llc, v->tag, &victim, &m);
+    TwLine victim = {NO_LINE, 0, 0};
+    touch(&llc, v->ln, &victim, &m);
     llc_evicted(&victim);
-    m->flags = v->flags & F_UNIFORM;
+    way_set(m, way_slot(*m), v->flags & F_UNIFORM);
   } else {
-    m->flags &= (v->flags | F_DIRTY);
+    way_set(m, way_slot(*m), way_flags(*m) & (v->flags | F_DIRTY));
   }
-  m->flags |= F_DIRTY;
-  m->slot = v->slot;
+  way_set(m, v->slot, way_flags(*m) | F_DIRTY);
 }
 
 /* After a lookup on a line not known to be uniform: remember when it is,
  * unless that would move a pending writeback to another owner. */
-static inline void relearn(TwMeta *l, UInt slot, UInt fl, Bool store) {
-  if ((fl & F_UNIFORM) && (store || !(l->flags & F_DIRTY) || l->slot == slot)) {
-    l->flags |= F_UNIFORM;
-    l->slot = slot;
-  }
+static inline void relearn(TwWay *l, UInt slot, UInt fl, Bool store) {
+  if ((fl & F_UNIFORM) && (store || !(way_flags(*l) & F_DIRTY) ||
+                           way_slot(*l) == slot))
+    way_set(l, slot, way_flags(*l) | F_UNIFORM);
 }
 
 static inline void access_line(Addr a, Bool store, Bool count) {
   Addr ln = a >> line_bits;
-  TwMeta *l;
+  TwWay *l;
   TwLine victim;
   UInt slot, fl;
   if (LIKELY(touch(&d1, ln, &victim, &l))) {
-    if (LIKELY(l->flags & F_UNIFORM)) {
-      slot = l->slot;
+    if (LIKELY(way_flags(*l) & F_UNIFORM)) {
+      slot = way_slot(*l);
     } else {
       slot = lookup_slot(a, ln, &fl);
       relearn(l, slot, fl, store);
     }
   } else {
-    TwMeta *m;
+    TwWay *m;
     TwLine v2;
-    if (victim.tag != NO_TAG &&
+    if (victim.ln != NO_LINE &&
         (victim.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
       llc_write_back_in(&victim);
     if (touch(&llc, ln, &v2, &m)) {
-      if (m->flags & F_UNIFORM) {
-        slot = m->slot;
-        l->flags = F_UNIFORM;
+      if (way_flags(*m) & F_UNIFORM) {
+        slot = way_slot(*m);
+        way_set(l, slot, F_UNIFORM);
       } else {
         slot = lookup_slot(a, ln, &fl);
         relearn(m, slot, fl, store);
-        l->flags = m->flags & F_UNIFORM;
+        way_set(l, slot, way_flags(*m) & F_UNIFORM);
       }
-      l->slot = slot;
     } else {
       llc_evicted(&v2);
       slot = lookup_slot(a, ln, &fl);
-      m->slot = slot;
-      m->flags = fl;
-      l->slot = slot;
-      l->flags = fl;
+      way_set(m, slot, fl);
+      way_set(l, slot, fl);
       if (store)
         tw_slots[slot].llc_store_misses++;
       else
@@ -216,16 +237,13 @@ static inline void access_line(Addr a, Bool store, Bool count) {
     }
     /* A store miss dirties the LLC copy at once; a D1 line whose LLC copy
      * is dirty needs no write-back-in search when it leaves D1. */
-    if (store) {
-      m->flags |= F_DIRTY;
-      m->slot = slot;
-    }
-    if (m->flags & F_DIRTY)
-      l->flags |= F_LLCDIRTY;
+    if (store)
+      way_set(m, slot, way_flags(*m) | F_DIRTY);
+    if (way_flags(*m) & F_DIRTY)
+      *l |= F_LLCDIRTY;
   }
   if (store) {
-    l->flags |= F_DIRTY;
-    l->slot = slot;
+    way_set(l, slot, way_flags(*l) | F_DIRTY);
     if (count)
       tw_slots[slot].stores++;
   } else if (count) {
@@ -247,29 +265,28 @@ static void __attribute__((noinline)) store_slow(Addr a, UWord size) {
 
 /* The common case inline: a D1 hit on the most recently used way of a
  * uniform line, within the line. It does what access_line does there. */
-static inline TwMeta *d1_mru_uniform(Addr a, UWord size) {
+static inline TwWay *d1_mru_uniform(Addr a, UWord size) {
   Addr ln = a >> line_bits;
-  UWord base = set_index(&d1, ln);
-  TwMeta *l = &d1.meta[base];
-  if (LIKELY(d1.tags[base] == ln && (l->flags & F_UNIFORM) &&
+  TwWay *w = set_ways(&d1, ln);
+  if (LIKELY(way_tag(*w) == tag_of(&d1, ln) && (*w & F_UNIFORM) &&
              (a & (line_size - 1)) + size <= line_size))
-    return l;
+    return w;
   return NULL;
 }
 
 VG_REGPARM(2) void tw_load(Addr a, UWord size) {
-  TwMeta *l = d1_mru_uniform(a, size);
+  TwWay *l = d1_mru_uniform(a, size);
   if (LIKELY(l != NULL))
-    tw_slots[l->slot].loads++;
+    tw_slots[way_slot(*l)].loads++;
   else
     load_slow(a, size);
 }
 
 VG_REGPARM(2) void tw_store(Addr a, UWord size) {
-  TwMeta *l = d1_mru_uniform(a, size);
+  TwWay *l = d1_mru_uniform(a, size);
   if (LIKELY(l != NULL)) {
-    l->flags |= F_DIRTY;
-    tw_slots[l->slot].stores++;
+    *l |= F_DIRTY;
+    tw_slots[way_slot(*l)].stores++;
   } else {
     store_slow(a, size);
   }
@@ -279,16 +296,21 @@ static void forget_in(const TwCache *c, Addr first, Addr last) {
   UWord n = last - first + 1;
   if (n > c->sets) {
     /* Large range: one pass over the whole cache is cheaper. */
-    for (UWord i = 0; i < c->sets * c->ways; i++)
-      if (c->tags[i] >= first && c->tags[i] <= last)
-        c->meta[i].flags &= ~F_UNIFORM;
+    for (UWord set = 0; set < c->sets; set++)
+      for (UInt i = 0; i < c->assoc; i++) {
+        TwWay *w = &c->ways[set * c->assoc + i];
+        Addr ln = line_of(c, set, *w);
+        if (ln != NO_LINE && ln >= first && ln <= last)
+          *w &= ~(ULong)F_UNIFORM;
+      }
     return;
   }
   for (Addr ln = first; ln <= last; ln++) {
-    UWord base = set_index(c, ln);
-    for (UInt w = 0; w < c->ways; w++)
-      if (c->tags[base + w] == ln)
-        c->meta[base + w].flags &= ~F_UNIFORM;
+    TwWay *w = set_ways(c, ln);
+    ULong tag = tag_of(c, ln);
+    for (UInt i = 0; i < c->assoc; i++)
+      if (way_tag(w[i]) == tag)
+        w[i] &= ~(ULong)F_UNIFORM;
   }
 }
 
@@ -306,17 +328,18 @@ void tw_cache_forget_range(Addr a, SizeT len) {
 /* At exit: dirty lines still cached count as writebacks (they would reach
  * memory eventually). */
 static TwLine line_at(const TwCache *c, UWord i) {
-  TwLine l = {c->tags[i], c->meta[i].slot, c->meta[i].flags};
+  TwWay w = c->ways[i];
+  TwLine l = {line_of(c, i / c->assoc, w), way_slot(w), way_flags(w)};
   return l;
 }
 
 void tw_cache_flush(void) {
-  for (UWord i = 0; i < d1.sets * d1.ways; i++) {
+  for (UWord i = 0; i < d1.sets * d1.assoc; i++) {
     TwLine l = line_at(&d1, i);
-    if (l.tag != NO_TAG && (l.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
+    if (l.ln != NO_LINE && (l.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
       llc_write_back_in(&l);
   }
-  for (UWord i = 0; i < llc.sets * llc.ways; i++) {
+  for (UWord i = 0; i < llc.sets * llc.assoc; i++) {
     TwLine l = line_at(&llc, i);
     llc_evicted(&l);
   }
@@ -327,8 +350,6 @@ void tw_cache_flush(void) {
 void tw_cache_reset(void) {
   const TwCache *cs[2] = {&d1, &llc};
   for (UInt c = 0; c < 2; c++)
-    for (UWord i = 0; i < cs[c]->sets * cs[c]->ways; i++) {
-      cs[c]->tags[i] = NO_TAG;
-      cs[c]->meta[i].flags = 0;
-    }
+    for (UWord i = 0; i < cs[c]->sets * cs[c]->assoc; i++)
+      cs[c]->ways[i] = EMPTY_WAY;
 }

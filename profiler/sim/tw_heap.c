@@ -93,6 +93,12 @@ static Word cmp_str(UWord k1, UWord k2) {
 }
 
 static UInt new_slot(UInt site, UInt tier) {
+  if (tw_n_slots == TW_MAX_SLOTS) {
+    VG_(fmsg)("tierwise: more than %u (site, tier) pairs; use a smaller "
+              "--depth\n",
+              TW_MAX_SLOTS);
+    VG_(exit)(1);
+  }
   if (tw_n_slots == cap_slots) {
     cap_slots = cap_slots ? 2 * cap_slots : 256;
     tw_slots = VG_(realloc)("tw.slots", tw_slots, cap_slots * sizeof(TwSlot));

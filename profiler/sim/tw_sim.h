@@ -13,6 +13,8 @@
 enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
 #define TW_FIRST_SITE 3
 #define TW_MAX_TIERS 16
+/* Counter slots fit in 29 bits of a simulated cache way (tw_cache.c). */
+#define TW_MAX_SLOTS (1u << 29)
 
 /* A counter slot: one (site, tier) pair. Simulated cache lines carry the
  * slot id of their owner so that hits are charged without a lookup. */
