@@ -2,16 +2,17 @@
 /* Address map of the tierwise Valgrind tool: from an address or a range to
  * the live heap block there. Blocks are disjoint. Three structures answer
  * together:
- *   - the edge map: for each block, entries for its first and last
- *     64-byte chunk (independent of the simulated line size). A chunk with
- *     entries holds a block boundary and any block overlapping it is among
- *     its entries, so one hash probe answers lookups there;
- *   - an interval map (WordFM, ordered by address) of the wide blocks only,
- *     those with chunks between their first and last one. A chunk without
- *     edge entries is inside one wide block or in none;
- *   - a page memo of recent interval-map answers.
- * Allocation-heavy programs mostly make narrow blocks (at most two chunks),
- * which then cost two hash updates instead of balanced-tree updates. */
+ *   - the edge map: entries for 64-byte chunks (independent of the
+ *     simulated line size): for a narrow block (up to NARROW_CHUNKS + 1
+ *     chunks) one in every chunk it touches, for a wide block one in its
+ *     first and one in its last chunk. Any block overlapping a chunk with
+ *     entries is among them, so one hash probe answers lookups there;
+ *   - an interval map (WordFM, ordered by address) of the wide blocks only.
+ *     A chunk without edge entries is inside one wide block or in none;
+ *   - a page memo of recent interval-map answers, and a chunk cache of
+ *     recent lookups.
+ * Allocation-heavy programs mostly make narrow blocks, which then cost a
+ * few hash updates instead of balanced-tree updates. */
 #include "pub_tool_basics.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_mallocfree.h"
@@ -56,8 +57,10 @@ static inline Addr last_chunk(const TwBlock *b) {
   return (b->start + extent(b) - 1) >> EDGE_BITS;
 }
 
+/* Narrow blocks have an edge entry in every chunk they touch. */
+#define NARROW_CHUNKS 8
 static inline Bool is_wide(const TwBlock *b) {
-  return last_chunk(b) - first_chunk(b) >= 2;
+  return last_chunk(b) - first_chunk(b) >= NARROW_CHUNKS;
 }
 
 static inline Bool overlaps(const TwBlock *b, Addr a, SizeT len) {
@@ -168,10 +171,20 @@ void tw_map_init(void) {
   edges = edge_table(edge_mask + 1);
 }
 
+/* Calls op on each chunk that has an entry for b. */
+static void for_edges(TwBlock *b, void (*op)(Addr, TwBlock *)) {
+  Addr first = first_chunk(b), last = last_chunk(b);
+  if (is_wide(b)) {
+    op(first, b);
+    op(last, b);
+  } else {
+    for (Addr c = first; c <= last; c++)
+      op(c, b);
+  }
+}
+
 void tw_map_insert(TwBlock *b) {
-  edge_add(first_chunk(b), b);
-  if (last_chunk(b) != first_chunk(b))
-    edge_add(last_chunk(b), b);
+  for_edges(b, edge_add);
   if (is_wide(b)) {
     VG_(addToFM)(wide_blocks, (UWord)b, 0);
     memo_drop(b->start, b->size);
@@ -179,9 +192,7 @@ void tw_map_insert(TwBlock *b) {
 }
 
 void tw_map_remove(TwBlock *b) {
-  edge_del(first_chunk(b), b);
-  if (last_chunk(b) != first_chunk(b))
-    edge_del(last_chunk(b), b);
+  for_edges(b, edge_del);
   if (is_wide(b)) {
     VG_(delFromFM)(wide_blocks, NULL, NULL, (UWord)b);
     memo_drop(b->start, b->size);
