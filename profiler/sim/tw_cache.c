@@ -38,8 +38,15 @@ static inline void way_set(TwWay *w, UInt slot, UInt flags) {
   *w = (*w & ~0xFFFFFFFFull) | (ULong)slot << 3 | flags;
 }
 
+/* The most recently used way of every set is kept apart from the others, in
+ * an array of its own (Cachegrind-like locality: neighbouring lines' MRU ways
+ * share host cache lines, and the LLC's MRU array is a few hundred KiB).
+ * Most LLC lookups hit there: a line leaving D1 is usually still the MRU line
+ * of its LLC set when it comes back. */
 typedef struct {
-  TwWay *ways; /* sets * assoc words, MRU first per set */
+  TwWay *mru;  /* sets words: way 0 of each set */
+  TwWay *rest; /* sets * (assoc - 1) words: ways 1.. of each set, in LRU
+                  order */
   UWord sets, set_mask;
   UInt assoc, set_bits;
   Bool pow2;
@@ -73,9 +80,12 @@ static void cache_alloc(TwCache *c, const HChar *name, ULong size, UInt ways) {
   c->set_bits = 0;
   while (((UWord)1 << c->set_bits) < c->sets)
     c->set_bits++;
-  c->ways = VG_(malloc)("tw.cache", nlines * sizeof(TwWay));
-  for (UWord i = 0; i < nlines; i++)
-    c->ways[i] = EMPTY_WAY;
+  c->mru = VG_(malloc)("tw.cache", c->sets * sizeof(TwWay));
+  c->rest = VG_(malloc)("tw.cache", (nlines - c->sets) * sizeof(TwWay) + 1);
+  for (UWord i = 0; i < c->sets; i++)
+    c->mru[i] = EMPTY_WAY;
+  for (UWord i = 0; i < nlines - c->sets; i++)
+    c->rest[i] = EMPTY_WAY;
 }
 
 void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
@@ -100,8 +110,9 @@ static inline ULong tag_of(const TwCache *c, Addr ln) {
   return c->pow2 ? (ln >> c->set_bits) : (ln / c->sets);
 }
 
-static inline TwWay *set_ways(const TwCache *c, Addr ln) {
-  return c->ways + set_of(c, ln) * c->assoc;
+/* Way i (0: most recently used) of a set. */
+static inline TwWay *way_at(const TwCache *c, UWord set, UInt i) {
+  return i == 0 ? &c->mru[set] : &c->rest[set * (c->assoc - 1) + i - 1];
 }
 
 static Addr line_of(const TwCache *c, UWord set, TwWay w) {
@@ -122,30 +133,37 @@ static inline Bool touch(const TwCache *c, Addr ln, TwLine *victim,
                          TwWay **front) {
   UWord set = set_of(c, ln);
   ULong tag = tag_of(c, ln);
-  TwWay *w = c->ways + set * c->assoc;
-  *front = w;
-  if (LIKELY(way_tag(w[0]) == tag))
+  TwWay *w0 = &c->mru[set];
+  *front = w0;
+  if (LIKELY(way_tag(*w0) == tag))
     return True;
-  UInt n = c->assoc, i;
-  for (i = 1; i < n; i++)
-    if (way_tag(w[i]) == tag)
+  UInt n = c->assoc - 1, i;
+  TwWay *r = c->rest + set * n;
+  for (i = 0; i < n; i++)
+    if (way_tag(r[i]) == tag)
       break;
-  TwWay m;
+  TwWay m, *out;
   Bool hit = i < n;
   if (hit) {
-    m = w[i];
+    m = r[i];
   } else {
     if (UNLIKELY(tag >= NO_TAG))
       tag_too_high(c, ln);
-    i = n - 1;
-    victim->ln = line_of(c, set, w[i]);
-    victim->slot = way_slot(w[i]);
-    victim->flags = way_flags(w[i]);
+    out = n ? &r[n - 1] : w0;
+    victim->ln = line_of(c, set, *out);
+    victim->slot = way_slot(*out);
+    victim->flags = way_flags(*out);
     m = tag << 32 | (ULong)TW_SITE_UNKNOWN << 3;
+    if (n == 0) {
+      *w0 = m;
+      return False;
+    }
+    i = n - 1;
   }
   for (; i > 0; i--)
-    w[i] = w[i - 1];
-  w[0] = m;
+    r[i] = r[i - 1];
+  r[0] = *w0;
+  *w0 = m;
   return hit;
 }
 
@@ -171,11 +189,12 @@ static inline void llc_evicted(const TwLine *v) {
  * LLC's LRU order (a writeback is not a use), allocating it there only when
  * the LLC no longer holds it. */
 static void llc_write_back_in(const TwLine *v) {
-  TwWay *w = set_ways(&llc, v->ln), *m = NULL;
+  UWord set = set_of(&llc, v->ln);
   ULong tag = tag_of(&llc, v->ln);
+  TwWay *m = NULL;
   for (UInt i = 0; i < llc.assoc; i++) {
-    if (way_tag(w[i]) == tag) {
-      m = &w[i];
+    if (way_tag(*way_at(&llc, set, i)) == tag) {
+      m = way_at(&llc, set, i);
       break;
     }
   }
@@ -267,7 +286,7 @@ static void __attribute__((noinline)) store_slow(Addr a, UWord size) {
  * uniform line, within the line. It does what access_line does there. */
 static inline TwWay *d1_mru_uniform(Addr a, UWord size) {
   Addr ln = a >> line_bits;
-  TwWay *w = set_ways(&d1, ln);
+  TwWay *w = &d1.mru[set_of(&d1, ln)];
   if (LIKELY(way_tag(*w) == tag_of(&d1, ln) && (*w & F_UNIFORM) &&
              (a & (line_size - 1)) + size <= line_size))
     return w;
@@ -298,7 +317,7 @@ static void forget_in(const TwCache *c, Addr first, Addr last) {
     /* Large range: one pass over the whole cache is cheaper. */
     for (UWord set = 0; set < c->sets; set++)
       for (UInt i = 0; i < c->assoc; i++) {
-        TwWay *w = &c->ways[set * c->assoc + i];
+        TwWay *w = way_at(c, set, i);
         Addr ln = line_of(c, set, *w);
         if (ln != NO_LINE && ln >= first && ln <= last)
           *w &= ~(ULong)F_UNIFORM;
@@ -306,11 +325,11 @@ static void forget_in(const TwCache *c, Addr first, Addr last) {
     return;
   }
   for (Addr ln = first; ln <= last; ln++) {
-    TwWay *w = set_ways(c, ln);
+    UWord set = set_of(c, ln);
     ULong tag = tag_of(c, ln);
     for (UInt i = 0; i < c->assoc; i++)
-      if (way_tag(w[i]) == tag)
-        w[i] &= ~(ULong)F_UNIFORM;
+      if (way_tag(*way_at(c, set, i)) == tag)
+        *way_at(c, set, i) &= ~(ULong)F_UNIFORM;
   }
 }
 
@@ -327,22 +346,24 @@ void tw_cache_forget_range(Addr a, SizeT len) {
 
 /* At exit: dirty lines still cached count as writebacks (they would reach
  * memory eventually). */
-static TwLine line_at(const TwCache *c, UWord i) {
-  TwWay w = c->ways[i];
-  TwLine l = {line_of(c, i / c->assoc, w), way_slot(w), way_flags(w)};
+static TwLine line_at(const TwCache *c, UWord set, UInt i) {
+  TwWay w = *way_at(c, set, i);
+  TwLine l = {line_of(c, set, w), way_slot(w), way_flags(w)};
   return l;
 }
 
 void tw_cache_flush(void) {
-  for (UWord i = 0; i < d1.sets * d1.assoc; i++) {
-    TwLine l = line_at(&d1, i);
-    if (l.ln != NO_LINE && (l.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
-      llc_write_back_in(&l);
-  }
-  for (UWord i = 0; i < llc.sets * llc.assoc; i++) {
-    TwLine l = line_at(&llc, i);
-    llc_evicted(&l);
-  }
+  for (UWord set = 0; set < d1.sets; set++)
+    for (UInt i = 0; i < d1.assoc; i++) {
+      TwLine l = line_at(&d1, set, i);
+      if (l.ln != NO_LINE && (l.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
+        llc_write_back_in(&l);
+    }
+  for (UWord set = 0; set < llc.sets; set++)
+    for (UInt i = 0; i < llc.assoc; i++) {
+      TwLine l = line_at(&llc, set, i);
+      llc_evicted(&l);
+    }
 }
 
 /* A forked child starts with empty caches: lines the parent dirtied are the
@@ -350,6 +371,7 @@ void tw_cache_flush(void) {
 void tw_cache_reset(void) {
   const TwCache *cs[2] = {&d1, &llc};
   for (UInt c = 0; c < 2; c++)
-    for (UWord i = 0; i < cs[c]->sets * cs[c]->assoc; i++)
-      cs[c]->ways[i] = EMPTY_WAY;
+    for (UWord set = 0; set < cs[c]->sets; set++)
+      for (UInt i = 0; i < cs[c]->assoc; i++)
+        *way_at(cs[c], set, i) = EMPTY_WAY;
 }
