@@ -172,32 +172,45 @@ static UInt remember_stack(RawStack **slot, ULong h, Bool deep, const Addr *ips,
 }
 
 static UInt site_of_stack(ThreadId tid) {
+  /* the last allocation needed the deeper unwind: allocation-heavy code
+   * usually repeats its contexts, so this one starts with it */
+  static Bool go_deep;
   Addr ips[MAX_IPS];
   /* Usually one allocator frame (the vgpreload replacement) precedes the
    * user frames: a short trace identifies the site unless it was cut short
    * of `depth` user frames, in which case a deeper one is the key. Known
    * traces cost one hash probe; a short trace known to be too short
    * (which depends only on its addresses) costs one probe and the deeper
-   * unwind. */
+   * unwind. A short trace is the start of a deeper one (the unwinder
+   * stops at the limit), so after an allocation that needed the deeper
+   * unwind the next one unwinds deep at once and takes its short trace
+   * from there. */
   UInt want = tw_depth + 3;
-  UInt n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+  UInt deep = tw_depth + 24 < MAX_IPS ? tw_depth + 24 : MAX_IPS;
+  UInt n_deep = go_deep ? VG_(get_StackTrace)(tid, ips, deep, NULL, NULL, 0) : 0;
+  UInt n = go_deep ? (n_deep < want ? n_deep : want)
+                   : VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
   ULong h = tw_hash_ips((const uintptr_t *)ips, (int)n);
   RawStack **slot = raw_slot(h, False, ips, n);
   if (!*slot) {
     Bool short_ = n == want && tw_user_frames(ips, n) < (UInt)tw_depth;
-    if (!short_)
+    if (!short_) {
+      go_deep = False;
       return remember_stack(slot, h, False, ips, n, 0);
+    }
     remember_stack(slot, h, False, ips, n, NEEDS_DEEPER);
   } else if ((*slot)->site != NEEDS_DEEPER) {
+    go_deep = False;
     return (*slot)->site;
   }
-  want = tw_depth + 24 < MAX_IPS ? tw_depth + 24 : MAX_IPS;
-  n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
-  h = tw_hash_ips((const uintptr_t *)ips, (int)n);
-  slot = raw_slot(h, True, ips, n);
+  go_deep = True;
+  if (!n_deep)
+    n_deep = VG_(get_StackTrace)(tid, ips, deep, NULL, NULL, 0);
+  h = tw_hash_ips((const uintptr_t *)ips, (int)n_deep);
+  slot = raw_slot(h, True, ips, n_deep);
   if (*slot)
     return (*slot)->site;
-  return remember_stack(slot, h, True, ips, n, 0);
+  return remember_stack(slot, h, True, ips, n_deep, 0);
 }
 
 /* Owner of an address outside every heap block. A one-page memo keeps
