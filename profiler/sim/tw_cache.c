@@ -167,6 +167,49 @@ static inline Bool touch(const TwCache *c, Addr ln, TwLine *victim,
   return hit;
 }
 
+/* Pages holding a line that was ever found uniform with a non-heap owner
+ * (static, stack, unknown): open addressing on page numbers. */
+#define PAGE_BITS 12
+static Addr *nh_pages;
+static UWord nh_mask, nh_n;
+
+static UWord nh_find(Addr pg) {
+  UWord i = (pg * 0x9E3779B97F4A7C15ULL) >> 24 & nh_mask;
+  while (nh_pages[i] != NO_LINE && nh_pages[i] != pg)
+    i = (i + 1) & nh_mask;
+  return i;
+}
+
+static void nh_add(Addr pg) {
+  if (2 * (nh_n + 1) > nh_mask + 1) {
+    Addr *old = nh_pages;
+    UWord old_n = nh_mask + 1;
+    nh_mask = old ? 2 * old_n - 1 : 1023;
+    nh_pages = VG_(malloc)("tw.nhpages", (nh_mask + 1) * sizeof(Addr));
+    for (UWord i = 0; i <= nh_mask; i++)
+      nh_pages[i] = NO_LINE;
+    for (UWord i = 0; old && i < old_n; i++)
+      if (old[i] != NO_LINE)
+        nh_pages[nh_find(old[i])] = old[i];
+    VG_(free)(old);
+  }
+  UWord i = nh_find(pg);
+  if (nh_pages[i] == NO_LINE) {
+    nh_pages[i] = pg;
+    nh_n++;
+  }
+}
+
+static void note_nonheap_uniform(Addr ls) {
+  static Addr last = NO_LINE;
+  for (Addr pg = ls >> PAGE_BITS; pg <= (ls + line_size - 1) >> PAGE_BITS;
+       pg++) {
+    if (pg != last)
+      nh_add(pg);
+    last = pg;
+  }
+}
+
 /* Owner of the line ln for an access at a; sets *flags to F_UNIFORM when
  * every byte of the line has that owner. */
 static UInt lookup_slot(Addr a, Addr ln, UInt *flags) {
@@ -177,6 +220,8 @@ static UInt lookup_slot(Addr a, Addr ln, UInt *flags) {
     return b->slot;
   }
   *flags = tw_range_has_block(ls, line_size) ? 0 : F_UNIFORM;
+  if (*flags)
+    note_nonheap_uniform(ls);
   return tw_classify_nonheap(a);
 }
 
@@ -342,6 +387,24 @@ void tw_cache_forget_range(Addr a, SizeT len) {
   Addr first = a >> line_bits, last = (a + len - 1) >> line_bits;
   forget_in(&d1, first, last);
   forget_in(&llc, first, last);
+}
+
+/* A block was allocated in memory outside every block. A line there can
+ * only be uniform with a non-heap owner: a line uniform with a block's slot
+ * lies in that block while it lives, and its lines are forgotten when it is
+ * freed (tw_heap.c keeps this so, or forgets every new block's range). So
+ * when no line was ever found uniform with a non-heap owner on the block's
+ * pages, there is nothing to forget and the caches are not searched. */
+void tw_cache_forget_fresh_range(Addr a, SizeT len) {
+  if (len == 0)
+    len = 1;
+  Addr first = a >> PAGE_BITS, last = (a + len - 1) >> PAGE_BITS;
+  for (Addr pg = first; nh_pages && pg <= last; pg++) {
+    if (nh_pages[nh_find(pg)] == pg) {
+      tw_cache_forget_range(a, len);
+      return;
+    }
+  }
 }
 
 /* At exit: dirty lines still cached count as writebacks (they would reach

@@ -45,11 +45,19 @@ typedef struct {
 static RawStack **raw;
 static UWord raw_mask, n_raw;
 
+/* Word by word: VG_(memcmp) goes byte by byte. */
+static Bool same_ips(const Addr *a, const Addr *b, UInt n) {
+  for (UInt i = 0; i < n; i++)
+    if (a[i] != b[i])
+      return False;
+  return True;
+}
+
 static RawStack **raw_slot(ULong h, Bool deep, const Addr *ips, UInt n) {
   for (UWord i = h & raw_mask;; i = (i + 1) & raw_mask) {
     RawStack *r = raw[i];
     if (!r || (r->hash == h && r->n == n && r->deep == deep &&
-               VG_(memcmp)(r->ips, ips, n * sizeof(Addr)) == 0))
+               same_ips(r->ips, ips, n)))
       return &raw[i];
   }
 }
@@ -235,9 +243,15 @@ UInt tw_classify_nonheap(Addr a) {
   return memo_site;
 }
 
+/* Set once a malloc'ed block was retracted: cached lines of it may stay
+ * uniform with its slot after it is gone, so from then on every new block
+ * forgets its range in the caches (tw_cache_forget_fresh_range). */
+static Bool retracted;
+
 /* Forgets a malloc'ed block that a custom allocator (the tierwise runtime)
  * carved its own announced block out of: the announced one replaces it. */
 static void retract(TwBlock *b) {
+  retracted = True;
   tw_map_remove(b);
   TwSite *s = &tw_sites[b->site];
   s->allocs--;
@@ -275,7 +289,10 @@ TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
     s->peak_bytes = s->cur_bytes;
   tw_slots[b->slot].allocs++;
   tw_slots[b->slot].bytes_allocated += size;
-  tw_cache_forget_range(p, size);
+  if (custom || retracted)
+    tw_cache_forget_range(p, size);
+  else
+    tw_cache_forget_fresh_range(p, size);
   return b;
 }
 

@@ -86,6 +86,7 @@ void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
 VG_REGPARM(2) void tw_load(Addr a, UWord size);
 VG_REGPARM(2) void tw_store(Addr a, UWord size);
 void tw_cache_forget_range(Addr a, SizeT len);
+void tw_cache_forget_fresh_range(Addr a, SizeT len);
 void tw_cache_flush(void);
 void tw_cache_reset(void);
 
