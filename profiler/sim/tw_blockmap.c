@@ -34,14 +34,19 @@ static Edge *edges;
 static UWord edge_mask, n_edges;
 
 static WordFM *wide_blocks; /* TwBlock* (interval key) -> 0 */
-static TwBlock *last_block;
 
-/* Chunk cache: for recently looked-up chunks, the block found there
- * (direct-mapped; an entry is used only if its block holds the address).
- * Small enough to stay in the host's cache, unlike the edge map. Entries
- * of a block's chunks are cleared when it is removed. */
-#define CC_SIZE 4096
-static TwBlock *chunk_cache[CC_SIZE];
+/* Chunk cache: for recently looked-up chunks, a copy of what the cache
+ * simulator needs of the block found there (direct-mapped; an entry is used
+ * only if its extent holds the address). A hit reads neither the edge map
+ * nor the block. Entries of a block's chunks are cleared when it is removed
+ * or its slot changes. last_owner is the entry that answered last. */
+#define CC_SIZE 16384
+static TwOwner chunk_cache[CC_SIZE];
+static TwOwner *last_owner = &chunk_cache[0];
+
+static inline Bool owns(const TwOwner *o, Addr a) {
+  return o->b && a - o->start < (o->size ? o->size : 1);
+}
 
 static inline UWord edge_hash(Addr chunk, UWord mask) {
   return (chunk * 0x9E3779B97F4A7C15ULL) >> 20 & mask;
@@ -197,12 +202,14 @@ void tw_map_remove(TwBlock *b) {
     VG_(delFromFM)(wide_blocks, NULL, NULL, (UWord)b);
     memo_drop(b->start, b->size);
   }
-  if (last_block == b)
-    last_block = NULL;
+  tw_map_slot_changed(b);
+}
+
+void tw_map_slot_changed(TwBlock *b) {
   Addr n = last_chunk(b) - first_chunk(b) + 1;
   for (Addr c = first_chunk(b), i = 0; i < n && i < CC_SIZE; c++, i++)
-    if (chunk_cache[c % CC_SIZE] == b)
-      chunk_cache[c % CC_SIZE] = NULL;
+    if (chunk_cache[c % CC_SIZE].b == b)
+      chunk_cache[c % CC_SIZE].b = NULL;
 }
 
 /* 1: a is in *out; 0: no block holds a; -1: chunk has no edges, ask the
@@ -244,20 +251,26 @@ static TwBlock *find_uncached(Addr a) {
   return b;
 }
 
-TwBlock *tw_find_block(Addr a) {
-  TwBlock *b = last_block;
-  if (b && a - b->start < extent(b))
-    return b;
-  TwBlock **cc = &chunk_cache[(a >> EDGE_BITS) % CC_SIZE];
-  b = *cc;
-  if (!b || a - b->start >= extent(b)) {
-    b = find_uncached(a);
+const TwOwner *tw_find_owner(Addr a) {
+  if (owns(last_owner, a))
+    return last_owner;
+  TwOwner *o = &chunk_cache[(a >> EDGE_BITS) % CC_SIZE];
+  if (!owns(o, a)) {
+    TwBlock *b = find_uncached(a);
     if (!b)
       return NULL;
-    *cc = b;
+    o->start = b->start;
+    o->size = b->size;
+    o->slot = b->slot;
+    o->b = b;
   }
-  last_block = b;
-  return b;
+  last_owner = o;
+  return o;
+}
+
+TwBlock *tw_find_block(Addr a) {
+  const TwOwner *o = tw_find_owner(a);
+  return o ? o->b : NULL;
 }
 
 /* A narrow block (no wide one) overlapping [a, a+len): each has an edge

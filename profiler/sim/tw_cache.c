@@ -214,10 +214,10 @@ static void note_nonheap_uniform(Addr ls) {
  * every byte of the line has that owner. */
 static UInt lookup_slot(Addr a, Addr ln, UInt *flags) {
   Addr ls = ln << line_bits, le = ls + line_size;
-  TwBlock *b = tw_find_block(a);
-  if (b) {
-    *flags = (b->start <= ls && le <= b->start + b->size) ? F_UNIFORM : 0;
-    return b->slot;
+  const TwOwner *o = tw_find_owner(a);
+  if (o) {
+    *flags = (o->start <= ls && le <= o->start + o->size) ? F_UNIFORM : 0;
+    return o->slot;
   }
   *flags = tw_range_has_block(ls, line_size) ? 0 : F_UNIFORM;
   if (*flags)

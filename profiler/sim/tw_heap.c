@@ -345,6 +345,7 @@ void tw_set_block_tier(Addr p, UInt tier) {
   old->bytes_allocated -= b->size;
   b->tier = tier;
   b->slot = tw_slot_for(b->site, tier);
+  tw_map_slot_changed(b);
   tw_slots[b->slot].allocs++;
   tw_slots[b->slot].bytes_allocated += b->size;
   tw_cache_forget_range(b->start, b->size);

@@ -53,10 +53,18 @@ extern UInt tw_n_sites;
 extern const HChar *tw_tier_names[TW_MAX_TIERS];
 
 /* tw_blockmap.c: address -> live block */
+typedef struct {
+  Addr start;
+  SizeT size;
+  TwBlock *b;
+  UInt slot;
+} TwOwner; /* a live block as the cache simulator sees it */
 void tw_map_init(void);
 void tw_map_insert(TwBlock *b);
 void tw_map_remove(TwBlock *b);
+void tw_map_slot_changed(TwBlock *b);
 TwBlock *tw_find_block(Addr a);
+const TwOwner *tw_find_owner(Addr a);
 TwBlock *tw_map_overlap(Addr a, SizeT len);
 Bool tw_range_has_block(Addr a, SizeT len);
 void tw_map_for_each(void (*f)(const TwBlock *));
