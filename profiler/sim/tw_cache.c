@@ -389,6 +389,16 @@ void tw_cache_forget_range(Addr a, SizeT len) {
   forget_in(&llc, first, last);
 }
 
+/* A block at [a, a+len) ends. Only lines wholly inside it can be uniform
+ * (a line it shares with other memory is found uniform neither while the
+ * block lives nor, see below, when it is born), so only those are
+ * forgotten; a block smaller than a line costs no cache search. */
+void tw_cache_forget_inside(Addr a, SizeT len) {
+  Addr first = (a + line_size - 1) >> line_bits, end = (a + len) >> line_bits;
+  if (first < end)
+    tw_cache_forget_range(first << line_bits, (end - first) << line_bits);
+}
+
 /* A block was allocated in memory outside every block. A line there can
  * only be uniform with a non-heap owner: a line uniform with a block's slot
  * lies in that block while it lives, and its lines are forgotten when it is

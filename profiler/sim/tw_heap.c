@@ -321,7 +321,7 @@ void tw_release_block(Addr p, Bool mapped) {
   tw_map_remove(b);
   tw_sites[b->site].cur_bytes -= b->size;
   write_object(b, True);
-  tw_cache_forget_range(b->start, b->size);
+  tw_cache_forget_inside(b->start, b->size);
   block_free(b);
 }
 

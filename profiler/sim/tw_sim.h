@@ -95,6 +95,7 @@ VG_REGPARM(2) void tw_load(Addr a, UWord size);
 VG_REGPARM(2) void tw_store(Addr a, UWord size);
 void tw_cache_forget_range(Addr a, SizeT len);
 void tw_cache_forget_fresh_range(Addr a, SizeT len);
+void tw_cache_forget_inside(Addr a, SizeT len);
 void tw_cache_flush(void);
 void tw_cache_reset(void);
 
