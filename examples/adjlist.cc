@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
   tw_ex_load(&o, &el);
   int64_t n = el.n;
 
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   AdjList adj(n);
   tw_ex_object(&o, "adjacency", adj.data(), n * sizeof(std::vector<int>));
   AdjList wts(n);

@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
   tw_ex_object(&o, "next_bitmap", next, words * sizeof(uint64_t));
 
   int64_t root = tw_ex_root(&o, g.out_off, n);
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   for (int64_t v = 0; v < n; v++)
     depth[v] = -1;
   depth[root] = 0;

@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   uint64_t *contrib = aligned_alloc(ALIGN, vec_bytes);
   tw_ex_object(&o, "contrib", contrib, vec_bytes);
 
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   const uint64_t init = tw_ex_pr_init(n), base = tw_ex_pr_base(n);
 #pragma omp parallel for schedule(static)
   for (int64_t v = 0; v < n; v++)

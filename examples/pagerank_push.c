@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   uint64_t *acc = calloc((size_t)n, sizeof(uint64_t));
   tw_ex_object(&o, "acc", acc, vec_bytes);
 
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   const uint64_t init = tw_ex_pr_init(n), base = tw_ex_pr_base(n);
 #pragma omp parallel for schedule(static)
   for (int64_t v = 0; v < n; v++)

@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
              static_cast<long long>(a.parts),
              static_cast<long long>(a.part_col[a.parts]));
 
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   const uint64_t init = tw_ex_pr_init(n), base = tw_ex_pr_base(n);
 #pragma omp parallel for schedule(static)
   for (int64_t v = 0; v < n; v++)

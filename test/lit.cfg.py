@@ -33,5 +33,8 @@ config.environment["TIERWISE_BUILD_DIR"] = b
 for var in ("HOME", "TMPDIR", "LANG"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
-# Python helpers used by tests live in test/Inputs.
-config.environment["PYTHONPATH"] = os.path.join(config.tw_src_root, "test", "Inputs")
+# Python helpers used by tests live in test/Inputs; the advisor package is
+# this source tree's (not whichever tree .venv's editable install names).
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    [os.path.join(config.tw_src_root, "advisor"), os.path.join(config.tw_src_root, "test", "Inputs")]
+)

@@ -172,12 +172,38 @@ def test_parse_size():
     assert tiers.parse_size("2GiB") == 2 << 30
 
 
-def test_streamed_site_latency_hidden_by_prefetch(model):
-    # 16 loads per missed line: a sweep; latency / prefetch_factor (10)
+def test_streamed_site_latency_hidden_by_prefetch(model, tmp_path):
+    # 16 loads per missed line: a sweep; latency / prefetch_factor (10 here)
+    p = tmp_path / "pf10.toml"
+    p.write_text(TOML.replace("compute_ns_per_access", "prefetch_factor = 10\ncompute_ns_per_access"))
     s = sites(("d", 4096, 16_000_000, 0, 1_000_000, 0, 0))
-    c = cost.site_costs(s, model).iloc[0]
+    c = cost.site_costs(s, tiers.load(str(p))).iloc[0]
     assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4 / 10)  # 0.01 s > bw 0.0064 s
     assert c["regime"] == "streamed"
+    # the default factor (64, calibrated on seed 004) makes the sweep
+    # bandwidth bound: 1e6 lines * 64 B / 10 GB/s
+    c = cost.site_costs(s, model).iloc[0]
+    assert model.prefetch_factor == 64
+    assert c["t_slow"] == pytest.approx(1e6 * 64 / 10e9)
+    assert c["regime"] == "bandwidth"
     # one miss per 2 accesses: random, full latency
     s = sites(("e", 4096, 2_000_000, 0, 1_000_000, 0, 0))
     assert cost.site_costs(s, model).iloc[0]["regime"] == "latency"
+
+
+def test_measured_sequential_misses_replace_the_ratio_rule(model):
+    # 1e6 misses of which 3/4 continue a sweep (the sim backend counts them):
+    # latency 1e6 * 400 ns / 4 * (1/4 + 3/4 / 64)
+    s = sites(("f", 4096, 2_000_000, 0, 1_000_000, 0, 0)).assign(llc_stream_misses=750_000)
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4 * (0.25 + 0.75 / 64))
+    assert c["regime"] == "streamed"  # mostly sequential, still latency bound
+    # a randomly reused site that mostly hits (16 accesses per miss) is a
+    # sweep by the ratio rule, but its misses are not sequential: full latency
+    s = sites(("g", 4096, 16_000_000, 0, 1_000_000, 0, 0)).assign(llc_stream_misses=0)
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4)
+    assert c["regime"] == "latency"
+    # not measured (empty): the ratio rule decides
+    s = sites(("h", 4096, 16_000_000, 0, 1_000_000, 0, 0)).assign(llc_stream_misses=[None])
+    assert cost.site_costs(s, model).iloc[0]["regime"] == "bandwidth"

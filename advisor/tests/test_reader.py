@@ -146,3 +146,21 @@ def test_site_without_user_frame_counts_as_unknown(tmp_path):
     assert p.sites.at[3, "stack"] == "[unknown]"
     assert 3 not in p.placeable.index
     assert "without a user frame" in p.notes[0]
+
+
+def test_optional_stream_misses_column(tmp_path):
+    # without the column (pmu, alloc backends): read as not measured
+    a = reader.read_profile(write_profile(tmp_path / "a", good_rows()))
+    assert a.sites["llc_stream_misses"].isna().all()
+    # with it (sim backend): read, and summed when profiles merge
+    d = write_profile(tmp_path / "b", [site_row(0, "x+0x10;x+0x20", 4096, 100, 50, 10, 5, 3)])
+    text = (d / "sites.csv").read_text().splitlines()
+    (d / "sites.csv").write_text(f"{text[0]},llc_stream_misses\n{text[1]},12\n")
+    b = reader.read_profile(d)
+    assert b.sites.at[0, "llc_stream_misses"] == 12
+    m = reader.read_profiles([d, d]).sites.set_index("stack")
+    assert m.at["x+0x10;x+0x20", "llc_stream_misses"] == 24
+    # merged with a profile that did not count them: the measured sum
+    m = reader.read_profiles([tmp_path / "a", d]).sites.set_index("stack")
+    assert m.at["x+0x10;x+0x20", "llc_stream_misses"] == 12
+    assert pd.isna(m.at["x+0x30", "llc_stream_misses"])

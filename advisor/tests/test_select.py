@@ -7,6 +7,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from advisor_profiles import site_row, write_profile
 from tierwise import cost, reader, select, tiers
@@ -221,3 +223,36 @@ def test_peak_instants_keep_every_subset_peak(tmp_path, seed):
     for mask in range(1, 1 << n):
         rows_ = [i for i in range(n) if mask >> i & 1]
         assert pruned[rows_].sum(axis=0).max() == full[rows_].sum(axis=0).max()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),  # site
+            st.integers(1, 1000),  # size
+            st.integers(0, 30),  # alloc time
+            st.one_of(st.none(), st.integers(0, 30)),  # lifetime (None: never freed)
+            st.integers(0, 1),  # profile
+        ),
+        max_size=25,
+    ),
+    st.lists(st.integers(0, 3000), min_size=5, max_size=5),
+)
+def test_peak_footprint_equals_the_live_matrix_peak(objs, extra):
+    # the event sweep gives the largest column total of live_matrix (the
+    # lifetime-aware packing's view), residual bytes included
+    import pandas as pd
+
+    from tierwise.reader import Profile
+
+    o = pd.DataFrame(
+        [(s, z, a, None if life is None else a + life, pr) for s, z, a, life, pr in objs],
+        columns=["site", "size", "alloc_time", "free_time", "profile"],
+    ).astype({"free_time": "Float64"})
+    sites = pd.DataFrame({"site": range(5), "stack": [f"x+0x{i}0" for i in range(5)]})
+    per_site = o.groupby("site")["size"].sum() if len(o) else pd.Series(dtype="int64")
+    sites["peak_bytes"] = [int(per_site.get(i, 0)) + extra[i] for i in range(5)]
+    p = Profile(["a"], [{}], sites.set_index("site", drop=False), o, pd.DataFrame())
+    live = select.live_matrix(o, sites.index, sites["peak_bytes"])
+    assert select.peak_footprint(p) == int(live.sum(axis=0).max())

@@ -6,15 +6,9 @@ advisor/FORMATS.md) and the table `tierwise advise` prints."""
 import pandas as pd
 
 from tierwise import cost
-from tierwise.select import parse_budget, select
+from tierwise.select import parse_budget, peak_footprint, select
 
 PLACEMENT_FORMAT = "tierwise-placement"
-
-
-def total_footprint(profile) -> int:
-    """Total peak footprint: the sum of placeable sites' peak_bytes (what a
-    percentage budget is a percentage of)."""
-    return int(pd.to_numeric(profile.placeable["peak_bytes"], errors="coerce").fillna(0).sum())
 
 
 def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
@@ -51,7 +45,7 @@ def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: boo
             "--backend sim or pmu, or use --policy size"
         )
     costs = cost.site_costs(profile.sites, model)
-    total = total_footprint(profile)
+    total = peak_footprint(profile)
     budget = parse_budget(budget_spec, total)
     sel = select(profile, costs, budget, policy, lifetime=lifetime)
     tier_of = {

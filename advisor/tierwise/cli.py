@@ -5,6 +5,7 @@ its parser) and `run(args) -> int`."""
 
 import argparse
 import importlib
+import os
 import sys
 
 from tierwise import __version__
@@ -62,13 +63,20 @@ def main(argv=None):
         parser.print_help()
         return 2
     try:
-        return int(args._run(args) or 0)
+        rc = int(args._run(args) or 0)
+        sys.stdout.flush()  # a closed pipe fails here, where it is handled
+        return rc
     except (UserError, ValueError, FileNotFoundError, PermissionError) as e:
         print(f"tierwise {args.verb}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"tierwise {args.verb}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (`| head`): stop quietly, as cat
+        # does; point stdout at /dev/null so the exit-time flush cannot fail
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ ratio_to_dram, source)."""
 import pandas as pd
 
 from tierwise import baselines, cost
-from tierwise.advice import total_footprint
+from tierwise.select import peak_footprint
 from tierwise.select import POLICIES, select
 
 COLUMNS = [
@@ -24,7 +24,7 @@ COLUMNS = [
 
 def compare_table(profile, model, fractions, policies=POLICIES, with_oracle=False, lifetime=True):
     costs = cost.site_costs(profile.sites, model)
-    total = total_footprint(profile)
+    total = peak_footprint(profile)
     placeable = costs.index[costs["placeable"]]
     secs = lambda fast: cost.placement_seconds(profile.sites, costs, model, fast)
     t_fast = secs(set(placeable))

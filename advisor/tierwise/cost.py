@@ -7,9 +7,14 @@ Per site s on tier t (line = 64 B, MLP = assumed memory-level parallelism):
   bandwidth_s = (llc_load_misses + llc_store_misses) * line / t.read_bandwidth
               + writebacks * line / t.write_bandwidth
   time(s, t)  = max(latency_s, bandwidth_s)
-Streamed sites (LLC misses <= stream_miss_ratio of loads + stores: a sweep
-over lines) have their latency term divided by prefetch_factor: prefetchers
-hide most of it (seed 002 fig. 1, sequential vs random: ~10x).
+Sequential misses (llc_stream_misses: misses that continue a sweep of
+consecutive lines, counted by the sim backend) have their latency divided by
+prefetch_factor: prefetchers hide most of it (calibrated on seed 004 table
+3.3). A site is charged
+  latency_s * ((1 - q) + q / prefetch_factor),  q = llc_stream_misses / misses.
+Where the count was not measured (pmu backend, older profiles) q is 1 for
+sites whose LLC misses are <= stream_miss_ratio of their loads + stores (a
+sweep over lines) and 0 otherwise.
 A site is charged the larger of the two: a site that streams more bytes than
 the tier can move in its latency-bound time is bandwidth bound (seed 002,
 GraphMat/X-Stream), otherwise latency bound (Galois/GraphLab). Writebacks are
@@ -28,30 +33,37 @@ import pandas as pd
 from tierwise.reader import PSEUDO_SITES
 
 COUNTS = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
+# Optional count: of the LLC misses, those continuing a sweep (sim backend).
+STREAM = "llc_stream_misses"
 
 
 def counts_of(df: pd.DataFrame) -> pd.DataFrame:
-    """Access counts as float64, empty (not measured) as 0."""
-    return pd.DataFrame(
-        {
-            c: (
-                pd.to_numeric(df[c], errors="coerce").astype("float64").fillna(0.0)
-                if c in df
-                else 0.0
-            )
-            for c in COUNTS
-        },
-        index=df.index,
+    """Access counts as float64, empty (not measured) as 0; and STREAM,
+    NaN where not measured."""
+    num = lambda c: pd.to_numeric(df[c], errors="coerce").astype("float64")
+    out = pd.DataFrame(
+        {c: (num(c).fillna(0.0) if c in df else 0.0) for c in COUNTS}, index=df.index
     )
+    out[STREAM] = num(STREAM) if STREAM in df else float("nan")
+    return out
 
 
 def streamed(c: pd.DataFrame, model) -> pd.Series:
     """Rows whose LLC misses are at most `stream_miss_ratio` of their loads
     and stores: accesses that sweep lines (one miss per line of small
-    elements), which hardware prefetchers hide (seed 002 fig. 1)."""
+    elements), which hardware prefetchers hide (seed 002 fig. 1). The
+    fallback where sequential misses were not counted."""
     acc = c["loads"] + c["stores"]
     miss = c["llc_load_misses"] + c["llc_store_misses"]
     return (acc > 0) & (miss <= model.stream_miss_ratio * acc)
+
+
+def stream_share(c: pd.DataFrame, model) -> pd.Series:
+    """Share of each row's LLC misses that are sequential: measured where
+    STREAM was counted, else 1 or 0 by the ratio rule (streamed())."""
+    miss = c["llc_load_misses"] + c["llc_store_misses"]
+    q = (c[STREAM] / miss.where(miss > 0)).clip(0, 1).fillna(0.0)
+    return q.where(c[STREAM].notna(), streamed(c, model).astype("float64"))
 
 
 def _time_parts(c: pd.DataFrame, tier, model):
@@ -63,7 +75,8 @@ def _time_parts(c: pd.DataFrame, tier, model):
         * 1e-9
         / model.mlp
     )
-    lat = lat.where(~streamed(c, model), lat / model.prefetch_factor)
+    q = stream_share(c, model)
+    lat = lat * ((1 - q) + q / model.prefetch_factor)
     bw = (c["llc_load_misses"] + c["llc_store_misses"]) * model.line_bytes / (
         tier.read_bandwidth_gbs * 1e9
     ) + c["writebacks"] * model.line_bytes / (tier.write_bandwidth_gbs * 1e9)
@@ -99,7 +112,7 @@ def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
     out["t_slow"] = np.maximum(lat_s, bw_s)
     out["benefit"] = out["t_slow"] - out["t_fast"]
     out["regime"] = np.where(
-        bw_s > lat_s, "bandwidth", np.where(streamed(c, model), "streamed", "latency")
+        bw_s > lat_s, "bandwidth", np.where(stream_share(c, model) >= 0.5, "streamed", "latency")
     )
     out["placeable"] = ~sites["stack"].isin(PSEUDO_SITES)
     return out
@@ -132,7 +145,7 @@ def modelled_time(counts: pd.DataFrame, model) -> dict:
     total = base
     for name, rows in counts.groupby("tier", sort=True):
         t = time_on(rows, model.tier(str(name)), model).sum()
-        c = counts_of(rows).sum()
+        c = counts_of(rows)[COUNTS].sum()
         per_tier[str(name)] = {**{k: int(v) for k, v in c.items()}, "seconds": float(t)}
         total += float(t)
     return {"seconds": total, "baseline": base, "per_tier": per_tier}

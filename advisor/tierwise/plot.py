@@ -19,9 +19,9 @@ def budget_curve(
 ) -> pd.DataFrame:
     """Rows: policy, budget_fraction, budget_bytes, modelled_seconds,
     ratio_to_dram (to the all-fast-tier placement), fast_bytes."""
-    from tierwise.advice import total_footprint
+    from tierwise.select import peak_footprint
 
-    total = total_footprint(profile)
+    total = peak_footprint(profile)
     placeable = set(costs.index[costs["placeable"]])
     t_fast = cost.placement_seconds(profile.sites, costs, model, placeable)
     rows = []
@@ -58,7 +58,7 @@ def plot_curve(df: pd.DataFrame, path, title: str, ylabel="modelled time (s)"):
             )
         else:
             ax.plot(d["budget_fraction"] * 100, d["modelled_seconds"], marker="o", label=pol)
-    ax.set_xlabel("DRAM budget (% of peak footprint)")
+    ax.set_xlabel("DRAM budget (% of peak live footprint)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)

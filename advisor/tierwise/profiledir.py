@@ -21,6 +21,8 @@ SITE_COLUMNS = (
     "site,stack,location,allocs,bytes_allocated,peak_bytes,loads,stores,"
     "llc_load_misses,llc_store_misses,writebacks"
 ).split(",")
+# Optional trailing columns, kept where the backend wrote them.
+OPTIONAL_SITE_COLUMNS = ["llc_stream_misses"]
 OBJECT_COLUMNS = ["site", "size", "alloc_time", "free_time"]
 MODULE_COLUMNS = ["module", "path", "build_id"]
 
@@ -131,7 +133,8 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
         if not s.get("location") and not s["stack"].startswith("["):
             s["location"] = sym.location(s["stack"])
     if sites_path.exists():
-        _write_csv(sites_path, SITE_COLUMNS, sites)
+        extra = [c for c in OPTIONAL_SITE_COLUMNS if sites and c in sites[0]]
+        _write_csv(sites_path, SITE_COLUMNS + extra, sites)
     if modules:
         _write_csv(outdir / "modules.csv", MODULE_COLUMNS, modules)
     status = info.get("exit_status")

@@ -34,7 +34,11 @@ SITE_COLUMNS = {
     "llc_load_misses": "int",
     "llc_store_misses": "int",
     "writebacks": "int",
+    # optional (sim backend; empty = not measured, as from the pmu backend):
+    # the LLC misses that continue a sweep of consecutive lines
+    "llc_stream_misses": "int",
 }
+OPTIONAL_COLUMNS = {"llc_stream_misses"}
 COUNT_COLUMNS = [c for c, k in SITE_COLUMNS.items() if k == "int" and c != "site"]
 OBJECT_COLUMNS = {"site": "int", "size": "int", "alloc_time": "int", "free_time": "int"}
 MODULE_COLUMNS = {"module": "str", "path": "str", "build_id": "str"}
@@ -74,6 +78,8 @@ def _read_csv(path: Path, schema: dict, required: bool = True) -> pd.DataFrame:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
     except pd.errors.ParserError as e:
         raise ValueError(f"{path}: not a valid CSV file ({str(e).splitlines()[0]})") from None
+    for c in OPTIONAL_COLUMNS & set(schema) - set(df.columns):
+        df[c] = ""  # an optional column the writer did not have: not measured
     missing = [c for c in schema if c not in df.columns]
     if missing:
         raise ValueError(

@@ -54,7 +54,7 @@ class TierModel:
     line_bytes: int = 64
     compute_ns_per_access: float = 0.3
     stream_miss_ratio: float = 0.25
-    prefetch_factor: float = 10.0
+    prefetch_factor: float = 64.0
 
     def tier(self, name: str) -> Tier:
         if name == self.fast.name:
@@ -141,5 +141,5 @@ def load(spec=None) -> TierModel:
         line_bytes=int(_num(path, "model", "line_bytes", model.get("line_bytes", 64))),
         compute_ns_per_access=float(model.get("compute_ns_per_access", 0.3)),
         stream_miss_ratio=float(model.get("stream_miss_ratio", 0.25)),
-        prefetch_factor=_num(path, "model", "prefetch_factor", model.get("prefetch_factor", 10)),
+        prefetch_factor=_num(path, "model", "prefetch_factor", model.get("prefetch_factor", 64)),
     )

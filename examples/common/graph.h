@@ -93,7 +93,12 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 double tw_ex_now(void);
-/* Called when the kernel is done, all big structures still live: prints
+/* Called when the kernel starts: opens the region of interest
+ * (TIERWISE_ROI_BEGIN of tierwise.h, for `tierwise profile --roi markers`,
+ * a no-op outside the profiler) and returns tw_ex_now(). */
+double tw_ex_kernel_start(void);
+/* Called when the kernel is done, all big structures still live: closes the
+ * region of interest, prints
  * "time: <seconds> s" on stderr (not in the checksum) and, with -M FILE,
  * copies /proc/self/maps to FILE so tests can see where objects landed. */
 void tw_ex_kernel_done(const tw_ex_options *o, double seconds);

@@ -4,6 +4,7 @@
  * way (one line naming the option and value, non-zero exit). */
 #define _GNU_SOURCE
 #include "graph.h"
+#include "tierwise.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -186,7 +187,13 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...) {
 
 double tw_ex_now(void) { return omp_get_wtime(); }
 
+double tw_ex_kernel_start(void) {
+  TIERWISE_ROI_BEGIN();
+  return tw_ex_now();
+}
+
 void tw_ex_kernel_done(const tw_ex_options *o, double seconds) {
+  TIERWISE_ROI_END();
   fprintf(stderr, "time: %.6f s\n", seconds);
   if (!maps_out)
     return;

@@ -298,6 +298,7 @@ static inline void access_line(Addr a, Bool store, Bool count) {
         tw_slots[slot].llc_store_misses++;
       else
         tw_slots[slot].llc_load_misses++;
+      tw_stream_miss(slot, ln);
     }
     /* A store miss dirties the LLC copy at once; a D1 line whose LLC copy
      * is dirty needs no write-back-in search when it leaves D1. */

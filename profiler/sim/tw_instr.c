@@ -2,7 +2,9 @@
 /* Instrumentation of the tierwise Valgrind tool: every guest load and store
  * (plain, guarded, dirty-helper memory effects, CAS, LL/SC) becomes a call
  * to tw_load/tw_store, and the guest instruction clock tw_icount is advanced
- * before each side exit and at the end of each superblock. */
+ * before each side exit and at the end of each superblock. Under --roi=FUNC
+ * the first instruction of FUNC calls tw_roi_func_entered and every
+ * superblock ending in a return calls tw_roi_returned (tw_roi.c). */
 #include "pub_tool_basics.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_machine.h"
@@ -36,6 +38,16 @@ static void add_icount(IRSB *sb, UInt n) {
   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, where, IRExpr_RdTmp(sum)));
 }
 
+/* A call of fn(guest stack pointer) at this point of sb. */
+static void add_sp_call(IRSB *sb, const VexGuestLayout *layout,
+                        const HChar *name, void *fn) {
+  IRTemp sp = newIRTemp(sb->tyenv, Ity_I64); /* dirty call args are atoms */
+  addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, Ity_I64)));
+  IRExpr **args = mkIRExprVec_1(IRExpr_RdTmp(sp));
+  addStmtToIRSB(sb, IRStmt_Dirty(unsafeIRDirty_0_N(
+                        1, name, VG_(fnptr_to_fnentry)(fn), args)));
+}
+
 IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
                     const VexGuestLayout *layout, const VexGuestExtents *vge,
                     const VexArchInfo *archinfo_host, IRType gWordTy,
@@ -43,6 +55,7 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
   IRSB *sb = deepCopyIRSBExceptStmts(sbIn);
   Int i = 0;
   UInt seen = 0, counted = 0;
+  Bool roi_func = tw_roi_is_function();
   for (; i < sbIn->stmts_used && sbIn->stmts[i]->tag != Ist_IMark; i++)
     addStmtToIRSB(sb, sbIn->stmts[i]);
   for (; i < sbIn->stmts_used; i++) {
@@ -52,6 +65,12 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
     switch (st->tag) {
     case Ist_IMark:
       seen++;
+      if (roi_func && tw_roi_is_entry(st->Ist.IMark.addr)) {
+        addStmtToIRSB(sb, st); /* the call belongs to this instruction */
+        add_sp_call(sb, layout, "tw_roi_func_entered",
+                    (void *)tw_roi_func_entered);
+        continue;
+      }
       break;
     case Ist_WrTmp: {
       IRExpr *e = st->Ist.WrTmp.data;
@@ -116,5 +135,7 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
     addStmtToIRSB(sb, st);
   }
   add_icount(sb, seen - counted);
+  if (roi_func && sb->jumpkind == Ijk_Ret)
+    add_sp_call(sb, layout, "tw_roi_returned", (void *)tw_roi_returned);
   return sb;
 }

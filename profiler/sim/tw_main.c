@@ -110,7 +110,11 @@ static void out_client_command(TwOut *o) {
 /* ---- options ---- */
 
 static Bool tw_process_cmd_line_option(const HChar *arg) {
+  const HChar *roi;
   if VG_STR_CLO (arg, "--out", clo_out) {
+  } else if VG_STR_CLO (arg, "--roi", roi) {
+    if (!tw_roi_set(roi))
+      VG_(fmsg_bad_option)(arg, "expected all, markers or a function name\n");
   } else if VG_BINT_CLO (arg, "--depth", tw_depth, 1, 64) {
   } else if VG_BINT_CLO (arg, "--llc-size", clo_llc_size, 1024, 1LL << 36) {
   } else if VG_BINT_CLO (arg, "--llc-ways", clo_llc_ways, 1, 64) {
@@ -132,7 +136,9 @@ static void tw_print_usage(void) {
       "    --llc-size=BYTES --llc-ways=N   simulated LLC [8388608, 16]\n"
       "    --l1-size=BYTES --l1-ways=N     simulated D1 [32768, 8]\n"
       "    --line-size=BYTES       cache line size [64]\n"
-      "    --objects-min-bytes=N   objects.csv lists blocks >= N [4096]\n");
+      "    --objects-min-bytes=N   objects.csv lists blocks >= N [4096]\n"
+      "    --roi=all|markers|FUNC  count accesses over the whole run, between\n"
+      "                            TIERWISE_ROI_BEGIN/END, or inside FUNC [all]\n");
 }
 
 static void tw_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -153,6 +159,10 @@ static Bool tw_handle_client_request(ThreadId tid, UWord *arg, UWord *ret) {
     tw_new_block(tid, arg[1], arg[3], True);
     break;
   }
+  case TW_CLREQ_CODE_ROI_BEGIN:
+  case TW_CLREQ_CODE_ROI_END:
+    tw_roi_marker(arg[0] == TW_CLREQ_CODE_ROI_BEGIN);
+    break;
   case TW_CLREQ_CODE_TIER:
     /* tw_tier of tierwise.h; internal tier 0 means "not tagged" */
     tw_set_block_tier(arg[1], (UInt)arg[2] + 1);
@@ -188,6 +198,7 @@ static void tw_fork_child(ThreadId tid) {
     tw_sites[s].allocs = tw_sites[s].bytes_allocated = 0;
     tw_sites[s].peak_bytes = tw_sites[s].cur_bytes;
   }
+  tw_roi_fork_child();
 }
 
 static void tw_post_clo_init(void) {
@@ -212,8 +223,9 @@ static void write_site_row(TwOut *o, UInt site, const TwSlot *c) {
   else
     tw_out_printf(o, "%u,%s,,%llu,%llu,%llu,", out_id(site), s->stack,
                   s->allocs, s->bytes_allocated, s->peak_bytes);
-  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu\n", c->loads, c->stores,
-                c->llc_load_misses, c->llc_store_misses, c->writebacks);
+  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu\n", c->loads, c->stores,
+                c->llc_load_misses, c->llc_store_misses, c->writebacks,
+                c->llc_stream_misses);
 }
 
 static Int exit_code;
@@ -228,11 +240,12 @@ static void write_sites(void) {
     t->llc_load_misses += c->llc_load_misses;
     t->llc_store_misses += c->llc_store_misses;
     t->writebacks += c->writebacks;
+    t->llc_stream_misses += c->llc_stream_misses;
   }
   if (tw_out_open(o, ".sites.csv")) {
     tw_out_printf(o, "site,stack,location,allocs,bytes_allocated,peak_bytes,"
                      "loads,stores,llc_load_misses,llc_store_misses,"
-                     "writebacks\n");
+                     "writebacks,llc_stream_misses\n");
     for (UInt s = TW_FIRST_SITE; s < tw_n_sites; s++)
       write_site_row(o, s, &sum[s]);
     for (UInt s = 0; s < TW_FIRST_SITE; s++)
@@ -241,7 +254,8 @@ static void write_sites(void) {
   }
   if (any_tier && tw_out_open(o, ".tiers.csv")) {
     tw_out_printf(o, "site,tier,allocs,bytes_allocated,loads,stores,"
-                     "llc_load_misses,llc_store_misses,writebacks\n");
+                     "llc_load_misses,llc_store_misses,writebacks,"
+                     "llc_stream_misses\n");
     for (UInt i = 0; i < tw_n_slots; i++) {
       TwSlot *c = &tw_slots[i];
       if (!c->allocs && !c->loads && !c->stores && !c->writebacks)
@@ -252,10 +266,10 @@ static void write_sites(void) {
         VG_(sprintf)(dflt, "tier%u", c->tier - 1);
         name = dflt;
       }
-      tw_out_printf(o, "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+      tw_out_printf(o, "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
                     out_id(c->site), name, c->allocs, c->bytes_allocated,
                     c->loads, c->stores, c->llc_load_misses,
-                    c->llc_store_misses, c->writebacks);
+                    c->llc_store_misses, c->writebacks, c->llc_stream_misses);
     }
     tw_out_close(o);
   }
@@ -267,10 +281,11 @@ static void write_sites(void) {
     tw_out_printf(o,
                   "{\"instructions\": %llu, \"llc_size\": %lld, "
                   "\"llc_ways\": %lld, \"l1_size\": %lld, \"l1_ways\": %lld, "
-                  "\"line_size\": %lld, \"sites\": %u, \"exit_code\": %d, "
-                  "\"command\": ",
+                  "\"line_size\": %lld, \"sites\": %u, \"exit_code\": %d, ",
                   tw_icount, clo_llc_size, clo_llc_ways, clo_l1_size,
                   clo_l1_ways, clo_line, tw_n_sites - TW_FIRST_SITE, exit_code);
+    tw_roi_write_stats(o);
+    tw_out_printf(o, ", \"command\": ");
     out_client_command(o);
     tw_out_printf(o, "}\n");
     tw_out_close(o);
@@ -282,6 +297,7 @@ static void write_sites(void) {
 static void tw_fini(Int exitcode) {
   exit_code = exitcode;
   tw_cache_flush();
+  tw_roi_fini();
   tw_heap_fini();
   tw_out_close(&tw_objects_out);
   write_sites();

@@ -20,6 +20,7 @@ enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
  * slot id of their owner so that hits are charged without a lookup. */
 typedef struct {
   ULong loads, stores, llc_load_misses, llc_store_misses, writebacks;
+  ULong llc_stream_misses; /* of the LLC misses, those continuing a sweep */
   ULong allocs, bytes_allocated;
   UInt site, tier;
 } TwSlot;
@@ -99,11 +100,24 @@ void tw_cache_forget_inside(Addr a, SizeT len);
 void tw_cache_flush(void);
 void tw_cache_reset(void);
 
+/* tw_stream.c: an LLC miss of slot on line: sequential or not */
+void tw_stream_miss(UInt slot, Addr line);
+
 /* tw_instr.c */
 IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
                     const VexGuestLayout *layout, const VexGuestExtents *vge,
                     const VexArchInfo *archinfo_host, IRType gWordTy,
                     IRType hWordTy);
+
+/* tw_roi.c: region of interest (--roi) */
+Bool tw_roi_set(const HChar *spec);
+Bool tw_roi_is_function(void);
+Bool tw_roi_is_entry(Addr a);
+void tw_roi_marker(Bool begin);
+VG_REGPARM(1) void tw_roi_func_entered(Addr sp);
+VG_REGPARM(1) void tw_roi_returned(Addr sp);
+void tw_roi_fork_child(void);
+void tw_roi_fini(void);
 
 /* tw_main.c: buffered output */
 typedef struct {
@@ -116,6 +130,7 @@ void tw_out_printf(TwOut *o, const HChar *fmt, ...) PRINTF_CHECK(2, 3);
 void tw_out_close(TwOut *o);
 extern TwOut tw_objects_out;
 void tw_write_modules(TwOut *o);
+void tw_roi_write_stats(TwOut *o); /* tw_roi.c */
 UInt tw_user_frames(const Addr *ips, UInt n_ips);
 
 #endif

@@ -26,6 +26,10 @@ enum tw_clreq_code {
   /** arg1: user pointer of a block just announced with MALLOCLIKE_BLOCK;
    *  arg2: its tier (tw_tier). Result: unused (0). */
   TW_CLREQ_CODE_TIER = TW_CLREQ_BASE + 1,
+  /** Start / end of the region of interest (tierwise.h TIERWISE_ROI_BEGIN,
+   *  TIERWISE_ROI_END); counted by the tool under --roi=markers. */
+  TW_CLREQ_CODE_ROI_BEGIN = TW_CLREQ_BASE + 2,
+  TW_CLREQ_CODE_ROI_END = TW_CLREQ_BASE + 3,
 };
 
 /** Tell the tool which tier serves the block at \p ptr. */

@@ -19,6 +19,32 @@
 
 #include <stddef.h>
 
+/**
+ * \brief Region of interest for `tierwise profile --roi markers`: the sim
+ * profiler counts accesses only between TIERWISE_ROI_BEGIN() and
+ * TIERWISE_ROI_END() (they nest), e.g. around a kernel, leaving out graph
+ * loading. Header-only Valgrind client requests: a few instructions that do
+ * nothing outside the profiler, and no link dependency. Where
+ * <valgrind/valgrind.h> is not installed they compile to nothing (and the
+ * profiler says the region was never entered).
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+/* TW_CLREQ_CODE_ROI_BEGIN/END of the runtime's tw_clientreq.h */
+#define TIERWISE_ROI_BEGIN()                                                   \
+  VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ_TOOL_BASE('T', 'W') + 2, 0, 0, 0, \
+                                  0, 0)
+#define TIERWISE_ROI_END()                                                     \
+  VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ_TOOL_BASE('T', 'W') + 3, 0, 0, 0, \
+                                  0, 0)
+#endif
+#endif
+#ifndef TIERWISE_ROI_BEGIN
+#define TIERWISE_ROI_BEGIN() ((void)0)
+#define TIERWISE_ROI_END() ((void)0)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -94,6 +94,16 @@ def add_arguments(group):
         help="objects.csv lists allocations of at least SIZE bytes (default 4096)",
     )
     group.add_argument(
+        "--roi",
+        default="all",
+        metavar="all|markers|FUNC",
+        help="which part of the run the access counts describe: all of it (default), "
+        "between TIERWISE_ROI_BEGIN() and TIERWISE_ROI_END() of tierwise.h (markers), "
+        "or while inside function FUNC (a symbol name, e.g. a kernel; like callgrind's "
+        "--toggle-collect). The cache is simulated throughout; allocation sizes and "
+        "lifetimes stay whole-run",
+    )
+    group.add_argument(
         "--no-children",
         action="store_true",
         help="do not follow fork/exec children (default: one raw profile per child process)",
@@ -155,6 +165,14 @@ def _simulate_flags(cmd):
     return []
 
 
+def roi_spec(args):
+    """The --roi value, checked: all, markers or a symbol name."""
+    spec = getattr(args, "roi", None) or "all"
+    if not re.fullmatch(r"[^\s\"\\]+", spec):
+        raise ValueError(f"--roi {spec!r}: expected all, markers or a function name")
+    return spec
+
+
 def valgrind_command(args, cmd, prefix, geo):
     return [
         "valgrind",
@@ -170,6 +188,7 @@ def valgrind_command(args, cmd, prefix, geo):
         f"--l1-ways={geo['l1_ways']}",
         f"--line-size={geo['line_size']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
+        f"--roi={roi_spec(args)}",
         *cmd,
     ]
 
@@ -201,6 +220,7 @@ def _collect(raw_dir, pid, dest, params):
         pid=pid,
         exit_code=stats.get("exit_code"),
         command=stats.get("command"),
+        roi=stats.get("roi"),
     )
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
@@ -261,10 +281,11 @@ def run(args, cmd, outdir):
         )
     info = _collect(raw_dir, proc.pid, outdir, params)
     children = sorted({int(f.name.split(".")[1]) for f in raw_dir.glob("tw.*.sites.csv")})
-    kids = []
+    kids, kids_params = [], []
     for pid in children:
         name = f"{_child_name(raw_dir, pid)}.{pid}"
         kp = _collect(raw_dir, pid, outdir / "children" / name, params)
+        kids_params.append(kp)
         kids.append(
             {
                 "pid": pid,
@@ -274,6 +295,19 @@ def run(args, cmd, outdir):
             }
         )
     shutil.rmtree(raw_dir, ignore_errors=True)
+    roi = roi_spec(args)
+    if roi != "all" and not any(
+        ((p or {}).get("roi") or {}).get("entries") for p in [info] + kids_params
+    ):
+        raise ValueError(
+            f"--roi {roi}: the region was never entered, so every access count is zero "
+            + (
+                "(no TIERWISE_ROI_BEGIN() ran)"
+                if roi == "markers"
+                else f"(no function named {roi} was called: check the name with nm; "
+                "an inlined or static function from a stripped binary has no entry)"
+            )
+        )
     if children:
         info["children"] = kids
         (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")

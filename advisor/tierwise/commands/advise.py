@@ -23,7 +23,7 @@ def add_parser(sub):
         "--dram-budget",
         required=True,
         metavar="SIZE|N%",
-        help="fast-tier bytes (512M, 2G) or N%% of the total peak footprint",
+        help="fast-tier bytes (512M, 2G) or N%% of the peak live footprint (the most placeable bytes live at once)",
     )
     p.add_argument(
         "--tiers",
@@ -73,7 +73,7 @@ def run(args):
     print(
         f"tier model {model.name}: {model.fast.name} (fast) / {model.slow.name} (slow); "
         f"policy {args.policy}; budget {format_size(sel.budget)} of "
-        f"{format_size(placement['footprint_bytes'])} peak footprint"
+        f"{format_size(placement['footprint_bytes'])} peak live footprint"
     )
     print(format_table(table, args.top))
     summary = f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites; "

@@ -31,7 +31,7 @@ def add_parser(sub):
         "--budgets",
         default="5,10,20,30,50",
         metavar="P,P,...",
-        help="DRAM budgets in %% of the peak footprint (default 5,10,20,30,50)",
+        help="DRAM budgets in %% of the peak live footprint (default 5,10,20,30,50)",
     )
     p.add_argument(
         "--tiers", metavar="PRESET|FILE", help=f"tier model (default {tiers.DEFAULT_PRESET})"
@@ -56,6 +56,12 @@ def add_parser(sub):
     p.add_argument(
         "--no-lifetime", action="store_true", help="cost policy: pack by peak bytes only"
     )
+    p.add_argument(
+        "--roi",
+        metavar="all|markers|FUNC",
+        help="profile only this region of CMD (tierwise profile --roi), e.g. its kernel "
+        "function; simulated runs measure the same region",
+    )
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
     return p
 
@@ -72,12 +78,14 @@ def parse_budgets(text):
     return [v / 100 for v in vals]
 
 
-def profile_command(cmd, outdir: Path) -> Path:
+def profile_command(cmd, outdir: Path, roi=None) -> Path:
     """Run `tierwise profile --backend sim` on CMD; return the profile dir."""
     pdir = outdir / "profile"
     print(f"tierwise compare: profiling {' '.join(cmd)} (sim backend) -> {pdir}", file=sys.stderr)
     r = subprocess.run(
-        [sys.executable, "-m", "tierwise", "profile", "--backend", "sim", "-o", str(pdir), "--"]
+        [sys.executable, "-m", "tierwise", "profile", "--backend", "sim", "-o", str(pdir)]
+        + (["--roi", roi] if roi else [])
+        + ["--"]
         + list(cmd)
     )
     if r.returncode != 0:
@@ -132,7 +140,7 @@ def run(args):
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     model = tiers.load(args.tiers)
-    paths = args.profile or [profile_command(cmd, out)]
+    paths = args.profile or [profile_command(cmd, out, args.roi)]
     profile = reader.read_profiles(paths)
     df, notes = compare_table(
         profile, model, fractions, with_oracle=args.oracle, lifetime=not args.no_lifetime

@@ -46,6 +46,13 @@ def add_parser(sub):
     )
     p.add_argument("--dram-budget", default="20%", metavar="SIZE|N%", help="default 20%%")
     p.add_argument(
+        "--roi",
+        default="markers",
+        metavar="all|markers|FUNC",
+        help="what the profile counts (tierwise profile --roi); default markers: the "
+        "examples mark their timed kernel, so graph loading is left out",
+    )
+    p.add_argument(
         "-o",
         "--output",
         default="tierwise-demo",
@@ -89,10 +96,11 @@ def run(args):
     env1 = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
     t0 = time.monotonic()
 
-    _step(f"1/5 profile {' '.join(cmd)} (sim backend, LLC {args.llc_size})")
+    _step(f"1/5 profile {' '.join(cmd)} (sim backend, LLC {args.llc_size}, --roi {args.roi})")
     prof = out / "profile"
     _tw(
-        ["profile", "--backend", "sim", "--llc-size", args.llc_size, "-o", str(prof), "--", *cmd],
+        ["profile", "--backend", "sim", "--llc-size", args.llc_size, "--roi", args.roi]
+        + ["-o", str(prof), "--", *cmd],
         env=env1,
     )
 

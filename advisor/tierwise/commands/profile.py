@@ -116,6 +116,11 @@ def run(args):
     if args.depth < 1 or args.depth > 64:
         raise UserError(f"--depth {args.depth}: must be between 1 and 64")
     name = choose_backend(args)
+    if name != "sim" and getattr(args, "roi", "all") not in (None, "all"):
+        raise UserError(
+            f"--roi {args.roi}: only the sim backend counts a region of interest "
+            f"(the {name} backend counts the whole run)"
+        )
     ok, why = _backend(name).available(args)
     if not ok:
         raise UserError(f"{name} backend unavailable: {why}")

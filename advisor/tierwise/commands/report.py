@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from tierwise import cost, reader, tiers
+from tierwise.select import peak_footprint
 
 
 def add_parser(sub):
@@ -56,7 +57,8 @@ def run(args):
     cov = coverage(profile.sites)
     allm = sum(cov.values()) or 1
     print(
-        f"{len(table)} heap sites, {format_size(total)} peak footprint; LLC misses: "
+        f"{len(table)} heap sites, {format_size(total)} in their peaks, "
+        f"{format_size(peak_footprint(profile))} peak live footprint; LLC misses: "
         + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
     )
     print(

@@ -52,26 +52,36 @@ def _tw(*argv):
     return [sys.executable, "-m", "tierwise", *argv]
 
 
-def cache_args(placement: dict, llc_size=None) -> list:
-    """Sim backend cache options: --llc-size if given, else the geometry of
-    the profile the placement was made from (its meta.json), if readable."""
-    if llc_size:
-        return ["--llc-size", str(llc_size)]
+def sim_args(placement: dict, llc_size=None) -> list:
+    """Sim backend options of the placed run, taken from the profile the
+    placement was made from (its meta.json), so that both describe the same
+    thing: its region of interest (--roi) and its cache geometry, unless
+    --llc-size is given."""
+    meta = {}
     for prof in placement.get("profiles", [])[:1]:
         try:
-            meta = json.loads((Path(prof) / "meta.json").read_text())
-            cache = meta["backend_params"]["cache"]
+            meta = json.loads((Path(prof) / "meta.json").read_text())["backend_params"]
         except (OSError, ValueError, KeyError, TypeError):
-            return []
-        opts = {
-            "llc_size": "--llc-size",
-            "llc_ways": "--llc-ways",
-            "l1_size": "--l1-size",
-            "l1_ways": "--l1-ways",
-            "line_size": "--line-size",
-        }
-        return [a for k, o in opts.items() if cache.get(k) for a in (o, str(cache[k]))]
-    return []
+            meta = {}
+    out = []
+    roi = meta.get("roi") if isinstance(meta, dict) else None
+    if isinstance(roi, dict) and roi.get("mode") == "markers":
+        out += ["--roi", "markers"]
+    elif isinstance(roi, dict) and roi.get("mode") == "function" and roi.get("function"):
+        out += ["--roi", str(roi["function"])]
+    if llc_size:
+        return out + ["--llc-size", str(llc_size)]
+    cache = meta.get("cache") if isinstance(meta, dict) else None
+    if not isinstance(cache, dict):
+        return out
+    opts = {
+        "llc_size": "--llc-size",
+        "llc_ways": "--llc-ways",
+        "l1_size": "--l1-size",
+        "l1_ways": "--l1-ways",
+        "line_size": "--line-size",
+    }
+    return out + [a for k, o in opts.items() if cache.get(k) for a in (o, str(cache[k]))]
 
 
 def _placed_command(placement_path: Path, report: Path, cmd, pmem_dir: Path) -> list:
@@ -133,7 +143,7 @@ def simulate(
         )
         report = (work / "run-report.%p.json").resolve()
         placed = _placed_command(placement_path, report, cmd, pmem_dir)
-        sim = cache_args(placement, llc_size)
+        sim = sim_args(placement, llc_size)
         r = subprocess.run(
             _tw("profile", "--backend", "sim", *sim, "-o", str(profile_dir), "--", *placed)
         )
