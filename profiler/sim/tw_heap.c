@@ -180,8 +180,8 @@ static UInt remember_stack(RawStack **slot, ULong h, Bool deep, const Addr *ips,
 }
 
 static UInt site_of_stack(ThreadId tid) {
-  /* the last allocation needed the deeper unwind: allocation-heavy code
-   * usually repeats its contexts, so this one starts with it */
+  /* the last allocation needed the deeper unwind (allocation-heavy code
+   * repeats its contexts) */
   static Bool go_deep;
   Addr ips[MAX_IPS];
   /* Usually one allocator frame (the vgpreload replacement) precedes the
@@ -195,9 +195,13 @@ static UInt site_of_stack(ThreadId tid) {
    * from there. */
   UInt want = tw_depth + 3;
   UInt deep = tw_depth + 24 < MAX_IPS ? tw_depth + 24 : MAX_IPS;
-  UInt n_deep = go_deep ? VG_(get_StackTrace)(tid, ips, deep, NULL, NULL, 0) : 0;
-  UInt n = go_deep ? (n_deep < want ? n_deep : want)
-                   : VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+  UInt n_deep = 0, n;
+  if (go_deep) {
+    n_deep = VG_(get_StackTrace)(tid, ips, deep, NULL, NULL, 0);
+    n = n_deep < want ? n_deep : want;
+  } else {
+    n = VG_(get_StackTrace)(tid, ips, want, NULL, NULL, 0);
+  }
   ULong h = tw_hash_ips((const uintptr_t *)ips, (int)n);
   RawStack **slot = raw_slot(h, False, ips, n);
   if (!*slot) {
