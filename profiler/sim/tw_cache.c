@@ -129,8 +129,8 @@ static void __attribute__((noreturn)) tag_too_high(const TwCache *c, Addr ln) {
 /* Looks ln up in c, making it most recently used; *front is its way. On a
  * miss the LRU line is copied to *victim and replaced by an empty line for
  * ln. */
-static inline Bool touch(const TwCache *c, Addr ln, TwLine *victim,
-                         TwWay **front) {
+static inline __attribute__((always_inline)) Bool
+touch(const TwCache *c, Addr ln, TwLine *victim, TwWay **front) {
   UWord set = set_of(c, ln);
   ULong tag = tag_of(c, ln);
   TwWay *w0 = &c->mru[set];
@@ -276,7 +276,7 @@ static inline void access_line(Addr a, Bool store, Bool count) {
     }
   } else {
     TwWay *m;
-    TwLine v2;
+    TwLine v2 = {NO_LINE, 0, 0};
     if (victim.ln != NO_LINE &&
         (victim.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
       llc_write_back_in(&victim);
