@@ -23,19 +23,28 @@
 #define NO_LINE (~(Addr)0)
 
 /* A way of a set is one 64-bit word: the line's tag (line number / sets)
- * in the high 32 bits, its owner's counter slot (< TW_MAX_SLOTS) and its flags
- * in the low 32. One word per way keeps an LLC lookup to the host cache
- * lines of one run of words, as Cachegrind's tag-only sets do, instead of
- * separate tag and metadata arrays. */
+ * from bit tag_shift up, below it its owner's counter slot and 3 flag bits.
+ * One word per way keeps an LLC lookup to the host cache lines of one run
+ * of words, as Cachegrind's tag-only sets do, instead of separate tag and
+ * metadata arrays. tag_shift leaves room for the tags of any address in a
+ * 47-bit user address space (x86-64) in both caches, at most 32 bits; the
+ * slots get what is left (tw_max_slots: 2^25 with a 64-set D1 and 64-byte
+ * lines). A tag that does not fit is an error (tag_too_high), not a wrong
+ * count. */
 typedef ULong TwWay;
-#define NO_TAG 0xFFFFFFFFull
-#define EMPTY_WAY (NO_TAG << 32 | (ULong)TW_SITE_UNKNOWN << 3)
+#define USER_ADDR_BITS 47
+static UInt tag_shift = 32;
+static ULong low_mask = 0xFFFFFFFFull, no_tag = 0xFFFFFFFFull;
+UInt tw_max_slots = 1u << 17;
 
-static inline ULong way_tag(TwWay w) { return w >> 32; }
-static inline UInt way_slot(TwWay w) { return (UInt)w >> 3; }
+static inline ULong way_tag(TwWay w) { return w >> tag_shift; }
+static inline UInt way_slot(TwWay w) { return (UInt)((w & low_mask) >> 3); }
 static inline UInt way_flags(TwWay w) { return (UInt)w & 7u; }
 static inline void way_set(TwWay *w, UInt slot, UInt flags) {
-  *w = (*w & ~0xFFFFFFFFull) | (ULong)slot << 3 | flags;
+  *w = (*w & ~low_mask) | (ULong)slot << 3 | flags;
+}
+static inline TwWay new_way(ULong tag) {
+  return tag << tag_shift | (ULong)TW_SITE_UNKNOWN << 3;
 }
 
 /* The most recently used way of every set is kept apart from the others, in
@@ -82,10 +91,20 @@ static void cache_alloc(TwCache *c, const HChar *name, ULong size, UInt ways) {
     c->set_bits++;
   c->mru = VG_(malloc)("tw.cache", c->sets * sizeof(TwWay));
   c->rest = VG_(malloc)("tw.cache", (nlines - c->sets) * sizeof(TwWay) + 1);
+}
+
+static void cache_clear(const TwCache *c) {
   for (UWord i = 0; i < c->sets; i++)
-    c->mru[i] = EMPTY_WAY;
-  for (UWord i = 0; i < nlines - c->sets; i++)
-    c->rest[i] = EMPTY_WAY;
+    c->mru[i] = new_way(no_tag);
+  for (UWord i = 0; i < c->sets * (c->assoc - 1); i++)
+    c->rest[i] = new_way(no_tag);
+}
+
+static UInt floor_log2(UWord n) {
+  UInt b = 0;
+  while (n >>= 1)
+    b++;
+  return b;
 }
 
 void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
@@ -100,6 +119,15 @@ void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
     line_bits++;
   cache_alloc(&d1, "--l1-size", l1_size, l1_ways);
   cache_alloc(&llc, "--llc-size", llc_size, llc_ways);
+  /* tags < 2^(47 - line_bits) / sets, plus one value for an empty way */
+  UInt fewest = floor_log2(d1.sets < llc.sets ? d1.sets : llc.sets);
+  UInt tag_bits = USER_ADDR_BITS - line_bits - fewest + 1;
+  tag_shift = tag_bits < 32 ? 32 : 64 - tag_bits;
+  low_mask = (1ULL << tag_shift) - 1;
+  no_tag = ~0ULL >> tag_shift;
+  tw_max_slots = 1u << (tag_shift - 3);
+  cache_clear(&d1);
+  cache_clear(&llc);
 }
 
 static inline UWord set_of(const TwCache *c, Addr ln) {
@@ -116,7 +144,7 @@ static inline TwWay *way_at(const TwCache *c, UWord set, UInt i) {
 }
 
 static Addr line_of(const TwCache *c, UWord set, TwWay w) {
-  return way_tag(w) == NO_TAG ? NO_LINE : (Addr)(way_tag(w) * c->sets + set);
+  return way_tag(w) == no_tag ? NO_LINE : (Addr)(way_tag(w) * c->sets + set);
 }
 
 static void __attribute__((noreturn)) tag_too_high(const TwCache *c, Addr ln) {
@@ -147,13 +175,13 @@ touch(const TwCache *c, Addr ln, TwLine *victim, TwWay **front) {
   if (hit) {
     m = r[i];
   } else {
-    if (UNLIKELY(tag >= NO_TAG))
+    if (UNLIKELY(tag >= no_tag))
       tag_too_high(c, ln);
     out = n ? &r[n - 1] : w0;
     victim->ln = line_of(c, set, *out);
     victim->slot = way_slot(*out);
     victim->flags = way_flags(*out);
-    m = tag << 32 | (ULong)TW_SITE_UNKNOWN << 3;
+    m = new_way(tag);
     if (n == 0) {
       *w0 = m;
       return False;
@@ -443,9 +471,6 @@ void tw_cache_flush(void) {
 /* A forked child starts with empty caches: lines the parent dirtied are the
  * parent's writebacks. */
 void tw_cache_reset(void) {
-  const TwCache *cs[2] = {&d1, &llc};
-  for (UInt c = 0; c < 2; c++)
-    for (UWord set = 0; set < cs[c]->sets; set++)
-      for (UInt i = 0; i < cs[c]->assoc; i++)
-        *way_at(cs[c], set, i) = EMPTY_WAY;
+  cache_clear(&d1);
+  cache_clear(&llc);
 }

@@ -101,10 +101,11 @@ static Word cmp_str(UWord k1, UWord k2) {
 }
 
 static UInt new_slot(UInt site, UInt tier) {
-  if (tw_n_slots == TW_MAX_SLOTS) {
-    VG_(fmsg)("tierwise: more than %u (site, tier) pairs; use a smaller "
-              "--depth\n",
-              TW_MAX_SLOTS);
+  if (tw_n_slots == tw_max_slots) {
+    VG_(fmsg)("tierwise: more than %u (site, tier) pairs, the most the "
+              "simulated caches can tell apart with these sizes; use a "
+              "smaller --depth or caches with more sets\n",
+              tw_max_slots);
     VG_(exit)(1);
   }
   if (tw_n_slots == cap_slots) {

@@ -13,8 +13,6 @@
 enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
 #define TW_FIRST_SITE 3
 #define TW_MAX_TIERS 16
-/* Counter slots fit in 29 bits of a simulated cache way (tw_cache.c). */
-#define TW_MAX_SLOTS (1u << 29)
 
 /* A counter slot: one (site, tier) pair. Simulated cache lines carry the
  * slot id of their owner so that hits are charged without a lookup. */
@@ -90,6 +88,7 @@ void tw_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt n_args,
 HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth);
 
 /* tw_cache.c */
+extern UInt tw_max_slots; /* counter slots a simulated cache way can name */
 void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
                    UInt l1_ways);
 VG_REGPARM(2) void tw_load(Addr a, UWord size);
