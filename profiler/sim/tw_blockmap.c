@@ -3,9 +3,9 @@
  * the live heap block there. Blocks are disjoint. Three structures answer
  * together:
  *   - the edge map: entries for 64-byte chunks (independent of the
- *     simulated line size): for a narrow block (up to NARROW_CHUNKS + 1
- *     chunks) one in every chunk it touches, for a wide block one in its
- *     first and one in its last chunk. Any block overlapping a chunk with
+ *     simulated line size): for a narrow block (touching at most
+ *     NARROW_CHUNKS chunks) one in every chunk it touches, for a wide block
+ *     one in its first and one in its last chunk. Any block overlapping a chunk with
  *     entries is among them, so one hash probe answers lookups there;
  *   - an interval map (WordFM, ordered by address) of the wide blocks only.
  *     A chunk without edge entries is inside one wide block or in none;
@@ -65,7 +65,7 @@ static inline Addr last_chunk(const TwBlock *b) {
 /* Narrow blocks have an edge entry in every chunk they touch. */
 #define NARROW_CHUNKS 8
 static inline Bool is_wide(const TwBlock *b) {
-  return last_chunk(b) - first_chunk(b) >= NARROW_CHUNKS;
+  return last_chunk(b) - first_chunk(b) + 1 > NARROW_CHUNKS;
 }
 
 static inline Bool overlaps(const TwBlock *b, Addr a, SizeT len) {

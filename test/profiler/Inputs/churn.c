@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Test input: allocation churn for the sim tool's address map. 32768 blocks
-// of eight sizes (8 B to 1032 B: one to seventeen 64-byte chunks, so both
+// of eight sizes (8 B to 1032 B: one to eighteen 64-byte chunks, so both
 // kinds of map entry) are allocated and each written once (round 1); the odd
 // ones are freed and allocated again, mostly in the freed holes, and written
 // once (round 2); every block is read once and all are freed. Sizes per
