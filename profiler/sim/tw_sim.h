@@ -51,10 +51,25 @@ extern TwSite *tw_sites;
 extern UInt tw_n_sites;
 extern const HChar *tw_tier_names[TW_MAX_TIERS];
 
+/* tw_blockmap.c: address -> live block */
+typedef struct {
+  Addr start;
+  SizeT size;
+  TwBlock *b;
+  UInt slot;
+} TwOwner; /* a live block as the cache simulator sees it */
+void tw_map_init(void);
+void tw_map_insert(TwBlock *b);
+void tw_map_remove(TwBlock *b);
+void tw_map_slot_changed(TwBlock *b);
+TwBlock *tw_find_block(Addr a);
+const TwOwner *tw_find_owner(Addr a);
+TwBlock *tw_map_overlap(Addr a, SizeT len);
+Bool tw_range_has_block(Addr a, SizeT len);
+void tw_map_for_each(void (*f)(const TwBlock *));
+
 /* tw_heap.c */
 void tw_heap_init(void);
-TwBlock *tw_find_block(Addr a);
-Bool tw_range_has_block(Addr a, SizeT len);
 UInt tw_classify_nonheap(Addr a);
 UInt tw_slot_for(UInt site, UInt tier);
 TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom);
@@ -73,11 +88,14 @@ void tw_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt n_args,
 HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth);
 
 /* tw_cache.c */
+extern UInt tw_max_slots; /* counter slots a simulated cache way can name */
 void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
                    UInt l1_ways);
 VG_REGPARM(2) void tw_load(Addr a, UWord size);
 VG_REGPARM(2) void tw_store(Addr a, UWord size);
 void tw_cache_forget_range(Addr a, SizeT len);
+void tw_cache_forget_fresh_range(Addr a, SizeT len);
+void tw_cache_forget_inside(Addr a, SizeT len);
 void tw_cache_flush(void);
 void tw_cache_reset(void);
 
