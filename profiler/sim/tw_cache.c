@@ -255,7 +255,7 @@ static UInt lookup_slot(Addr a, Addr ln, UInt *flags) {
 
 static inline void llc_evicted(const TwLine *v) {
   if (v->ln != NO_LINE && (v->flags & F_DIRTY))
-    tw_slots[v->slot].writebacks++;
+    tw_slots[v->slot].n.writebacks++;
 }
 
 /* A dirty line leaves D1: mark it dirty in the LLC without changing the
@@ -323,9 +323,9 @@ static inline void access_line(Addr a, Bool store, Bool count) {
       way_set(m, slot, fl);
       way_set(l, slot, fl);
       if (store)
-        tw_slots[slot].llc_store_misses++;
+        tw_slots[slot].n.llc_store_misses++;
       else
-        tw_slots[slot].llc_load_misses++;
+        tw_slots[slot].n.llc_load_misses++;
       tw_stream_miss(slot, ln);
     }
     /* A store miss dirties the LLC copy at once; a D1 line whose LLC copy
@@ -338,9 +338,9 @@ static inline void access_line(Addr a, Bool store, Bool count) {
   if (store) {
     way_set(l, slot, way_flags(*l) | F_DIRTY);
     if (count)
-      tw_slots[slot].stores++;
+      tw_slots[slot].n.stores++;
   } else if (count) {
-    tw_slots[slot].loads++;
+    tw_slots[slot].n.loads++;
   }
 }
 
@@ -370,7 +370,7 @@ static inline TwWay *d1_mru_uniform(Addr a, UWord size) {
 VG_REGPARM(2) void tw_load(Addr a, UWord size) {
   TwWay *l = d1_mru_uniform(a, size);
   if (LIKELY(l != NULL))
-    tw_slots[way_slot(*l)].loads++;
+    tw_slots[way_slot(*l)].n.loads++;
   else
     load_slow(a, size);
 }
@@ -379,7 +379,7 @@ VG_REGPARM(2) void tw_store(Addr a, UWord size) {
   TwWay *l = d1_mru_uniform(a, size);
   if (LIKELY(l != NULL)) {
     *l |= F_DIRTY;
-    tw_slots[way_slot(*l)].stores++;
+    tw_slots[way_slot(*l)].n.stores++;
   } else {
     store_slow(a, size);
   }

@@ -216,7 +216,7 @@ static UInt out_id(UInt site) {
   return site >= TW_FIRST_SITE ? site - TW_FIRST_SITE : n_real + site;
 }
 
-static void write_site_row(TwOut *o, UInt site, const TwSlot *c) {
+static void write_site_row(TwOut *o, UInt site, const TwCounts *c) {
   const TwSite *s = &tw_sites[site];
   if (site < TW_FIRST_SITE)
     tw_out_printf(o, "%u,%s,%s,,,,", out_id(site), s->stack, s->stack);
@@ -232,16 +232,9 @@ static Int exit_code;
 
 static void write_sites(void) {
   TwOut *o = VG_(malloc)("tw.out", sizeof *o);
-  TwSlot *sum = VG_(calloc)("tw.sum", tw_n_sites, sizeof *sum);
-  for (UInt i = 0; i < tw_n_slots; i++) {
-    TwSlot *c = &tw_slots[i], *t = &sum[c->site];
-    t->loads += c->loads;
-    t->stores += c->stores;
-    t->llc_load_misses += c->llc_load_misses;
-    t->llc_store_misses += c->llc_store_misses;
-    t->writebacks += c->writebacks;
-    t->llc_stream_misses += c->llc_stream_misses;
-  }
+  TwCounts *sum = VG_(calloc)("tw.sum", tw_n_sites, sizeof *sum);
+  for (UInt i = 0; i < tw_n_slots; i++)
+    tw_counts_add(&sum[tw_slots[i].site], &tw_slots[i].n, NULL);
   if (tw_out_open(o, ".sites.csv")) {
     tw_out_printf(o, "site,stack,location,allocs,bytes_allocated,peak_bytes,"
                      "loads,stores,llc_load_misses,llc_store_misses,"
@@ -258,7 +251,7 @@ static void write_sites(void) {
                      "llc_stream_misses\n");
     for (UInt i = 0; i < tw_n_slots; i++) {
       TwSlot *c = &tw_slots[i];
-      if (!c->allocs && !c->loads && !c->stores && !c->writebacks)
+      if (!c->allocs && !c->n.loads && !c->n.stores && !c->n.writebacks)
         continue; /* a tier this site never used */
       const HChar *name = tw_tier_names[c->tier];
       HChar dflt[16];
@@ -268,8 +261,9 @@ static void write_sites(void) {
       }
       tw_out_printf(o, "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
                     out_id(c->site), name, c->allocs, c->bytes_allocated,
-                    c->loads, c->stores, c->llc_load_misses,
-                    c->llc_store_misses, c->writebacks, c->llc_stream_misses);
+                    c->n.loads, c->n.stores, c->n.llc_load_misses,
+                    c->n.llc_store_misses, c->n.writebacks,
+                    c->n.llc_stream_misses);
     }
     tw_out_close(o);
   }

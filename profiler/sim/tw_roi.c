@@ -45,7 +45,7 @@ static Addr entry_sp;
 static ULong entries, icount_at_entry, roi_icount;
 /* Access counters of each slot at entry (snapshot) and summed over the
  * finished visits (acc); grown with tw_slots. */
-static TwSlot *snap, *acc;
+static TwCounts *snap, *acc;
 static UInt cap;
 
 Bool tw_roi_set(const HChar *spec) {
@@ -80,7 +80,7 @@ static void grow(void) {
 static void enter(void) {
   grow();
   for (UInt i = 0; i < tw_n_slots; i++)
-    snap[i] = tw_slots[i];
+    snap[i] = tw_slots[i].n;
   /* Slots created inside the region start from zero: snap[i] for
    * i >= tw_n_slots is zero (cleared when grown, never written). */
   inside = True;
@@ -90,16 +90,8 @@ static void enter(void) {
 
 static void leave(void) {
   grow();
-  for (UInt i = 0; i < tw_n_slots; i++) {
-    const TwSlot *c = &tw_slots[i], *s = &snap[i];
-    TwSlot *a = &acc[i];
-    a->loads += c->loads - s->loads;
-    a->stores += c->stores - s->stores;
-    a->llc_load_misses += c->llc_load_misses - s->llc_load_misses;
-    a->llc_store_misses += c->llc_store_misses - s->llc_store_misses;
-    a->writebacks += c->writebacks - s->writebacks;
-    a->llc_stream_misses += c->llc_stream_misses - s->llc_stream_misses;
-  }
+  for (UInt i = 0; i < tw_n_slots; i++)
+    tw_counts_add(&acc[i], &tw_slots[i].n, &snap[i]);
   VG_(memset)(snap, 0, cap * sizeof *snap);
   inside = False;
   roi_icount += tw_icount - icount_at_entry;
@@ -152,15 +144,8 @@ void tw_roi_fini(void) {
   if (inside)
     leave(); /* the region was still open at exit */
   grow();
-  for (UInt i = 0; i < tw_n_slots; i++) {
-    TwSlot *c = &tw_slots[i];
-    c->loads = acc[i].loads;
-    c->stores = acc[i].stores;
-    c->llc_load_misses = acc[i].llc_load_misses;
-    c->llc_store_misses = acc[i].llc_store_misses;
-    c->writebacks = acc[i].writebacks;
-    c->llc_stream_misses = acc[i].llc_stream_misses;
-  }
+  for (UInt i = 0; i < tw_n_slots; i++)
+    tw_slots[i].n = acc[i];
   if (entries == 0)
     VG_(umsg)("tierwise: --roi=%s: the region was never entered; all access "
               "counts are zero\n",

@@ -14,11 +14,31 @@ enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
 #define TW_FIRST_SITE 3
 #define TW_MAX_TIERS 16
 
-/* A counter slot: one (site, tier) pair. Simulated cache lines carry the
- * slot id of their owner so that hits are charged without a lookup. */
+/* The access counters of a slot: the count columns of sites.csv, and what
+ * --roi windows (tw_roi.c). */
 typedef struct {
   ULong loads, stores, llc_load_misses, llc_store_misses, writebacks;
   ULong llc_stream_misses; /* of the LLC misses, those continuing a sweep */
+} TwCounts;
+
+/* to += plus - minus, counter by counter (minus may be NULL). */
+static inline void tw_counts_add(TwCounts *to, const TwCounts *plus,
+                                 const TwCounts *minus) {
+  static const TwCounts zero;
+  if (!minus)
+    minus = &zero;
+  to->loads += plus->loads - minus->loads;
+  to->stores += plus->stores - minus->stores;
+  to->llc_load_misses += plus->llc_load_misses - minus->llc_load_misses;
+  to->llc_store_misses += plus->llc_store_misses - minus->llc_store_misses;
+  to->writebacks += plus->writebacks - minus->writebacks;
+  to->llc_stream_misses += plus->llc_stream_misses - minus->llc_stream_misses;
+}
+
+/* A counter slot: one (site, tier) pair. Simulated cache lines carry the
+ * slot id of their owner so that hits are charged without a lookup. */
+typedef struct {
+  TwCounts n;
   ULong allocs, bytes_allocated;
   UInt site, tier;
 } TwSlot;

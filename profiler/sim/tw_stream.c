@@ -44,7 +44,7 @@ void tw_stream_miss(UInt slot, Addr line) {
     if (last && line != last &&
         (line - last <= TW_STREAM_REACH || last - line <= TW_STREAM_REACH)) {
       s->last[i] = line;
-      tw_slots[slot].llc_stream_misses++;
+      tw_slots[slot].n.llc_stream_misses++;
       return;
     }
   }
