@@ -13,21 +13,18 @@ PLACEMENT_FORMAT = "tierwise-placement"
 
 def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
     s = profile.sites
-    num = lambda c: pd.to_numeric(s[c], errors="coerce").astype("float64").fillna(0)
-    acc = num("loads") + num("stores")
+    c = cost.counts_of(s)
+    acc = c["loads"] + c["stores"]
+    miss = c["llc_load_misses"] + c["llc_store_misses"]
     t = pd.DataFrame(
         {
             "site": s["site"].astype("int64"),
             "location": s["location"].where(s["location"] != "", s["stack"].str.split(";").str[0]),
             "bytes": costs["bytes"],
-            "misses_per_kib": (num("llc_load_misses") + num("llc_store_misses"))
-            / (costs["bytes"].clip(lower=1) / 1024),
-            "write_share": (num("stores") / acc.where(acc > 0)).fillna(0),
+            "misses_per_kib": miss / (costs["bytes"].clip(lower=1) / 1024),
+            "write_share": (c["stores"] / acc.where(acc > 0)).fillna(0),
             # of the LLC misses, those continuing a sweep (empty: not counted)
-            "sequential_share": pd.to_numeric(s.get(cost.STREAM), errors="coerce").astype("float64")
-            / (num("llc_load_misses") + num("llc_store_misses")).where(lambda m: m > 0)
-            if cost.STREAM in s
-            else float("nan"),
+            "sequential_share": c[cost.STREAM] / miss.where(miss > 0),
             "tier": [tier_of.get(i, "") for i in s.index],
             "benefit_s": costs["benefit"],
             "regime": costs["regime"],

@@ -59,6 +59,12 @@ def parse_budget(text: str, total_bytes: int) -> int:
         ) from None
 
 
+def sum_of_peaks(profile) -> int:
+    """The sum of the placeable sites' peak_bytes: the footprint if no two
+    sites' peaks are ever apart (an upper bound of peak_footprint)."""
+    return int(pd.to_numeric(profile.placeable["peak_bytes"], errors="coerce").fillna(0).sum())
+
+
 def peak_footprint(profile) -> int:
     """Peak live footprint: the largest total of placeable bytes live at one
     instant, over every run's objects timeline (DESIGN: a budget of "N% of
@@ -74,7 +80,7 @@ def peak_footprint(profile) -> int:
     if not o.empty:
         o = o[o["site"].isin(placeable.index)]
     if o.empty or peak.sum() == 0:
-        return int(peak.sum())
+        return sum_of_peaks(profile)
     tracked_max = pd.Series(0.0, index=placeable.index)
     best = 0.0
     for _, g in o.groupby("profile"):

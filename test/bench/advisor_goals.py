@@ -114,13 +114,8 @@ def named_sites(p, stderr_text):
     return names
 
 
-def sum_of_peaks(p):
-    """The sum of the placeable sites' peak_bytes (>= the peak live footprint)."""
-    return int(cost.site_costs(p.sites, tiers.load("optane-appdirect")).query("placeable")["bytes"].sum())
-
-
 def footprint(p, base):
-    return select.peak_footprint(p) if base == "peak-live" else sum_of_peaks(p)
+    return select.peak_footprint(p) if base == "peak-live" else select.sum_of_peaks(p)
 
 
 def unknown_share(d):
@@ -257,7 +252,7 @@ def paper_checks(args, out):
     vd = {names["vertex_data"]} if "vertex_data" in names else set()
     m = tiers.load(str(seed002))
     c = cost.site_costs(p.sites, m)
-    foot = sum_of_peaks(p)  # share of all the data, as seed 002 gives it
+    foot = select.sum_of_peaks(p)  # share of all the data, as seed 002 gives it
     pl = {
         "NVM-only": set(),
         "SV in DRAM": sv,
