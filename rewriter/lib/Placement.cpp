@@ -193,6 +193,8 @@ Expected<Placement> readPlacement(const std::string &Path) {
     Out.Tier = Tier->str();
     if (auto Loc = S->getString("location"))
       Out.Location = Loc->str();
+    if (auto D = S->getInteger("dram_bytes"))
+      Out.DramBytes = *D;
     if (const json::Array *Fr = S->getArray("frames")) {
       auto Frames = readFrames(Path, I, *Fr);
       if (!Frames)

@@ -197,6 +197,12 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
   for (const Site &S : P.Sites)
     All.push_back(locate(S, Index));
   disambiguate(All, P.DefaultTier);
+  for (Located &L : All)
+    if (L.S->DramBytes > 0 && L.Problem.empty())
+      L.Problem = "placed partly in DRAM (dram_bytes " +
+                  std::to_string(L.S->DramBytes) +
+                  "): a source edit places whole allocations; apply this "
+                  "site with `tierwise run` (LD_PRELOAD)";
 
   // Group by where the edit goes: a wrapper's or macro's one expression is
   // shared by every site that allocates through it.

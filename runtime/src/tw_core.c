@@ -225,7 +225,15 @@ size_t tw_usable(void *p) {
 int tw_tier_of_ptr(const void *p) {
   if (!p)
     return -1;
-  return tw_hdr_mode ? tw_hb_tier_of(p) : tw_page_tier(p);
+  if (tw_hdr_mode)
+    return tw_hb_tier_of(p);
+  int tier = tw_page_tier(p);
+  tw_split_info b;
+  if (tier == TW_PAGE_SPLIT) /* the tier of the page p is in */
+    return !tw_split_find(p, &b) ? -1
+           : (uintptr_t)p - b.base < b.head ? TW_T_DRAM
+                                              : b.tier;
+  return tier;
 }
 
 void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {

@@ -51,6 +51,8 @@ typedef struct tw_site {
   uint64_t hash;
   int placed;             /* index into the placement's sites, -1: not named */
   int tier;               /* tier decided for this site */
+  uint64_t dram_head;     /* placement's dram_bytes: each object's first
+                             bytes from DRAM (tw_split.c); 0: none */
   uint64_t allocs, bytes; /* atomics */
   int64_t live;
   uint64_t peak;
@@ -86,6 +88,7 @@ TW_HIDDEN extern int tw_hdr_mode;
 /* Page-tier map: per 1 GiB of address space, a byte per 4 KiB page giving
  * the tier whose memkind mapping holds it (0: not a tier mapping). */
 #define TW_PMAP_TOP (1u << 17)
+#define TW_PAGE_SPLIT 0x80 /* map value of a split block's pages (tw_split.c) */
 TW_HIDDEN extern uint8_t *tw_pmap[TW_PMAP_TOP];
 static inline int tw_page_tier(const void *p) {
   uintptr_t a = (uintptr_t)p;
@@ -173,6 +176,7 @@ TW_HIDDEN int tw_placement_nsites(void);
 TW_HIDDEN const char *tw_placement_field(int i, int which); /* 0 stack,
                                                              1 location */
 TW_HIDDEN int tw_placement_tier(int i);
+TW_HIDDEN uint64_t tw_placement_dram_bytes(int i); /* 0 for -1 */
 TW_HIDDEN void tw_placement_check_modules(void);
 
 /* ---- tw_census.c / tw_report.c: output at exit ---- */
@@ -191,6 +195,25 @@ TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
                             off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
 TW_HIDDEN void tw_mmap_live_rows(void (*row)(uint32_t, uint64_t, uint64_t));
+/* Mark pages [a, a+len) in the page-tier map as \p tier's (0: unmark). */
+TW_HIDDEN void tw_pmap_mark(uintptr_t a, size_t len, int tier);
+
+/* ---- tw_split.c: objects with a DRAM head and a slow-tier tail ---- */
+/* A block of \p size whose first \p head bytes (a page multiple, less than
+ * size) are DRAM and the rest \p tier's, or NULL (the caller places the
+ * whole object). Not zeroed: fresh pages read as zero. */
+TW_HIDDEN void *tw_split_alloc(uint32_t site, size_t size, size_t align,
+                               uint64_t head, int tier);
+typedef struct tw_split_info {
+  uintptr_t base;
+  size_t size, len; /* requested, mapped */
+  uint64_t head;
+  uint32_t site;
+  int tier;
+} tw_split_info;
+/* The split block holding \p p: 1 and *out, or 0. */
+TW_HIDDEN int tw_split_find(const void *p, tw_split_info *out);
+TW_HIDDEN void tw_split_free(void *p);
 
 /* ---- tw_out.c: buffered write(2) output, no stdio ---- */
 typedef struct tw_out {

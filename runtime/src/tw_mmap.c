@@ -37,8 +37,7 @@ uint8_t *tw_pmap[TW_PMAP_TOP];
 __thread int tw_in_tier __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t tw_pmap_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Mark pages [a, a+len) as \p tier's (0: unmark). */
-static void tw_pmap_mark(uintptr_t a, size_t len, int tier) {
+void tw_pmap_mark(uintptr_t a, size_t len, int tier) {
   uintptr_t end = a + len;
   for (a &= ~(uintptr_t)4095; a < end; a += 4096) {
     uint8_t **top = &tw_pmap[(a >> 30) & (TW_PMAP_TOP - 1)];

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Usable bytes of live DRAM blocks counted against TIERWISE_DRAM_LIMIT.
  * Signed: blocks that were never counted (served before the placement was
@@ -61,9 +62,45 @@ static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
     memset(p, 0, size);
 }
 
+/* A site with a DRAM head (placement dram_bytes) and a slow tier: objects
+ * up to the head are DRAM's; a larger one becomes a split block (tw_split.c)
+ * unless the DRAM limit has no room for its head (then it goes whole to the
+ * slow tier) or the split cannot be made (whole, in \p tier). NULL: no split
+ * block, *tier says where the whole object goes. */
+static void *tw_pl_split(tw_site *s, size_t size, size_t align, int *tier,
+                         int *fell) {
+  if (size <= s->dram_head) {
+    *tier = TW_T_DRAM;
+    return NULL;
+  }
+  uint64_t head = s->dram_head;
+  if (tw_cfg.dram_limit && tw_dram_live_bytes() + head > tw_cfg.dram_limit) {
+    *fell = 1; /* its DRAM part did not fit */
+    return NULL;
+  }
+  void *p = tw_split_alloc((uint32_t)(s - tw_site_get(0)), size, align, head,
+                           *tier);
+  if (!p)
+    return NULL;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  head &= ~(uint64_t)(page - 1);
+  if (tw_cfg.dram_limit)
+    atomic_fetch_add(&tw_dram_live, (int64_t)head);
+  __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->tier_bytes[*tier], size - head, __ATOMIC_RELAXED);
+  return p;
+}
+
 /* Serve \p size for \p s from \p tier: the DRAM limit and fallbacks. */
 void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
   int fell = 0;
+  if (s && s->dram_head && tier != TW_T_DRAM) {
+    void *p = tw_pl_split(s, size, align, &tier, &fell);
+    if (p)
+      return p;
+  }
   if (tier == TW_T_DRAM && tw_cfg.dram_limit &&
       tw_dram_live_bytes() + size > tw_cfg.dram_limit &&
       tw_tier_available(TW_T_PMEM)) {
@@ -100,7 +137,7 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
   void *p;
   tw_in_core++;
   uint32_t site = tw_fast_site(size, ra, sp, &hit);
-  if (hit && !tw_cfg.dram_limit &&
+  if (hit && !tw_cfg.dram_limit && !tw_site_get(hit->site)->dram_head &&
       (p = tw_tier_block(hit->tier, size, align, zero))) {
     hit->pend_allocs++; /* cache hit: no atomic operation */
     hit->pend_bytes += size;
@@ -121,7 +158,9 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
  * counts are already in the entry; undone if the tier cannot serve it. */
 void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero) {
   tw_in_core++;
-  void *p = tw_tier_block(e->tier, size, 0, zero);
+  void *p = tw_site_get(e->site)->dram_head
+                ? NULL /* a site with a DRAM head: tw_pl_place decides */
+                : tw_tier_block(e->tier, size, 0, zero);
   if (p)
     tw_announce_zero(p, size, e->tier, zero);
   else {
@@ -147,6 +186,15 @@ void *tw_pl_alloc_tier(int tier, size_t size, size_t align, int zero) {
 
 void tw_pl_free(void *p) {
   int tier = tw_page_tier(p);
+  if (TW_UNLIKELY(tier == TW_PAGE_SPLIT)) {
+    tw_split_info b;
+    if (TW_UNLIKELY(tw_cfg.dram_limit) && tw_split_find(p, &b))
+      atomic_fetch_sub(&tw_dram_live, (int64_t)b.head);
+    if (TW_UNLIKELY(tw_cfg.maps_copy))
+      tw_maps_snapshot(); /* debug: where the block was, for the tests */
+    tw_split_free(p);
+    return;
+  }
   if (TW_UNLIKELY(tw_on_valgrind))
     VALGRIND_FREELIKE_BLOCK(p, 0);
   if (TW_LIKELY(tier == TW_T_DRAM)) {
@@ -162,6 +210,9 @@ void tw_pl_free(void *p) {
 
 size_t tw_pl_usable(void *p) {
   int tier = tw_page_tier(p);
+  tw_split_info b;
+  if (TW_UNLIKELY(tier == TW_PAGE_SPLIT))
+    return tw_split_find(p, &b) ? b.len - ((uintptr_t)p - b.base) : 0;
   return tier == TW_T_DRAM ? tw_glibc_usable(p) : tw_tier_usable(tier, p);
 }
 
@@ -177,6 +228,12 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_in_core--;
   }
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
+  tw_split_info b;
+  if (TW_UNLIKELY(from == TW_PAGE_SPLIT) &&
+      (!s || s->placed < 0 || tier == from) && tw_split_find(p, &b)) {
+    s = tw_site_get(b.site); /* an unplaced caller: the block's own site */
+    tier = s->tier;
+  }
   void *q = NULL;
   if (tier == from && (tier != TW_T_DRAM || !tw_cfg.dram_limit) &&
       ((q = tier == TW_T_DRAM ? __libc_realloc(p, size)

@@ -19,6 +19,7 @@
 typedef struct tw_psite {
   const char *stack, *location;
   int tier;
+  uint64_t dram_bytes; /* DRAM head of each object (tw_split.c); 0: none */
 } tw_psite;
 
 typedef struct tw_pmodule {
@@ -35,6 +36,9 @@ int tw_placement_default_tier(void) { return tw_default_tier; }
 int tw_placement_depth(void) { return tw_pdepth; }
 int tw_placement_nsites(void) { return tw_npsites; }
 int tw_placement_tier(int i) { return tw_psites[i].tier; }
+uint64_t tw_placement_dram_bytes(int i) {
+  return i >= 0 && i < tw_npsites ? tw_psites[i].dram_bytes : 0;
+}
 const char *tw_placement_field(int i, int which) {
   return which ? tw_psites[i].location : tw_psites[i].stack;
 }
@@ -143,6 +147,22 @@ static int tw_parse(const cJSON *root) {
     if (!tw_tier_value(field, cJSON_GetObjectItemCaseSensitive(s, "tier"),
                        &tw_psites[i].tier))
       return 0;
+    const cJSON *db = cJSON_GetObjectItemCaseSensitive(s, "dram_bytes");
+    memcpy(field + fl, "].dram_bytes", 13);
+    tw_psites[i].dram_bytes = 0;
+    if (db && (!cJSON_IsNumber(db) || db->valuedouble < 0 ||
+               db->valuedouble > 9.0e18 ||
+               db->valuedouble != (double)(uint64_t)db->valuedouble ||
+               (uint64_t)db->valuedouble % 4096))
+      return tw_bad(field, "(not a multiple of 4096)",
+                    "must be a non-negative multiple of 4096");
+    if (db && db->valuedouble > 0 &&
+        !strcmp(cJSON_GetObjectItemCaseSensitive(s, "tier")->valuestring,
+                "dram"))
+      return tw_bad(field, "(with tier dram)",
+                    "a DRAM head needs a slow tier in \"tier\"");
+    if (db)
+      tw_psites[i].dram_bytes = (uint64_t)db->valuedouble;
     i++;
   }
   const cJSON *mods = cJSON_GetObjectItemCaseSensitive(root, "modules");

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Checking helper of the runtime tests (test/runtime). Sub-commands:
-place PROFILE_DIR TIER PATTERN... -o FILE   placement naming the sites
-      whose location or stack contains a PATTERN (each must match >= 1 site)
+place PROFILE_DIR TIER PATTERN... [--dram-bytes N] -o FILE   placement
+      naming the sites whose location or stack contains a PATTERN (each must
+      match >= 1 site); --dram-bytes gives each a DRAM head of N bytes
 where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
       line of STDERR: `NAME in-dir` if the object lies in a mapping of a
-      file under DIR (in the /proc/PID/maps copy MAPS), else `NAME not-in-dir`
+      file under DIR (in the /proc/PID/maps copy MAPS), `NAME not-in-dir` if
+      no byte of it does, else `NAME split dir=BYTES other=BYTES`
 report REPORT                               the run report as stable lines
 sites PROFILE_DIR PATTERN                   rows of sites.csv matching
 objects STDERR                              `object` lines as NAME BYTES
@@ -20,6 +22,11 @@ from pathlib import Path
 def place(args):
     out = args[args.index("-o") + 1]
     args = args[: args.index("-o")]
+    head = None
+    if "--dram-bytes" in args:
+        k = args.index("--dram-bytes")
+        head = int(args[k + 1])
+        args = args[:k] + args[k + 2 :]
     prof, tier, patterns = Path(args[0]), args[1], args[2:]
     rows = list(csv.DictReader(open(prof / "sites.csv")))
     meta = json.loads((prof / "meta.json").read_text())
@@ -34,6 +41,7 @@ def place(args):
                 "location": r["location"],
                 "tier": tier,
                 "bytes": int(r["peak_bytes"] or 0),
+                **({"dram_bytes": head} if head is not None else {}),
             }
             for r in hit
         ]
@@ -59,10 +67,10 @@ def where(args):
             lo, hi = (int(x, 16) for x in parts[0].split("-"))
             ranges.append((lo, hi))
     ranges.sort()
-    merged = []  # the file is mapped in pieces: join adjacent ones
+    merged = []  # the file is mapped in pieces, snapshots repeat: join them
     for lo, hi in ranges:
-        if merged and merged[-1][1] == lo:
-            merged[-1] = (merged[-1][0], hi)
+        if merged and merged[-1][1] >= lo:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
         else:
             merged.append((lo, hi))
     ranges = merged
@@ -70,8 +78,11 @@ def where(args):
         m = re.match(r"object (\S+) 0x([0-9a-f]+) (\d+)", line)
         if m:
             a, n = int(m[2], 16), int(m[3])
-            inside = any(lo <= a and a + n <= hi for lo, hi in ranges)
-            print(f"{m[1]} {'in-dir' if inside else 'not-in-dir'}")
+            inside = sum(max(0, min(hi, a + n) - max(lo, a)) for lo, hi in ranges)
+            if inside in (0, n):
+                print(f"{m[1]} {'in-dir' if inside else 'not-in-dir'}")
+            else:
+                print(f"{m[1]} split dir={inside} other={n - inside}")
 
 
 def report(args):

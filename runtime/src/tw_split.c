@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Split blocks: an object of a site whose placement gives it a DRAM head
+ * (placement.json `dram_bytes`, the advisor's partial placement of one large
+ * allocation). The object is one mapping: its first `head` bytes anonymous
+ * memory (DRAM), the rest a MAP_SHARED | MAP_FIXED mapping of an unlinked
+ * file in the pmem directory - the backing memkind's pmem kind uses (an
+ * fsdax mount on real machines), mapped here because memkind serves whole
+ * allocations only. Only the pmem tier can be split; for other tiers
+ * tw_split_alloc returns NULL and the caller places the whole object.
+ *
+ * Every page of the mapping is marked TW_PAGE_SPLIT in the page-tier map, so
+ * free/realloc/malloc_usable_size (tw_place.c) come here; the blocks
+ * themselves (few and large) are kept in a small table searched under a
+ * lock. The file mapping is registered with tw_fork.c, which gives a fork
+ * child a private copy. Under Valgrind the head and the tail are announced
+ * as two blocks of the site, one per tier (tierwise simulate counts them
+ * separately).
+ */
+#define _GNU_SOURCE
+#include "tw_clientreq.h"
+#include "tw_core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define TW_SPLITS 256
+
+static tw_split_info tw_splits[TW_SPLITS]; /* base 0: free slot */
+static pthread_mutex_t tw_splits_lock = PTHREAD_MUTEX_INITIALIZER;
+static int tw_split_warned;
+
+static void tw_split_warn(const char *why) {
+  if (!__atomic_exchange_n(&tw_split_warned, 1, __ATOMIC_RELAXED))
+    tw_warn("dram_bytes: ", why,
+            "; such objects are placed whole in their site's tier");
+}
+
+/* An unlinked file of \p len bytes in the pmem directory, its blocks
+ * allocated (a sparse file on a full file system would fault later, as
+ * SIGBUS, instead of failing now), or -1. */
+static int tw_split_file(size_t len) {
+  const char *dir = tw_cfg.pmem_dir;
+  if (!dir || !*dir)
+    return -1;
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) { /* a file system without O_TMPFILE */
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n + 20 > sizeof(path))
+      return -1;
+    memcpy(path, dir, n);
+    memcpy(path + n, "/tierwise.XXXXXX", 17);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+      return -1;
+    unlink(path);
+  }
+  if (posix_fallocate(fd, 0, (off_t)len)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void *tw_split_alloc(uint32_t site, size_t size, size_t align, uint64_t head,
+                     int tier) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (tier != TW_T_PMEM) {
+    tw_split_warn("only the pmem tier can hold part of an object");
+    return NULL;
+  }
+  head &= ~(uint64_t)(page - 1);
+  if (!head || head >= size || align > page || !tw_tier_available(tier))
+    return NULL; /* an unavailable tier has said so (tw_tiers.c) */
+  size_t len = (size + page - 1) & ~(page - 1);
+  uint8_t *base = tw_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED)
+    return NULL;
+  int fd = tw_split_file(len - head);
+  void *tail = MAP_FAILED;
+  if (fd >= 0) {
+    tail = tw_sys_mmap(base + head, len - head, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_FIXED, fd, 0);
+    close(fd);
+  } else
+    tw_split_warn("no file for the slow-tier part in TIERWISE_PMEM_DIR");
+  int slot = -1;
+  if (tail != MAP_FAILED) {
+    pthread_mutex_lock(&tw_splits_lock);
+    for (int i = 0; i < TW_SPLITS && slot < 0; i++)
+      if (!tw_splits[i].base) {
+        tw_splits[i] = (tw_split_info){(uintptr_t)base, size, len, head, site,
+                                       tier};
+        slot = i;
+      }
+    pthread_mutex_unlock(&tw_splits_lock);
+    if (slot < 0)
+      tw_split_warn("more than 256 split objects live at once");
+  }
+  if (slot < 0) {
+    tw_sys_munmap(base, len);
+    return NULL;
+  }
+  /* a shared file mapping (the descriptor is closed; 0 only says "file") */
+  tw_fork_note_map(base + head, len - head, PROT_READ | PROT_WRITE,
+                   MAP_SHARED, 0);
+  tw_pmap_mark((uintptr_t)base, len, TW_PAGE_SPLIT);
+  tw_announce(base, head, TW_T_DRAM);
+  tw_announce(base + head, size - head, tier);
+  return base;
+}
+
+int tw_split_find(const void *p, tw_split_info *out) {
+  uintptr_t a = (uintptr_t)p;
+  int found = 0;
+  pthread_mutex_lock(&tw_splits_lock);
+  for (int i = 0; i < TW_SPLITS && !found; i++)
+    if (tw_splits[i].base && a - tw_splits[i].base < tw_splits[i].len) {
+      *out = tw_splits[i];
+      found = 1;
+    }
+  pthread_mutex_unlock(&tw_splits_lock);
+  return found;
+}
+
+void tw_split_free(void *p) {
+  tw_split_info b = {0};
+  pthread_mutex_lock(&tw_splits_lock);
+  for (int i = 0; i < TW_SPLITS; i++)
+    if (tw_splits[i].base == (uintptr_t)p) {
+      b = tw_splits[i];
+      tw_splits[i].base = 0;
+      break;
+    }
+  pthread_mutex_unlock(&tw_splits_lock);
+  if (!b.base) { /* inside a split block, not its start: glibc aborts too */
+    tw_warn("free(): invalid pointer (inside a split block)", "", "");
+    abort();
+  }
+  if (TW_UNLIKELY(tw_on_valgrind)) {
+    VALGRIND_FREELIKE_BLOCK(p, 0);
+    VALGRIND_FREELIKE_BLOCK((uint8_t *)p + b.head, 0);
+  }
+  tw_pmap_mark(b.base, b.len, 0);
+  tw_fork_note_unmap((uint8_t *)p + b.head, b.len - b.head);
+  tw_sys_munmap(p, b.len);
+}
