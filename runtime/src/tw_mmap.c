@@ -3,8 +3,8 @@
  * Anonymous mmap/munmap as allocations (programs map their big arrays
  * directly): the census counts and times them like malloc'd objects;
  * placement serves a mapping whose site is placed in another tier from that
- * tier (memkind, zeroed as anonymous memory is) and releases it on munmap of
- * its start. Mappings are remembered in a small table keyed by address.
+ * tier (memkind, zeroed as anonymous memory is; a site with a DRAM head:
+ * a split mapping, tw_split.c) and releases it on munmap of its start. Mappings are remembered in a small table keyed by address.
  * Partial munmap, mremap and mprotect of a tier-served mapping are not
  * supported (README); MAP_FIXED and file mappings are passed through.
  * Mappings made while a memkind call runs for a tier (tw_in_tier) mark their
@@ -124,7 +124,16 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
   int tier = s && mode == TW_MODE_PLACE ? s->tier : TW_T_DRAM, fell = 0;
   void *p = NULL;
-  if (tier != TW_T_DRAM && prot == (PROT_READ | PROT_WRITE)) {
+  uint64_t head = 0; /* a split mapping's DRAM part (tw_split.c) */
+  if (tier != TW_T_DRAM && s->dram_head && len <= s->dram_head)
+    tier = TW_T_DRAM; /* wholly inside the site's DRAM head */
+  else if (tier != TW_T_DRAM && s->dram_head &&
+           prot == (PROT_READ | PROT_WRITE) &&
+           (p = tw_split_alloc(site, len, 0, s->dram_head, tier))) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    head = s->dram_head & ~(uint64_t)(page - 1);
+  }
+  if (!p && tier != TW_T_DRAM && prot == (PROT_READ | PROT_WRITE)) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     p = tw_tier_malloc(tier, (len + page - 1) & ~(page - 1), page);
     if (p) {
@@ -143,7 +152,8 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (p != MAP_FAILED && s) {
     __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->bytes, len, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->tier_bytes[tier], len, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->tier_bytes[tier], len - head, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
     if (fell)
       __atomic_fetch_add(&s->fallback_bytes, len, __ATOMIC_RELAXED);
     int64_t live = __atomic_add_fetch(&s->live, (int64_t)len, __ATOMIC_RELAXED);
@@ -152,7 +162,7 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
            !__atomic_compare_exchange_n(&s->peak, &peak, (uint64_t)live, 1,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       ;
-    tw_map_put((uintptr_t)p, len, site, tier);
+    tw_map_put((uintptr_t)p, len, site, head ? TW_PAGE_SPLIT : tier);
     if (mode == TW_MODE_PLACE && tier == TW_T_DRAM)
       tw_announce(p, len, tier); /* slow-tier blocks: announced above */
   }
@@ -170,7 +180,8 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
   if (!tw_in_tier && !tw_in_core && addr && tw_map_take((uintptr_t)addr, &m)) {
     tw_in_core++;
     tw_site *s = tw_site_get(m.site);
-    if (TW_UNLIKELY(tw_on_valgrind) && tw_mode_now == TW_MODE_PLACE)
+    if (TW_UNLIKELY(tw_on_valgrind) && tw_mode_now == TW_MODE_PLACE &&
+        m.tier != TW_PAGE_SPLIT) /* tw_split_free ends both of its blocks */
       VALGRIND_FREELIKE_BLOCK(addr, 0);
     __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
     if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
@@ -178,7 +189,10 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
     tw_in_core--;
     if (m.tier == TW_T_DRAM)
       return tw_sys_munmap(addr, len);
-    tw_tier_free(m.tier, addr);
+    if (m.tier == TW_PAGE_SPLIT)
+      tw_split_free(addr);
+    else
+      tw_tier_free(m.tier, addr);
     return 0;
   }
   int r = tw_sys_munmap(addr, len);
