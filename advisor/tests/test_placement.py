@@ -95,3 +95,34 @@ def test_parse_size(text, value):
 def test_parse_size_rejects_junk():
     with pytest.raises(ValueError, match="'12Q'"):
         placement.parse_size("12Q")
+
+
+def test_dram_head_is_accepted(tmp_path):
+    p = tmp_path / "p.json"
+    doc = minimal()
+    doc["sites"][0]["dram_bytes"] = 2 << 20
+    p.write_text(json.dumps(doc))
+    assert placement.load(p)["sites"][0]["dram_bytes"] == 2 << 20
+
+
+@pytest.mark.parametrize(
+    "value,tier,needle",
+    [
+        (-4096, "pmem", "sites[0].dram_bytes = -4096: must be a positive multiple of 4096"),
+        (0, "pmem", "sites[0].dram_bytes = 0: must be a positive"),
+        ("8K", "pmem", "sites[0].dram_bytes = '8K': must be a positive"),
+        (8192.0, "pmem", "sites[0].dram_bytes = 8192.0: must be a positive"),
+        (True, "pmem", "sites[0].dram_bytes = True: must be a positive"),
+        (6000, "pmem", "sites[0].dram_bytes = 6000: must be a positive multiple of 4096"),
+        (8192, "dram", "sites[0].dram_bytes = 8192: only for a site whose tier is not dram"),
+    ],
+)
+def test_bad_dram_head(tmp_path, value, tier, needle):
+    p = tmp_path / "p.json"
+    doc = minimal()
+    doc["sites"][0].update(tier=tier, dram_bytes=value)
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ValueError) as e:
+        placement.load(p)
+    assert str(p) in str(e.value) and needle in str(e.value)
+    assert "\n" not in str(e.value)

@@ -6,7 +6,7 @@ advisor/FORMATS.md) and the table `tierwise advise` prints."""
 import pandas as pd
 
 from tierwise import cost
-from tierwise.select import parse_budget, peak_footprint, select
+from tierwise.select import parse_budget, peak_footprint, select, split_supported
 
 PLACEMENT_FORMAT = "tierwise-placement"
 
@@ -37,8 +37,18 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
     )
 
 
-def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: bool = True):
-    """Returns (placement dict, table DataFrame, Selection, costs)."""
+def advise(
+    profile,
+    model,
+    budget_spec: str,
+    policy: str = "cost",
+    lifetime: bool = True,
+    partial: bool = True,
+):
+    """Returns (placement dict, table DataFrame, Selection, costs). With
+    `partial` (cost policy, dram / pmem model) one large site may get a DRAM
+    head: its entry has the slow tier, `dram_bytes` and the head's share of
+    the benefit; the table's tier column reads e.g. dram+pmem."""
     measured = profile.sites[["loads", "stores", "llc_load_misses"]].notna().any().any()
     if policy in ("cost", "write-intensity", "misses") and not measured:
         raise ValueError(
@@ -49,24 +59,29 @@ def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: boo
     costs = cost.site_costs(profile.sites, model)
     total = peak_footprint(profile)
     budget = parse_budget(budget_spec, total)
-    sel = select(profile, costs, budget, policy, lifetime=lifetime)
+    split = partial and split_supported(model)
+    sel = select(profile, costs, budget, policy, lifetime=lifetime, partial=split)
     tier_of = {
         i: (model.fast.name if i in sel.fast else model.slow.name)
         for i in costs.index[costs["placeable"]]
     }
-    table = site_table(profile, costs, tier_of)
+    shown = dict(tier_of)
+    for i in sel.partial:
+        shown[i] = f"{model.fast.name}+{model.slow.name}"
+    table = site_table(profile, costs, shown)
+    fractions = sel.fractions(costs)
     sites = []
     for i in table.index:
-        sites.append(
-            {
-                "stack": profile.sites.at[i, "stack"],
-                "location": profile.sites.at[i, "location"],
-                "tier": tier_of[i],
-                "bytes": int(costs.at[i, "bytes"]),
-                "benefit": round(float(costs.at[i, "benefit"]), 9),
-            }
-        )
-    fast_set = sorted(sel.fast)
+        entry = {
+            "stack": profile.sites.at[i, "stack"],
+            "location": profile.sites.at[i, "location"],
+            "tier": tier_of[i],
+        }
+        if i in sel.partial:
+            entry["dram_bytes"] = int(sel.partial[i])
+        entry["bytes"] = int(costs.at[i, "bytes"])
+        entry["benefit"] = round(float(costs.at[i, "benefit"]) * fractions.get(i, 1.0), 9)
+        sites.append(entry)
     placement = {
         "format": PLACEMENT_FORMAT,
         "version": 1,
@@ -84,7 +99,7 @@ def advise(profile, model, budget_spec: str, policy: str = "cost", lifetime: boo
         ],
         "tiers": model.to_json(),
         "modelled_seconds": {
-            "placement": cost.placement_seconds(profile.sites, costs, model, set(fast_set)),
+            "placement": cost.placement_seconds(profile.sites, costs, model, fractions),
             "all_fast": cost.placement_seconds(
                 profile.sites, costs, model, set(costs.index[costs["placeable"]])
             ),
@@ -104,15 +119,28 @@ def format_size(n) -> str:
         n /= 1024
 
 
+def format_partial(table: pd.DataFrame, sel, model) -> list:
+    """The line under the table for the split site: its DRAM head."""
+    lines = []
+    for i, h in sel.partial.items():
+        b = int(table.at[i, "bytes"])
+        lines.append(
+            f"site {table.at[i, 'site']} ({table.at[i, 'location']}) is split: the first "
+            f"{format_size(h)} of each object in {model.fast.name} ({h / max(b, 1):.0%} of "
+            f"{format_size(b)}), the rest in {model.slow.name}"
+        )
+    return lines
+
+
 def format_table(table: pd.DataFrame, limit: int = 30) -> str:
-    head = f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6}  {'tier':<6} {'benefit':>10}"
+    head = f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6}  {'tier':<9} {'benefit':>10}"
     lines = [head]
     for _, r in table.head(limit).iterrows():
         loc = str(r["location"])
         loc = loc if len(loc) <= 36 else "..." + loc[-33:]
         lines.append(
             f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} "
-            f"{r['misses_per_kib']:>9.1f} {r['write_share']:>6.0%}  {r['tier']:<6} "
+            f"{r['misses_per_kib']:>9.1f} {r['write_share']:>6.0%}  {r['tier']:<9} "
             f"{r['benefit_s'] * 1e3:>8.3f}ms"
         )
     if len(table) > limit:

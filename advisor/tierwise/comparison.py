@@ -9,7 +9,7 @@ import pandas as pd
 
 from tierwise import baselines, cost
 from tierwise.select import peak_footprint
-from tierwise.select import POLICIES, select
+from tierwise.select import POLICIES, select, split_supported
 
 COLUMNS = [
     "policy",
@@ -22,12 +22,25 @@ COLUMNS = [
 ]
 
 
-def compare_table(profile, model, fractions, policies=POLICIES, with_oracle=False, lifetime=True):
+def compare_table(
+    profile,
+    model,
+    fractions,
+    policies=POLICIES,
+    with_oracle=False,
+    lifetime=True,
+    partial=True,
+):
+    """Rows of compare.csv and notes. With `partial` the cost policy may
+    give one large site a DRAM head (its rows count the head's accesses as
+    served by DRAM and its bytes in fast_bytes). The oracle stays the best
+    subset of whole sites, so a cost row with a head may beat it."""
     costs = cost.site_costs(profile.sites, model)
     total = peak_footprint(profile)
     placeable = costs.index[costs["placeable"]]
     secs = lambda fast: cost.placement_seconds(profile.sites, costs, model, fast)
     t_fast = secs(set(placeable))
+    split = partial and split_supported(model)
     rows, notes = [], []
 
     def row(policy, f, fast, used):
@@ -52,8 +65,8 @@ def compare_table(profile, model, fractions, policies=POLICIES, with_oracle=Fals
         row("first-fit", f, ff, sum(ff[s] * costs.at[s, "bytes"] for s in ff))
         row("static-ratio", f, baselines.static_ratio(costs, f), budget)
         for pol in policies:
-            sel = select(profile, costs, budget, pol, lifetime=lifetime)
-            row(pol, f, sel.fast, sel.used_bytes)
+            sel = select(profile, costs, budget, pol, lifetime=lifetime, partial=split)
+            row(pol, f, sel.fractions(costs), sel.used_bytes)
         if with_oracle:
             best, used = baselines.oracle(profile, costs, budget)
             if best is None:

@@ -73,6 +73,16 @@ def validate(doc, source="placement"):
                 s.get("tier"),
                 f"not a tier ({', '.join(TIERS)}, numa:N)",
             )
+        if "dram_bytes" in s:
+            head = s["dram_bytes"]
+            if not isinstance(head, int) or isinstance(head, bool) or head <= 0 or head % 4096:
+                bad(f"sites[{i}].dram_bytes", head, "must be a positive multiple of 4096")
+            if s["tier"] == "dram":
+                bad(
+                    f"sites[{i}].dram_bytes",
+                    head,
+                    "only for a site whose tier is not dram (the DRAM head of its objects)",
+                )
     return doc
 
 

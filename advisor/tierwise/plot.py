@@ -9,26 +9,34 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from tierwise import cost  # noqa: E402
-from tierwise.select import POLICIES, select  # noqa: E402
+from tierwise.select import POLICIES, select, split_supported  # noqa: E402
 
 DEFAULT_FRACTIONS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
 
 
 def budget_curve(
-    profile, costs, model, fractions=DEFAULT_FRACTIONS, policies=POLICIES, lifetime=True
+    profile,
+    costs,
+    model,
+    fractions=DEFAULT_FRACTIONS,
+    policies=POLICIES,
+    lifetime=True,
+    partial=True,
 ) -> pd.DataFrame:
     """Rows: policy, budget_fraction, budget_bytes, modelled_seconds,
-    ratio_to_dram (to the all-fast-tier placement), fast_bytes."""
+    ratio_to_dram (to the all-fast-tier placement), fast_bytes. `partial`:
+    the cost policy may give one large site a DRAM head (select.split_fill)."""
     from tierwise.select import peak_footprint
 
     total = peak_footprint(profile)
     placeable = set(costs.index[costs["placeable"]])
     t_fast = cost.placement_seconds(profile.sites, costs, model, placeable)
+    split = partial and split_supported(model)
     rows = []
     for pol in policies:
         for f in fractions:
-            sel = select(profile, costs, int(total * f), pol, lifetime=lifetime)
-            t = cost.placement_seconds(profile.sites, costs, model, sel.fast)
+            sel = select(profile, costs, int(total * f), pol, lifetime=lifetime, partial=split)
+            t = cost.placement_seconds(profile.sites, costs, model, sel.fractions(costs))
             rows.append(
                 {
                     "policy": pol,

@@ -11,6 +11,10 @@ Policies:
   misses           rank by LLC misses per byte
   size             smallest peak_bytes first
 Greedy policies walk their ranking and take every site that still fits.
+
+After the cost policy's knapsack, the split fill (split_fill) may give one
+large site that did not fit a DRAM head: the first h bytes of each of its
+objects in DRAM, the rest in the slow tier (placement.json `dram_bytes`).
 """
 
 from dataclasses import dataclass, field
@@ -26,6 +30,12 @@ BNB_WORK_LIMIT = 2 * 10**9  # node limit x live-matrix cells
 DOMINANCE_MAX_COLUMNS = 4000
 DOMINANCE_MAX_WORK = 2 * 10**8
 LIFETIME_EXACT_MAX = 64  # candidates the lifetime-aware search proves optimal
+PAGE = 4096  # the runtime splits an object at a page boundary
+SPLIT_MIN_SITE = 1 << 20  # smaller sites are left whole
+SPLIT_MIN_HEAD = 64 << 10  # smaller heads are not worth a split object
+SPLIT_CANDIDATES = 8  # sites (by benefit per byte) the search tries as the split one
+SPLIT_NODE_LIMIT = 20_000  # search nodes per candidate
+SPLIT_WORK_LIMIT = 2 * 10**8  # search nodes x live-matrix cells, all candidates
 
 
 @dataclass
@@ -33,8 +43,18 @@ class Selection:
     policy: str
     budget: int
     fast: set  # site indices placed in the fast tier
-    used_bytes: int
+    used_bytes: int  # the most fast-tier bytes live at one instant, head included
     notes: list = field(default_factory=list)
+    partial: dict = field(default_factory=dict)  # site index -> DRAM head bytes
+
+    def fractions(self, costs: pd.DataFrame) -> dict:
+        """Site -> fraction of its accesses served by the fast tier (what
+        cost.placement_seconds takes): 1 for the fast sites, head / peak
+        bytes for the split one (accesses uniform over its bytes)."""
+        f = {s: 1.0 for s in self.fast}
+        for s, h in self.partial.items():
+            f[s] = min(1.0, h / max(int(costs.at[s, "bytes"]), 1))
+        return f
 
 
 def parse_budget(text: str, total_bytes: int) -> int:
@@ -278,6 +298,143 @@ def lifetime_knapsack(live: np.ndarray, values, capacity: int):
     return best[0], best[1], exact[0]
 
 
+def split_supported(model) -> bool:
+    """The runtime realises a DRAM head (placement.json `dram_bytes`) only
+    for objects whose tier is pmem; elsewhere the object would go whole to
+    its tier, so the split fill is for a dram / pmem model only."""
+    return model.fast.name == "dram" and model.slow.name == "pmem"
+
+
+def one_at_a_time(profile, sites: pd.Index) -> pd.Series:
+    """Sites whose objects are never live at the same time, so that at any
+    instant the site's DRAM bytes under a head h are min(h, its live bytes).
+    With a timeline: every allocation of the site is a tracked object (an
+    untracked one, under objects_min_bytes, could be live beside them) and
+    in each run no object is allocated before the previous ones are freed.
+    Without one: a single allocation."""
+    allocs = pd.to_numeric(profile.sites.loc[sites, "allocs"], errors="coerce")
+    o = profile.objects
+    if o.empty:
+        return (allocs == 1).fillna(False).astype(bool)
+    o = o[o["site"].isin(sites)].sort_values(["profile", "site", "alloc_time"], kind="mergesort")
+    keys = [o["profile"], o["site"]]
+    free = o["free_time"].astype("Float64").fillna(np.inf).astype("float64")
+    prev_free = free.groupby(keys).cummax().groupby(keys).shift()
+    overlapping = set(o.loc[(o["alloc_time"].astype("float64") < prev_free), "site"])
+    tracked = o.groupby("site").size().reindex(sites, fill_value=0)
+    same = (tracked == allocs).fillna(False).astype(bool)
+    return same & ~sites.isin(list(overlapping))
+
+
+def _head(live_s: np.ndarray, slack: np.ndarray, cap: int) -> int:
+    """The largest head h (a multiple of PAGE, at most cap) with
+    min(h, live_s) <= slack at every instant; 0 below SPLIT_MIN_HEAD.
+    Never grows as slack shrinks (what the search's bound relies on)."""
+    bind = live_s > slack
+    h = min(cap, int(slack[bind].min())) if bind.any() else cap
+    h = h // PAGE * PAGE
+    return h if h >= SPLIT_MIN_HEAD else 0
+
+
+def split_fill(live: np.ndarray, values, sizes, capacity: int, rows, eligible):
+    """One split site beside a whole-site selection. A head of h bytes of
+    site s is worth values[s] * h / sizes[s]: accesses are assumed uniform
+    over the object's bytes. At most one site is split (the simplest case
+    the runtime and the model share; a second head would rarely find room).
+    It must fit where s is live: at every instant (column of `live`, whose
+    row s holds the one live object's bytes, see one_at_a_time),
+    whole-site bytes + min(h, live[s]) <= capacity; h is a multiple of
+    PAGE, at least SPLIT_MIN_HEAD and less than sizes[s] (the largest
+    object).
+
+    Three steps, each keeping the best so far (so the result is never below
+    the whole-site value of `rows`):
+      1. fill: every eligible site not in `rows`, with its largest head
+         beside `rows` unchanged;
+      2. local improvement, for the SPLIT_CANDIDATES such sites of highest
+         value per byte: drop sites of `rows` with a lower value per byte
+         that are live together with s, lowest first, each drop kept only
+         if the total value grows;
+      3. exact search, with at most LIFETIME_EXACT_MAX candidate rows: for
+         each of the SPLIT_CANDIDATES eligible sites of highest value per
+         byte (in `rows` or not), branch and bound over every whole set of
+         the other rows, the value being whole-site value + that head.
+    Guarantee: the value is at least that of `rows` plus the best fill. If
+    step 3 ran to the end (exact=True) and `rows` is a best whole set (the
+    knapsack was exact), it is the maximum over every whole set feasible at
+    every instant, with no split site or with one of those SPLIT_CANDIDATES
+    sites split with its largest head: with at most that many eligible
+    sites, what a brute force over all subsets and split sites finds.
+    Returns (value, whole rows, split row or None, head, exact).
+    """
+    v = np.asarray(values, dtype="float64")
+    size = np.asarray(sizes, dtype="float64")
+    dens = v / np.maximum(size, 1)
+    cap = {int(s): (int(size[s]) - 1) // PAGE * PAGE for s in eligible}
+    empty = np.zeros(live.shape[1])
+    usage_of = lambda rs: live[sorted(rs)].sum(axis=0) if rs else empty
+    head = lambda s, usage: _head(live[s], capacity - usage, cap[s])
+    rows = {int(r) for r in rows}
+    best = [float(v[sorted(rows)].sum()) if rows else 0.0, set(rows), None, 0]
+
+    def offer(value, rs, s, h):
+        if value > best[0]:
+            best[:] = [value, set(rs), s if h else None, h]
+
+    by_density = sorted((int(s) for s in eligible), key=lambda s: (-dens[s], s))
+    base, base_v = usage_of(rows), best[0]
+    unchosen = [s for s in by_density if s not in rows]
+    for s in unchosen:
+        h = head(s, base)
+        offer(base_v + dens[s] * h, rows, s, h)
+        if s not in unchosen[:SPLIT_CANDIDATES]:
+            continue
+        keep, usage, kept_v, value = set(rows), base, base_v, base_v + dens[s] * h
+        together = lambda d: np.any((live[d] > 0) & (live[s] > 0))
+        for d in sorted(
+            (d for d in rows if dens[d] < dens[s] and together(d)), key=lambda d: (dens[d], d)
+        ):
+            u = usage - live[d]
+            trial = kept_v - v[d] + dens[s] * head(s, u)
+            if trial > value:
+                keep.discard(d)
+                usage, kept_v, value = u, kept_v - v[d], trial
+        offer(value, keep, s, head(s, usage))
+
+    fits = np.flatnonzero((v > 0) & np.all(live <= capacity, axis=1))
+    if len(fits) > LIFETIME_EXACT_MAX:
+        return best[0], best[1], best[2], best[3], False
+    top = by_density[:SPLIT_CANDIDATES]
+    node_limit = min(SPLIT_NODE_LIMIT, max(1000, SPLIT_WORK_LIMIT // max(live.size * len(top), 1)))
+    exact = True
+    for s in top:
+        items = sorted((int(i) for i in fits if i != s), key=lambda i: (-v[i], i))
+        nodes = [0]
+
+        def dfs(k, usage, value, chosen):
+            nodes[0] += 1
+            h = head(s, usage)
+            offer(value + dens[s] * h, chosen, s, h)
+            if k == len(items):
+                return True
+            if nodes[0] > node_limit:
+                return False
+            rest = np.asarray(items[k:])
+            rest = rest[np.all(usage + live[rest] <= capacity, axis=1)]
+            if value + v[rest].sum() + dens[s] * h <= best[0]:
+                return True  # a head never grows as whole sites are added
+            i = items[k]
+            done = True
+            if np.all(usage + live[i] <= capacity):
+                chosen.append(i)
+                done = dfs(k + 1, usage + live[i], value + v[i], chosen)
+                chosen.pop()
+            return dfs(k + 1, usage, value, chosen) and done
+
+        exact = dfs(0, empty, 0.0, []) and exact
+    return best[0], best[1], best[2], best[3], exact
+
+
 def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
     """Rank key of a greedy policy: larger first (size: smaller first)."""
     b = (
@@ -297,27 +454,52 @@ def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
 
 
 def select(
-    profile, costs: pd.DataFrame, budget: int, policy: str = "cost", lifetime: bool = True
+    profile,
+    costs: pd.DataFrame,
+    budget: int,
+    policy: str = "cost",
+    lifetime: bool = True,
+    partial: bool = True,
 ) -> Selection:
-    """Choose the fast-tier sites of `profile` (costs from cost.site_costs)."""
+    """Choose the fast-tier sites of `profile` (costs from cost.site_costs).
+    Cost policy with `partial`: then the split fill may give one large site
+    a DRAM head (Selection.partial)."""
     cand = costs[costs["placeable"]]
     notes = []
     if policy == "cost":
+        benefit = cand["benefit"].to_numpy(dtype="float64")
         use_timeline = lifetime and not profile.objects.empty
         if use_timeline:
             live = live_matrix(profile.objects, cand.index, cand["bytes"])
-            value, rows, exact = lifetime_knapsack(live, cand["benefit"].to_numpy(), budget)
-            used = int(live[sorted(rows)].sum(axis=0).max()) if rows else 0
+            value, rows, exact = lifetime_knapsack(live, benefit, budget)
             notes.append("lifetime-aware: sites never live together share DRAM bytes")
         else:
-            value, rows, exact = knapsack(
-                cand["bytes"].to_numpy(), cand["benefit"].to_numpy(), budget
-            )
-            used = int(cand["bytes"].to_numpy()[sorted(rows)].sum()) if rows else 0
+            live = cand["bytes"].to_numpy(dtype="float64")[:, None]
+            value, rows, exact = knapsack(cand["bytes"].to_numpy(), benefit, budget)
         if not exact:
             notes.append("search limit reached: best placement found, optimality not proven")
+        split, head = None, 0
+        if partial:
+            ok = (
+                (cand["benefit"] > 0)
+                & (cand["bytes"] >= SPLIT_MIN_SITE)
+                & one_at_a_time(profile, cand.index)
+            )
+            eligible = np.flatnonzero(ok.to_numpy())
+            if len(eligible):
+                _, rows, split, head, split_exact = split_fill(
+                    live, benefit, cand["bytes"].to_numpy(), budget, rows, eligible
+                )
+                if not split_exact:
+                    notes.append(
+                        "split fill: search limit reached, the DRAM head found is not proven best"
+                    )
+        usage = live[sorted(rows)].sum(axis=0) if rows else np.zeros(live.shape[1])
+        if split is not None:
+            usage = usage + np.minimum(head, live[split])
         fast = {cand.index[i] for i in rows}
-        return Selection(policy, budget, fast, used, notes)
+        part = {cand.index[split]: int(head)} if split is not None else {}
+        return Selection(policy, budget, fast, int(usage.max()), notes, part)
     key = scores(profile.sites.loc[cand.index], policy)
     order = sorted(cand.index, key=lambda s: (-key[s], cand.at[s, "bytes"], s))
     fast, used = set(), 0

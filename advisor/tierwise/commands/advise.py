@@ -44,6 +44,11 @@ def add_parser(sub):
         help="cost policy: ignore the objects timeline (pack by peak bytes only)",
     )
     p.add_argument(
+        "--whole-sites",
+        action="store_true",
+        help="place whole allocations only (no DRAM head for a large site)",
+    )
+    p.add_argument(
         "-o",
         "--output",
         default="placement.json",
@@ -60,12 +65,17 @@ def add_parser(sub):
 
 
 def run(args):
-    from tierwise.advice import advise, format_size, format_table
+    from tierwise.advice import advise, format_partial, format_size, format_table
 
     profile = reader.read_profiles(args.profiles)
     model = tiers.load(args.tiers)
     placement, table, sel, costs = advise(
-        profile, model, args.dram_budget, args.policy, lifetime=not args.no_lifetime
+        profile,
+        model,
+        args.dram_budget,
+        args.policy,
+        lifetime=not args.no_lifetime,
+        partial=not args.whole_sites,
     )
     out = Path(args.output)
     out.write_text(json.dumps(placement, indent=1) + "\n")
@@ -76,7 +86,10 @@ def run(args):
         f"{format_size(placement['footprint_bytes'])} peak live footprint"
     )
     print(format_table(table, args.top))
-    summary = f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites; "
+    for line in format_partial(table, sel, model):
+        print(line)
+    summary = f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites"
+    summary += " and 1 head; " if sel.partial else "; "
     if ms["all_fast"] > 0:
         summary += (
             f"modelled time {ms['placement']:.4g} s = {ms['placement'] / ms['all_fast']:.3f}x all-"
@@ -91,7 +104,9 @@ def run(args):
     if args.plot:
         from tierwise.plot import budget_curve, plot_curve
 
-        df = budget_curve(profile, costs, model, lifetime=not args.no_lifetime)
+        df = budget_curve(
+            profile, costs, model, lifetime=not args.no_lifetime, partial=not args.whole_sites
+        )
         plot_curve(df, args.plot, f"{', '.join(str(p) for p in profile.paths)} ({model.name})")
         print(f"wrote {args.plot}")
     sys.stdout.flush()

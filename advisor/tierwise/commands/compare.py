@@ -57,6 +57,11 @@ def add_parser(sub):
         "--no-lifetime", action="store_true", help="cost policy: pack by peak bytes only"
     )
     p.add_argument(
+        "--whole-sites",
+        action="store_true",
+        help="place whole allocations only (no DRAM head for a large site)",
+    )
+    p.add_argument(
         "--roi",
         metavar="all|markers|FUNC",
         help="profile only this region of CMD (tierwise profile --roi), e.g. its kernel "
@@ -95,7 +100,9 @@ def profile_command(cmd, outdir: Path, roi=None) -> Path:
     return pdir
 
 
-def simulated_rows(profile, model, fractions, cmd, out: Path, df) -> pd.DataFrame:
+def simulated_rows(
+    profile, model, fractions, cmd, out: Path, df, lifetime=True, partial=True
+) -> pd.DataFrame:
     """The cost policy's placement at each budget, simulated for real
     (`tierwise simulate`): rows with source 'simulated'."""
     from tierwise.advice import advise
@@ -104,7 +111,9 @@ def simulated_rows(profile, model, fractions, cmd, out: Path, df) -> pd.DataFram
     t_fast = float(df.loc[df["policy"] == f"all-{model.fast.name}", "modelled_seconds"].iloc[0])
     rows = []
     for f in fractions:
-        placement, _, sel, _ = advise(profile, model, f"{f * 100:g}%", "cost")
+        placement, _, sel, _ = advise(
+            profile, model, f"{f * 100:g}%", "cost", lifetime=lifetime, partial=partial
+        )
         pl = out / "placements" / f"cost-{f * 100:g}.json"
         pl.parent.mkdir(parents=True, exist_ok=True)
         pl.write_text(json.dumps(placement, indent=1) + "\n")
@@ -142,14 +151,16 @@ def run(args):
     model = tiers.load(args.tiers)
     paths = args.profile or [profile_command(cmd, out, args.roi)]
     profile = reader.read_profiles(paths)
+    lifetime, partial = not args.no_lifetime, not args.whole_sites
     df, notes = compare_table(
-        profile, model, fractions, with_oracle=args.oracle, lifetime=not args.no_lifetime
+        profile, model, fractions, with_oracle=args.oracle, lifetime=lifetime, partial=partial
     )
     if args.simulate:
         if not cmd:
             raise UserError("--simulate needs the command: tierwise compare ... -- CMD ARGS...")
         df = pd.concat(
-            [df, simulated_rows(profile, model, fractions, cmd, out, df)], ignore_index=True
+            [df, simulated_rows(profile, model, fractions, cmd, out, df, lifetime, partial)],
+            ignore_index=True,
         )
     df.to_csv(out / "compare.csv", index=False, float_format="%.6g")
     what = " ".join(cmd) if cmd else ", ".join(map(str, paths))

@@ -46,6 +46,11 @@ def add_parser(sub):
     )
     p.add_argument("--dram-budget", default="20%", metavar="SIZE|N%", help="default 20%%")
     p.add_argument(
+        "--whole-sites",
+        action="store_true",
+        help="place whole allocations only (no DRAM head for a large site)",
+    )
+    p.add_argument(
         "--roi",
         default="markers",
         metavar="all|markers|FUNC",
@@ -104,6 +109,7 @@ def run(args):
         env=env1,
     )
 
+    whole = ["--whole-sites"] if args.whole_sites else []
     _step(f"2/5 advise at a {args.dram_budget} DRAM budget")
     placement = out / "placement.json"
     r = _tw(
@@ -116,7 +122,8 @@ def run(args):
             str(placement),
             "--plot",
             str(out / "budget.png"),
-        ],
+        ]
+        + whole,
         capture=True,
     )
     (out / "advise.txt").write_text(r.stdout)
@@ -165,7 +172,8 @@ def run(args):
 
     _step("5/5 compare with all-DRAM, all-PMem, first-fit, static ratio and the policies")
     cmp = _tw(
-        ["compare", "-o", str(out / "compare"), "--profile", str(prof), "--oracle"], capture=True
+        ["compare", "-o", str(out / "compare"), "--profile", str(prof), "--oracle"] + whole,
+        capture=True,
     )
 
     print(r.stdout.rstrip())
