@@ -21,9 +21,11 @@ def test_first_fit_follows_allocation_order(tmp_path):
     objs = [(0, 60, 1, 5), (1, 60, 2, None), (2, 60, 6, None), (3, 20, 7, 8), (3, 20, 9, None)]
     p = reader.read_profile(write_profile(tmp_path / "p", rows, objs))
     c = cost.site_costs(p.sites, tiers.load(None))
-    assert baselines.first_fit(p, c, 100) == pytest.approx({0: 1.0, 1: 40 / 60, 2: 1.0, 3: 0.0})
-    assert baselines.first_fit(p, c, 70) == pytest.approx({0: 1.0, 1: 10 / 60, 2: 1.0, 3: 0.0})
-    assert baselines.first_fit(p, c, 200) == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0})
+    frac, peak = baselines.first_fit(p, c, 100)
+    assert frac == pytest.approx({0: 1.0, 1: 40 / 60, 2: 1.0, 3: 0.0}) and peak == 100
+    frac, peak = baselines.first_fit(p, c, 70)
+    assert frac == pytest.approx({0: 1.0, 1: 10 / 60, 2: 1.0, 3: 0.0}) and peak == 70
+    assert baselines.first_fit(p, c, 200)[0] == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0})
 
 
 def test_static_ratio():

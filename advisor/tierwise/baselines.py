@@ -9,7 +9,10 @@ site (cost.placement_seconds takes them):
   static-ratio  memkind memtier style: a fixed fraction of every site's
                 bytes in DRAM, equal to budget / footprint;
   oracle        every subset of sites that fits the budget (lifetime-aware),
-                the best by modelled time; only for few sites.
+                the best by modelled time; only for few sites. With
+                `partial`, also every subset plus one eligible site split
+                with its largest DRAM head (select.split_fill's rule), the
+                brute force the cost policy's split fill is checked against.
 A site's accesses are assumed spread uniformly over its bytes, so a site
 with a fraction f of its bytes in DRAM gets f of its accesses served there.
 """
@@ -17,20 +20,22 @@ with a fraction f of its bytes in DRAM gets f of its accesses served there.
 import numpy as np
 import pandas as pd
 
-from tierwise.select import live_matrix
+from tierwise.select import PAGE, SPLIT_MIN_HEAD, live_matrix, split_eligible
 
 ORACLE_MAX_SITES = 20
 
 
-def first_fit(profile, costs: pd.DataFrame, budget: int) -> dict:
-    """Site -> fraction of its bytes first-fit puts in DRAM. Each profile's
-    timeline is replayed on its own; bytes of a site beyond its tracked
-    objects are allocated first (small objects, early)."""
+def first_fit(profile, costs: pd.DataFrame, budget: int):
+    """(site -> fraction of its bytes first-fit puts in DRAM, the most DRAM
+    bytes live at one instant). Each profile's timeline is replayed on its
+    own; bytes of a site beyond its tracked objects are allocated first
+    (small objects, early)."""
     cand = costs[costs["placeable"]]
     dram = pd.Series(0.0, index=cand.index)
     total = pd.Series(0.0, index=cand.index)
     objs = profile.objects[profile.objects["site"].isin(cand.index)]
     runs = list(objs.groupby("profile")) or [(0, objs)]
+    peak = 0
     for _, o in runs:
         tracked_peak = (
             live_matrix(o.assign(profile=0), cand.index, cand["bytes"] * 0).max(axis=1)
@@ -51,31 +56,49 @@ def first_fit(profile, costs: pd.DataFrame, budget: int) -> dict:
                 in_dram = max(0, min(size, budget - used))
                 where[(site, k)] = in_dram
                 used += in_dram
+                peak = max(peak, used)
                 total[site] += size
                 dram[site] += in_dram
             else:
                 used -= where.pop((site, k), 0)
-    return (dram / total.where(total > 0)).fillna(0).to_dict()
+    return (dram / total.where(total > 0)).fillna(0).to_dict(), peak
 
 
 def static_ratio(costs: pd.DataFrame, fraction: float) -> dict:
     return {i: float(fraction) for i in costs.index[costs["placeable"]]}
 
 
-def oracle(profile, costs: pd.DataFrame, budget: int):
+def oracle(profile, costs: pd.DataFrame, budget: int, partial: bool = False):
     """Best subset by modelled time among all that fit the budget at every
     instant of the timeline (modelled time is baseline + sum of t_slow minus
-    the benefits of the DRAM sites, so the largest total benefit wins).
-    Returns (set of sites, live DRAM bytes used) or (None, why)."""
+    the benefits of the DRAM sites, so the largest total benefit wins); with
+    `partial`, also each subset beside one split site (select.split_eligible)
+    with the largest DRAM head that fits, worth benefit x head / bytes.
+    Returns (site -> fast fraction, live DRAM bytes used) or (None, why)."""
     cand = costs[costs["placeable"] & (costs["benefit"] > 0)]
     n = len(cand)
     if n > ORACLE_MAX_SITES:
         return None, f"oracle skipped: {n} sites with a benefit (limit {ORACLE_MAX_SITES})"
     live = live_matrix(profile.objects, cand.index, cand["bytes"]) if n else np.zeros((0, 1))
     masks = (np.arange(1 << n)[:, None] >> np.arange(n)[None, :]) & 1
-    fits = np.all(masks @ live <= budget, axis=1)
-    value = masks @ cand["benefit"].to_numpy()
-    best = int(np.argmax(np.where(fits, value, -np.inf)))
-    chosen = {cand.index[i] for i in range(n) if best >> i & 1}
-    used = int((masks[best] @ live).max()) if n else 0
-    return chosen, used
+    usage = masks @ live
+    fits = np.all(usage <= budget, axis=1)
+    benefit, size = cand["benefit"].to_numpy(), cand["bytes"].to_numpy()
+    value = np.where(fits, masks @ benefit, -np.inf)
+    best, split, head = int(np.argmax(value)), None, 0
+    top = value[best]
+    for p in np.flatnonzero(split_eligible(profile, cand).to_numpy()) if partial else []:
+        slack = budget - usage  # the head must fit where p's object outgrows it
+        h = np.where(live[p] > slack, slack, np.inf).min(axis=1)
+        h = np.minimum(h, (int(size[p]) - 1) // PAGE * PAGE) // PAGE * PAGE
+        h = np.where((h >= SPLIT_MIN_HEAD) & (masks[:, p] == 0), h, 0)
+        v = value + benefit[p] * h / size[p]
+        k = int(np.argmax(v))
+        if v[k] > top:
+            best, split, head, top = k, p, int(h[k]), v[k]
+    frac = {cand.index[i]: 1.0 for i in range(n) if best >> i & 1}
+    use = masks[best] @ live if n else np.zeros(1)
+    if split is not None:
+        frac[cand.index[split]] = head / size[split]
+        use = use + np.minimum(head, live[split])
+    return frac, int(use.max())

@@ -33,8 +33,8 @@ def compare_table(
 ):
     """Rows of compare.csv and notes. With `partial` the cost policy may
     give one large site a DRAM head (its rows count the head's accesses as
-    served by DRAM and its bytes in fast_bytes). The oracle stays the best
-    subset of whole sites, so a cost row with a head may beat it."""
+    served by DRAM and its bytes in fast_bytes), and the oracle searches
+    whole subsets beside one split site too."""
     costs = cost.site_costs(profile.sites, model)
     total = peak_footprint(profile)
     placeable = costs.index[costs["placeable"]]
@@ -61,14 +61,14 @@ def compare_table(
     row(f"all-{model.slow.name}", 0.0, set(), 0)
     for f in fractions:
         budget = int(total * f)
-        ff = baselines.first_fit(profile, costs, budget)
-        row("first-fit", f, ff, sum(ff[s] * costs.at[s, "bytes"] for s in ff))
+        ff, ff_used = baselines.first_fit(profile, costs, budget)
+        row("first-fit", f, ff, ff_used)
         row("static-ratio", f, baselines.static_ratio(costs, f), budget)
         for pol in policies:
             sel = select(profile, costs, budget, pol, lifetime=lifetime, partial=split)
             row(pol, f, sel.fractions(costs), sel.used_bytes)
         if with_oracle:
-            best, used = baselines.oracle(profile, costs, budget)
+            best, used = baselines.oracle(profile, costs, budget, partial=split)
             if best is None:
                 notes.append(used)
                 with_oracle = False

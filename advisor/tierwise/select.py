@@ -326,6 +326,16 @@ def one_at_a_time(profile, sites: pd.Index) -> pd.Series:
     return same & ~sites.isin(list(overlapping))
 
 
+def split_eligible(profile, cand: pd.DataFrame) -> pd.Series:
+    """Sites of `cand` (rows of cost.site_costs) that may get a DRAM head:
+    a benefit, at least SPLIT_MIN_SITE bytes, objects one at a time."""
+    return (
+        (cand["benefit"] > 0)
+        & (cand["bytes"] >= SPLIT_MIN_SITE)
+        & one_at_a_time(profile, cand.index)
+    )
+
+
 def _head(live_s: np.ndarray, slack: np.ndarray, cap: int) -> int:
     """The largest head h (a multiple of PAGE, at most cap) with
     min(h, live_s) <= slack at every instant; 0 below SPLIT_MIN_HEAD.
@@ -480,12 +490,7 @@ def select(
             notes.append("search limit reached: best placement found, optimality not proven")
         split, head = None, 0
         if partial:
-            ok = (
-                (cand["benefit"] > 0)
-                & (cand["bytes"] >= SPLIT_MIN_SITE)
-                & one_at_a_time(profile, cand.index)
-            )
-            eligible = np.flatnonzero(ok.to_numpy())
+            eligible = np.flatnonzero(split_eligible(profile, cand).to_numpy())
             if len(eligible):
                 _, rows, split, head, split_exact = split_fill(
                     live, benefit, cand["bytes"].to_numpy(), budget, rows, eligible

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "advisor"))
 from tierwise import baselines, cost, reader, select, tiers  # noqa: E402
-from tierwise.advice import advise  # noqa: E402
+from tierwise.advice import advise, format_size  # noqa: E402
 
 KERNELS = ["pagerank-push", "pagerank-pull", "bfs", "sssp", "spmv-pagerank"]
 OBJECT_LINE = re.compile(r"^object (\S+) 0x[0-9a-f]+ (\d+)$", re.MULTILINE)
@@ -144,7 +144,7 @@ def goals(args, out, model):
         pl, _, sel, _ = advise(p, model, str(budget), "cost")
         plfile = out / k / "placement.json"
         plfile.write_text(json.dumps(pl, indent=1))
-        t_cost = secs(sel.fast)
+        t_cost = secs(sel.fractions(c))
         t_sim = None
         if not args.no_simulate:
             r = tw(
@@ -176,7 +176,7 @@ def goals(args, out, model):
                 print(
                     f"# simulate {k} failed: {r.stderr.strip().splitlines()[-1:]}", file=sys.stderr
                 )
-        best, _ = baselines.oracle(p, c, budget)
+        best, _ = baselines.oracle(p, c, budget, partial=True)
         rows.append(
             {
                 "kernel": k,
@@ -184,7 +184,12 @@ def goals(args, out, model):
                 "slow": secs(set()),
                 "cost": t_cost,
                 "cost_sim": t_sim,
-                "first_fit": secs(baselines.first_fit(p, c, budget)),
+                "whole": secs(select.select(p, c, budget, "cost", partial=False).fast),
+                "head": next(
+                    (f"{format_size(h)}/{format_size(c.at[s, 'bytes'])}" for s, h in sel.partial.items()),
+                    "-",
+                ),
+                "first_fit": secs(baselines.first_fit(p, c, budget)[0]),
                 "static": secs(baselines.static_ratio(c, args.budget / 100)),
                 "oracle": secs(best) if best is not None else None,
                 "wi": secs(select.select(p, c, budget, "write-intensity").fast),
@@ -197,16 +202,23 @@ def goals(args, out, model):
         f"-g {args.scale}, simulated LLC {args.llc_size}, counts of --roi {args.roi}"
     )
     print(
-        f"{'kernel':<14} {'all-slow':>8} {'cost':>7} {'cost sim':>8} {'first-fit':>9} "
-        f"{'static':>7} {'oracle':>7} {'w-int':>7} {'misses':>7} {'size':>7}   (ratio to all-DRAM)"
+        f"{'kernel':<14} {'all-slow':>8} {'cost':>7} {'cost sim':>8} {'DRAM head':>11} "
+        f"{'whole':>7} {'first-fit':>9} {'static':>7} {'oracle':>7} {'w-int':>7} {'misses':>7} "
+        f"{'size':>7}   (ratio to all-DRAM)"
     )
     for r in rows:
         f = lambda v: f"{v / r['dram']:.3f}" if v else "-"
         print(
             f"{r['kernel']:<14} {f(r['slow']):>8} {f(r['cost']):>7} {f(r['cost_sim']):>8} "
+            f"{r['head']:>11} {f(r['whole']):>7} "
             f"{f(r['first_fit']):>9} {f(r['static']):>7} {f(r['oracle']):>7} {f(r['wi']):>7} "
             f"{f(r['misses']):>7} {f(r['size']):>7}"
         )
+    print(
+        "(cost: the cost policy, with at most one site given a DRAM head (size of head/site "
+        "under 'DRAM head'); whole: the cost policy with --whole-sites; oracle: every subset "
+        "of whole sites, each beside one split site)"
+    )
     # like with like: the simulated cost placement against all-DRAM; the
     # baselines and the oracle against the cost placement, all modelled from
     # the same profile
