@@ -150,13 +150,13 @@ static int tw_parse(const cJSON *root) {
     const cJSON *db = cJSON_GetObjectItemCaseSensitive(s, "dram_bytes");
     memcpy(field + fl, "].dram_bytes", 13);
     tw_psites[i].dram_bytes = 0;
-    if (db && (!cJSON_IsNumber(db) || db->valuedouble < 0 ||
+    if (db && (!cJSON_IsNumber(db) || db->valuedouble <= 0 ||
                db->valuedouble > 9.0e18 ||
                db->valuedouble != (double)(uint64_t)db->valuedouble ||
                (uint64_t)db->valuedouble % 4096))
-      return tw_bad(field, "(not a multiple of 4096)",
-                    "must be a non-negative multiple of 4096");
-    if (db && db->valuedouble > 0 &&
+      return tw_bad(field, "(not a positive multiple of 4096)",
+                    "must be a positive multiple of 4096");
+    if (db &&
         !strcmp(cJSON_GetObjectItemCaseSensitive(s, "tier")->valuestring,
                 "dram"))
       return tw_bad(field, "(with tier dram)",

@@ -5,7 +5,8 @@ pagerank-push, pagerank-pull, bfs, sssp, spmv-pagerank), against first-fit
 and the static ratio (goal >= 1.5x better) and against the oracle (goal
 within 3%); then the paper checks: spmv-pagerank all-slow / sparse vectors in
 DRAM / + vertex data / all-DRAM against seed 002 table 6, and pagerank
-DD/PD/DP/PP (seed 004 chapter 3).
+DD/PD/DP/PP (seed 004 chapter 3). Draws advisor-goals.png and
+bfs-budget.png in the output directory (the README's figures, docs/).
 
 Run after `make build`:  .venv/bin/python test/bench/advisor_goals.py [-o DIR]
 Each kernel is profiled once with the sim backend (-v, so the example names
@@ -251,6 +252,55 @@ def goals(args, out, model):
     return rows
 
 
+def plots(args, out, model, rows):
+    """The figures of the README: ratio to all-DRAM per kernel and placement
+    at the budget (bars), and bfs's modelled time against the DRAM budget,
+    one line per policy (what `tierwise compare` plots)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from tierwise import comparison, plot
+
+    bars = [
+        ("all-slow", "slow"),
+        ("static ratio", "static"),
+        ("first-fit", "first_fit"),
+        ("cost, whole sites", "whole"),
+        ("cost", "cost"),
+        ("cost, simulated", "cost_sim"),
+    ]
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    x = np.arange(len(rows))
+    w = 0.8 / len(bars)
+    for j, (label, key) in enumerate(bars):
+        ys = [(r[key] / r["dram"]) if r[key] else 0 for r in rows]
+        ax.bar(x + (j - len(bars) / 2 + 0.5) * w, ys, w, label=label)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(1.15, color="red", linewidth=0.8, linestyle=":", label="goal 1.15x")
+    ax.set_xticks(x, [r["kernel"] for r in rows], fontsize=8)
+    ax.set_ylabel("time / all-DRAM (modelled)")
+    ax.set_title(
+        f"{model.name}, DRAM budget {args.budget:g}% of the peak live footprint, "
+        f"-g {args.scale}, LLC {args.llc_size}",
+        fontsize=9,
+    )
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "advisor-goals.png", dpi=110)
+    plt.close(fig)
+    if "bfs" in args.kernels:
+        d, _ = profile("bfs", args.scale, args.llc_size, out)
+        df, _ = comparison.compare_table(
+            reader.read_profiles([d]), model, [0.05, 0.1, 0.2, 0.3, 0.5], with_oracle=True
+        )
+        plot.plot_curve(df, out / "bfs-budget.png", f"bfs -g {args.scale}, {model.name}")
+    print(f"\nplots: {out / 'advisor-goals.png'}" + (f", {out / 'bfs-budget.png'}" if "bfs" in args.kernels else ""))
+
+
 def paper_checks(args, out):
     seed002 = out / "seed002-hmep.toml"
     seed002.write_text(SEED002)
@@ -339,7 +389,8 @@ def main():
     ROI = args.roi
     out = Path(args.output) / f"roi-{args.roi}"
     out.mkdir(parents=True, exist_ok=True)
-    goals(args, out, tiers.load("optane-appdirect"))
+    model = tiers.load("optane-appdirect")
+    plots(args, out, model, goals(args, out, model))
     paper_checks(args, out)
 
 
