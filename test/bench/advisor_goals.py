@@ -245,6 +245,12 @@ def goals(args, out, model):
             f"{over(key):.2f}x  (goal >= 1.5x) {verdict(g >= 1.5)} by time, "
             f"{verdict(over(key) >= 1.5)} by slowdown"
         )
+        # no placement is faster than all-DRAM in the model: this baseline /
+        # all-DRAM bounds what any placement can gain over it
+        print(
+            f"  (bound for any placement: {name} / all-DRAM geomean "
+            f"{geomean([r[key] / r['dram'] for r in rows]):.2f}x)"
+        )
     print(
         f"cost / oracle (modelled, {len(orc)} kernels with <= 20 sites): geomean {gor:.4f}x  "
         f"(goal within 3%) {verdict(gor <= 1.03)}"
