@@ -95,7 +95,7 @@ static tw_fast_table *tw_fast_new_table(void) {
 static void tw_trust(tw_fast_entry *e) {
   e->state = TW_TRUSTED;
   e->left = tw_cfg.fast_check ? tw_cfg.fast_check : UINT32_MAX;
-  e->plain = e->tier == TW_T_DRAM && !tw_on_valgrind;
+  e->plain = e->tier == TW_T_DRAM && !tw_vg_tracks(TW_T_DRAM);
 }
 
 /* Not in the cache, learning, ambiguous, or due for validation. */

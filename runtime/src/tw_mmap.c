@@ -180,9 +180,9 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
   if (!tw_in_tier && !tw_in_core && addr && tw_map_take((uintptr_t)addr, &m)) {
     tw_in_core++;
     tw_site *s = tw_site_get(m.site);
-    if (TW_UNLIKELY(tw_on_valgrind) && tw_mode_now == TW_MODE_PLACE &&
-        m.tier != TW_PAGE_SPLIT) /* tw_split_free ends both of its blocks */
-      VALGRIND_FREELIKE_BLOCK(addr, 0);
+    if (tw_mode_now == TW_MODE_PLACE &&
+        m.tier != TW_PAGE_SPLIT) /* tw_split_free ends its blocks */
+      tw_unannounce(addr, m.tier);
     __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
     if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
       tw_census_object(m.site, m.len, m.t0, tw_now_ns());
