@@ -163,6 +163,9 @@ static Bool tw_handle_client_request(ThreadId tid, UWord *arg, UWord *ret) {
   case TW_CLREQ_CODE_ROI_END:
     tw_roi_marker(arg[0] == TW_CLREQ_CODE_ROI_BEGIN);
     break;
+  case TW_CLREQ_CODE_HELLO: /* the runtime: announce every block with its tier */
+    *ret = TW_CLREQ_HELLO_REPLY;
+    return True;
   case TW_CLREQ_CODE_TIER:
     /* tw_tier of tierwise.h; internal tier 0 means "not tagged" */
     tw_set_block_tier(arg[1], (UInt)arg[2] + 1);

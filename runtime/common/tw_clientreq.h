@@ -14,6 +14,14 @@
  *   VALGRIND_FREELIKE_BLOCK(p, 0)
  * realloc is a FREELIKE of the old block and MALLOCLIKE + TIER of the new
  * one, even when the block does not move.
+ *
+ * The runtime asks once (TW_CLREQ_HELLO) whether the tool is this one. Under
+ * another tool (memcheck, helgrind: they do not handle the request, which
+ * then returns its default, 0) it announces only the blocks that tool cannot
+ * see by itself - memkind's blocks and split mappings, with MALLOCLIKE and
+ * FREELIKE only - and none of glibc's, which the tool's malloc replacement
+ * already tracks (announcing them again makes memcheck report mismatched
+ * frees). See tw_vg in runtime/src/tw_core.h.
  */
 #pragma once
 
@@ -30,7 +38,18 @@ enum tw_clreq_code {
    *  TIERWISE_ROI_END); counted by the tool under --roi=markers. */
   TW_CLREQ_CODE_ROI_BEGIN = TW_CLREQ_BASE + 2,
   TW_CLREQ_CODE_ROI_END = TW_CLREQ_BASE + 3,
+  /** Is this the tierwise tool? It answers TW_CLREQ_HELLO_REPLY; any other
+   *  tool leaves the default, 0. No arguments. */
+  TW_CLREQ_CODE_HELLO = TW_CLREQ_BASE + 4,
 };
+
+/** The tierwise tool's answer to TW_CLREQ_CODE_HELLO. */
+#define TW_CLREQ_HELLO_REPLY 0x7477u /* "tw" */
+
+/** 1 under the tierwise tool, 0 under another tool or natively. */
+#define TW_CLREQ_HELLO()                                                       \
+  (VALGRIND_DO_CLIENT_REQUEST_EXPR(0, TW_CLREQ_CODE_HELLO, 0, 0, 0, 0, 0) ==   \
+   TW_CLREQ_HELLO_REPLY)
 
 /** Tell the tool which tier serves the block at \p ptr. */
 #define TW_CLREQ_TIER(ptr, tier)                                               \

@@ -29,8 +29,9 @@ volatile int tw_mode_now;
 __thread int tw_in_core __attribute__((tls_model("initial-exec")));
 static atomic_int tw_init_state; /* 0 none, 1 running, 2 config read */
 /* Client requests cost a few instructions each: issue them only under
- * Valgrind (RUNNING_ON_VALGRIND is checked once, when the config is read). */
-int tw_on_valgrind;
+ * Valgrind (tw_core.h; RUNNING_ON_VALGRIND and the tool are checked once,
+ * when the config is read). */
+int tw_vg;
 int tw_hdr_mode;
 static size_t (*tw_usable_fn)(void *); /* glibc's malloc_usable_size */
 
@@ -78,11 +79,10 @@ static void tw_config_read(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   tw_t0 = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-  tw_on_valgrind = RUNNING_ON_VALGRIND > 0;
-  {
+  if (RUNNING_ON_VALGRIND > 0) {
     const char *v = secure_getenv("TIERWISE_VALGRIND_REQUESTS");
-    if (v && !strcmp(v, "0")) /* measuring the native path under callgrind */
-      tw_on_valgrind = 0;
+    if (!v || strcmp(v, "0")) /* 0: measuring the native path (callgrind) */
+      tw_vg = TW_CLREQ_HELLO() ? TW_VG_SIM : TW_VG_OTHER;
   }
   /* setuid/setgid (AT_SECURE): secure_getenv ignores the environment, which
    * another user controls (report and pmem paths, placement). */
@@ -113,7 +113,9 @@ static void tw_config_read(void) {
     tw_cfg.mode = TW_MODE_PLACE;
   else
     tw_cfg.mode = TW_MODE_PASS;
-  tw_free_slow = tw_hdr_mode || tw_on_valgrind || tw_cfg.dram_limit;
+  /* (under another Valgrind tool glibc's blocks are not announced: their
+   * free stays the fast one) */
+  tw_free_slow = tw_hdr_mode || tw_vg == TW_VG_SIM || tw_cfg.dram_limit;
   /* Census is exact from the first allocation; placement needs the file
    * and the tiers, which the constructor loads. */
   tw_mode_now = tw_cfg.mode == TW_MODE_CENSUS ? TW_MODE_CENSUS : TW_MODE_PASS;

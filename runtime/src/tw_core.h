@@ -80,7 +80,21 @@ TW_HIDDEN extern __thread int tw_in_core
  * the pages it maps with it. */
 TW_HIDDEN extern __thread int tw_in_tier
     __attribute__((tls_model("initial-exec")));
-TW_HIDDEN extern int tw_on_valgrind; /* RUNNING_ON_VALGRIND, checked once */
+/* Valgrind client requests (tw_clientreq.h), decided once when the config
+ * is read: none natively (or TIERWISE_VALGRIND_REQUESTS=0); under tierwise's
+ * own tool (`tierwise simulate`, it answers TW_CLREQ_HELLO) every block the
+ * runtime serves is announced with its tier; under another tool (memcheck,
+ * helgrind) only memkind's blocks and split mappings, which that tool cannot
+ * see otherwise: glibc's blocks it tracks through its malloc replacement
+ * (which serves __libc_malloc), and announcing them again is a second block
+ * at the same address (memcheck: "Mismatched free()"). */
+enum { TW_VG_NONE, TW_VG_OTHER, TW_VG_SIM };
+TW_HIDDEN extern int tw_vg;
+/* Whether a block of \p tier (tw_tier) is announced to the Valgrind tool. */
+static inline int tw_vg_tracks(int tier) {
+  return TW_UNLIKELY(tw_vg) &&
+         (tw_vg == TW_VG_SIM || tier != TW_T_DRAM);
+}
 /* Census mode: every block has a tw_hdr (sites, sizes, times at free);
  * other modes: no header, ownership from the page-tier map. */
 TW_HIDDEN extern int tw_hdr_mode;
@@ -148,9 +162,11 @@ TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
 TW_HIDDEN void tw_tiers_init(void);
 /* The child of a fork: new slow-tier allocations from fresh kinds. */
 TW_HIDDEN void tw_tiers_forked(void);
-/* Under Valgrind: MALLOCLIKE + tier request for a block the runtime placed
- * (tw_place.c; also anonymous mappings, tw_mmap.c). */
+/* Under Valgrind: MALLOCLIKE (+ tier request for the tierwise tool) for a
+ * block the runtime placed (tw_place.c; also anonymous mappings, tw_mmap.c),
+ * when tw_vg_tracks(tier); tw_unannounce: its FREELIKE, before release. */
 TW_HIDDEN void tw_announce(void *p, size_t size, int tier);
+TW_HIDDEN void tw_unannounce(void *p, int tier);
 /* ---- tw_fork.c: private slow tier in fork children ---- */
 TW_HIDDEN void tw_fork_note_map(void *p, size_t len, int prot, int flags,
                                 int fd);

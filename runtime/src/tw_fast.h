@@ -25,7 +25,7 @@ typedef struct tw_fast_entry {
   uint32_t learned; /* learning: full unwinds that agreed so far */
   uint8_t state;
   uint8_t tier;
-  uint8_t plain; /* tier is DRAM and no Valgrind requests: glibc, tail call */
+  uint8_t plain; /* DRAM, not announced to Valgrind: glibc, tail call */
   char pad[64 - 43];
 } tw_fast_entry;
 _Static_assert(sizeof(tw_fast_entry) == 64, "one cache line per entry");
@@ -41,7 +41,8 @@ TW_HIDDEN extern __thread tw_fast_table *tw_fast_mine
 /* Sizes below this use the inline fast path; 0 while it is off (not in
  * placement mode, cache disabled, a DRAM limit to account, after exit). */
 TW_HIDDEN extern size_t tw_fast_limit;
-/* free() must take the slow path: census headers, Valgrind requests or the
+/* free() must take the slow path: census headers, the tierwise Valgrind
+ * tool's requests (tw_vg_tracks(TW_T_DRAM)) or the
  * DRAM limit's accounting (set once, when the configuration is read). */
 TW_HIDDEN extern int tw_free_slow;
 

@@ -55,7 +55,12 @@ static void tw_flush_table(tw_fast_table *t, int retire) {
   }
   for (int i = 0; i < TW_FAST_SLOTS; i++)
     t->e[i].ra = 0;
-  __atomic_store_n(&t->in_use, 0, __ATOMIC_RELEASE);
+  /* Under the lock that tw_fast_new_table reads in_use under: the next
+   * thread to take the table sees it reset (a plain read there of an
+   * atomic store here was a data race; helgrind found it). */
+  pthread_mutex_lock(&tw_fast_lock);
+  t->in_use = 0;
+  pthread_mutex_unlock(&tw_fast_lock);
 }
 
 static void tw_fast_thread_end(void *t) {
@@ -95,7 +100,7 @@ static tw_fast_table *tw_fast_new_table(void) {
 static void tw_trust(tw_fast_entry *e) {
   e->state = TW_TRUSTED;
   e->left = tw_cfg.fast_check ? tw_cfg.fast_check : UINT32_MAX;
-  e->plain = e->tier == TW_T_DRAM && !tw_on_valgrind;
+  e->plain = e->tier == TW_T_DRAM && !tw_vg_tracks(TW_T_DRAM);
 }
 
 /* Not in the cache, learning, ambiguous, or due for validation. */

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <valgrind/helgrind.h>
 
 #define TW_MAPS_SLOTS 4096
 
@@ -52,6 +53,12 @@ void tw_pmap_mark(uintptr_t a, size_t len, int tier) {
         void *m =
             tw_sys_mmap(NULL, 1u << 18, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m != MAP_FAILED && TW_UNLIKELY(tw_vg == TW_VG_OTHER))
+          /* Raced on by design: a page's mark is written before its
+           * address is handed out and cleared before it is unmapped; the
+           * order between threads is the kernel's reuse of addresses after
+           * munmap, which helgrind does not see. */
+          VALGRIND_HG_DISABLE_CHECKING(m, 1u << 18);
         if (m != MAP_FAILED)
           __atomic_store_n(top, (uint8_t *)m, __ATOMIC_RELEASE);
       }
@@ -180,9 +187,9 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
   if (!tw_in_tier && !tw_in_core && addr && tw_map_take((uintptr_t)addr, &m)) {
     tw_in_core++;
     tw_site *s = tw_site_get(m.site);
-    if (TW_UNLIKELY(tw_on_valgrind) && tw_mode_now == TW_MODE_PLACE &&
-        m.tier != TW_PAGE_SPLIT) /* tw_split_free ends both of its blocks */
-      VALGRIND_FREELIKE_BLOCK(addr, 0);
+    if (tw_mode_now == TW_MODE_PLACE &&
+        m.tier != TW_PAGE_SPLIT) /* tw_split_free ends its blocks */
+      tw_unannounce(addr, m.tier);
     __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
     if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
       tw_census_object(m.site, m.len, m.t0, tw_now_ns());
@@ -195,12 +202,17 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
       tw_tier_free(m.tier, addr);
     return 0;
   }
-  int r = tw_sys_munmap(addr, len);
-  if (r == 0 && (tw_in_tier || tw_page_tier(addr))) {
-    tw_pmap_mark((uintptr_t)addr, len, 0); /* memkind gave pages back */
+  /* memkind gives tier pages back (in one of our calls or from a thread of
+   * its own): unmarked before they are unmapped. Once unmapped, the kernel
+   * may hand the range at once to another thread's new tier mapping or split
+   * block, whose marks and fork note this would erase (the frees of its
+   * blocks would then go to glibc). jemalloc never reuses a range whose
+   * munmap failed. */
+  if (len && !((uintptr_t)addr & 4095) && (tw_in_tier || tw_page_tier(addr))) {
+    tw_pmap_mark((uintptr_t)addr, len, 0);
     tw_fork_note_unmap(addr, len);
   }
-  return r;
+  return tw_sys_munmap(addr, len);
 }
 
 /* Census at exit: mappings never unmapped are live objects. */

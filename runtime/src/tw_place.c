@@ -47,12 +47,22 @@ static void *tw_tier_block(int tier, size_t size, size_t align, int zero) {
   return tw_tier_malloc(tier, size ? size : 1, align > 16 ? align : 16);
 }
 
-/* Tell the sim tool (tierwise simulate) about a block and its tier. */
+/* Tell the sim tool (tierwise simulate) about a block and its tier; another
+ * Valgrind tool about a memkind block (tw_core.h, tw_vg), its usable size:
+ * malloc_usable_size (tw_pl_usable) promises the program those bytes. */
 void tw_announce(void *p, size_t size, int tier) {
-  if (TW_UNLIKELY(tw_on_valgrind)) {
+  if (!tw_vg_tracks(tier))
+    return;
+  if (tw_vg == TW_VG_SIM) {
     VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
     TW_CLREQ_TIER(p, tier);
-  }
+  } else
+    VALGRIND_MALLOCLIKE_BLOCK(p, tw_tier_usable(tier, p), 0, 0);
+}
+
+void tw_unannounce(void *p, int tier) {
+  if (tw_vg_tracks(tier))
+    VALGRIND_FREELIKE_BLOCK(p, 0);
 }
 
 /* tw_announce, then the zeroing tw_tier_block left to do. */
@@ -195,8 +205,7 @@ void tw_pl_free(void *p) {
     tw_split_free(p);
     return;
   }
-  if (TW_UNLIKELY(tw_on_valgrind))
-    VALGRIND_FREELIKE_BLOCK(p, 0);
+  tw_unannounce(p, tier);
   if (TW_LIKELY(tier == TW_T_DRAM)) {
     if (TW_UNLIKELY(tw_cfg.dram_limit))
       atomic_fetch_sub(&tw_dram_live, (int64_t)tw_glibc_usable(p));
@@ -235,7 +244,11 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tier = s->tier;
   }
   void *q = NULL;
+  /* Under another Valgrind tool a memkind block always moves: memkind's
+   * realloc would copy into memory the tool saw freed (FREELIKE: no access),
+   * and re-announcing a block kept in place marks its contents undefined. */
   if (tier == from && (tier != TW_T_DRAM || !tw_cfg.dram_limit) &&
+      (tier == TW_T_DRAM || tw_vg != TW_VG_OTHER) &&
       ((q = tier == TW_T_DRAM ? __libc_realloc(p, size)
                               : tw_tier_realloc(tier, p, size)) ||
        tier == TW_T_DRAM)) { /* a full tier: moved below (DRAM fallback) */
@@ -244,8 +257,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
         tw_fast_count_hit();
       return NULL;
     }
-    if (TW_UNLIKELY(tw_on_valgrind))
-      VALGRIND_FREELIKE_BLOCK(p, 0);
+    tw_unannounce(p, tier);
     if (hit && hit->tier == tier) { /* cache hit: no atomic operation */
       hit->pend_allocs++;
       hit->pend_bytes += size;

@@ -13,9 +13,10 @@
  * free/realloc/malloc_usable_size (tw_place.c) come here; the blocks
  * themselves (few and large) are kept in a small table searched under a
  * lock. The file mapping is registered with tw_fork.c, which gives a fork
- * child a private copy. Under Valgrind the head and the tail are announced
- * as two blocks of the site, one per tier (tierwise simulate counts them
- * separately).
+ * child a private copy. Under the tierwise Valgrind tool the head and the
+ * tail are announced as two blocks of the site, one per tier (tierwise
+ * simulate counts them separately); under another tool (memcheck) as one
+ * block, the program's object, whose fresh mappings read as zero.
  */
 #define _GNU_SOURCE
 #include "tw_clientreq.h"
@@ -112,8 +113,11 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align, uint64_t head,
   tw_fork_note_map(base + head, len - head, PROT_READ | PROT_WRITE,
                    MAP_SHARED, 0);
   tw_pmap_mark((uintptr_t)base, len, TW_PAGE_SPLIT);
-  tw_announce(base, head, TW_T_DRAM);
-  tw_announce(base + head, size - head, tier);
+  if (TW_UNLIKELY(tw_vg == TW_VG_SIM)) {
+    tw_announce(base, head, TW_T_DRAM);
+    tw_announce(base + head, size - head, tier);
+  } else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER))
+    VALGRIND_MALLOCLIKE_BLOCK(base, size, 0, 1);
   return base;
 }
 
@@ -144,10 +148,10 @@ void tw_split_free(void *p) {
     tw_warn("free(): invalid pointer (inside a split block)", "", "");
     abort();
   }
-  if (TW_UNLIKELY(tw_on_valgrind)) {
+  if (TW_UNLIKELY(tw_vg))
     VALGRIND_FREELIKE_BLOCK(p, 0);
+  if (TW_UNLIKELY(tw_vg == TW_VG_SIM))
     VALGRIND_FREELIKE_BLOCK((uint8_t *)p + b.head, 0);
-  }
   tw_pmap_mark(b.base, b.len, 0);
   tw_fork_note_unmap((uint8_t *)p + b.head, b.len - b.head);
   tw_sys_munmap(p, b.len);

@@ -4,9 +4,11 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer (clang-19), the stress
 # program's threaded core under ThreadSanitizer, and the LD_PRELOAD runtime
 # itself (where sanitizers cannot apply: it replaces malloc) under Valgrind
-# memcheck and helgrind, running the stress program in placement (pmem, DRAM
-# limit, fast path) and census modes. Fails on the first finding.
-#   test/reliability/check_sanitizers.sh [BUILD_DIR]   (~2 minutes)
+# memcheck and helgrind, running the stress program in placement (split
+# objects, all in pmem, DRAM limit, fast path) and census modes, each run's
+# report or census checked for what the runtime did. Fails on the first
+# finding.
+#   test/reliability/check_sanitizers.sh [BUILD_DIR]   (~1 minute)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-$SRC/build}" && pwd)
@@ -45,26 +47,120 @@ step "TSan: the stress program's threaded core (4 threads)"
 $CC -g -O1 -fsanitize=thread -pthread "$SRC/test/reliability/Inputs/tw_stress.c" -o "$OUT/tw_stress_tsan"
 TSAN_OPTIONS=halt_on_error=1 "$OUT/tw_stress_tsan" 4 100000 3 | grep '^failures: 0$'
 
-# Valgrind on the preloaded runtime. The runtime marks its blocks for
-# Valgrind (MALLOCLIKE client requests), so memcheck checks the program's use
-# of placed blocks too.
+# Valgrind on the preloaded runtime. Two things make it the runtime that is
+# checked, not Valgrind's own malloc:
+# - --soname-synonyms=somalloc=nouserintercepts: by default memcheck and
+#   helgrind replace the allocation functions of every object that exports
+#   them (the program, the preloaded runtime), so the runtime's malloc would
+#   never be called (its run report: 0 bytes placed). With a synonym naming
+#   no library they replace only the system libraries' (libc's malloc,
+#   __libc_malloc, ...): the program's calls reach the runtime, and the DRAM
+#   blocks it takes from __libc_malloc are the tool's, checked as usual.
+# - The runtime asks the tool whether it is tierwise's own (tw_clientreq.h,
+#   TW_CLREQ_HELLO); under another tool it announces only its memkind blocks
+#   and split mappings (MALLOCLIKE/FREELIKE), which memcheck then checks too:
+#   accesses after free, uninitialised bytes (tw_vgbug is the control; not
+#   leaks: memcheck leak-checks no block inside a file mapping, and the pmem
+#   tier is one).
+# After each placed run its report must show what was placed (check_report),
+# and each census must hold the program's own counts (check_census).
+# valgrind.supp: false positives in libunwind and memkind, each explained.
 printf '{"format": "tierwise-placement", "version": 1, "default_tier": "pmem", "sites": []}' > "$OUT/all-pmem.json"
 printf '{"format": "tierwise-placement", "version": 1, "default_tier": "dram", "sites": []}' > "$OUT/dram.json"
-VG="valgrind --error-exitcode=3 -q"
+VG="valgrind --error-exitcode=3 -q --soname-synonyms=somalloc=nouserintercepts
+  --suppressions=$SRC/test/reliability/valgrind.supp"
+vg_opts() { # TOOL
+  if [ "$1" = memcheck ]; then
+    echo "--tool=memcheck --leak-check=full --errors-for-leak-kinds=definite,possible"
+  else
+    echo "--tool=$1"
+  fi
+}
 run_vg() { # TOOL MODE-ENV...
   local tool=$1; shift
-  env LD_PRELOAD="$RT" "$@" $VG --tool="$tool" "$IN/tw_stress" 2 3000 7 > "$OUT/vg.out" 2> "$OUT/vg.err" || {
+  env LD_PRELOAD="$RT" TIERWISE_UNMATCHED_MIN=0 "$@" $VG $(vg_opts "$tool") \
+    "$IN/tw_stress" 2 3000 7 > "$OUT/vg.out" 2> "$OUT/vg.err" || {
     cat "$OUT/vg.err"; echo "check-sanitizers: $tool found errors"; exit 1; }
   grep -q '^failures: 0$' "$OUT/vg.out"
 }
+# check_report REPORT WHAT EXPR: the run report (r; s: its sites and
+# unmatched stacks) satisfies the Python expression EXPR, else WHAT failed.
+check_report() {
+  python3 - "$@" <<'PY' || { echo "check-sanitizers: $2 (run report $1)"; exit 1; }
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["sites"] + r["unmatched"]
+placed = [x for x in r["sites"] if x["matched"] and x["allocs"] > 0]
+print("  report: totals %s, fallback %d bytes, cache hits %d, %s" % (
+    r["totals"], sum(x["fallback_bytes"] for x in s), r["cache"]["hits"],
+    "; ".join("placed site %s allocs %d bytes %s" % (x["stack"].split(";")[0],
+              x["allocs"], x["bytes"]) for x in placed) or "no placed site"))
+sys.exit(not eval(sys.argv[3]))
+PY
+}
+# check_census DIR: DIR/sites.csv has a site with the allocs and bytes of
+# each of the stress program's `count` lines (its own per-site counts).
+check_census() {
+  python3 - "$1/sites.csv" "$OUT/vg.out" <<'PY' || { echo "check-sanitizers: census $1 lacks the program's counts"; exit 1; }
+import csv, sys
+rows = {(int(r["allocs"] or 0), int(r["bytes_allocated"] or 0))
+        for r in csv.DictReader(open(sys.argv[1]))}
+want = [l.split() for l in open(sys.argv[2]) if l.startswith("count ")]
+miss = [w[1] for w in want if (int(w[3]), int(w[5])) not in rows]
+print("  census: %d sites; %d/%d of the program's sites with its counts%s" % (
+    len(rows), len(want) - len(miss), len(want), " (missing: %s)" % " ".join(miss) if miss else ""))
+sys.exit(not want or bool(miss))
+PY
+}
+
+step "Valgrind memcheck: control, planted bugs in a pmem block must be found"
+# (-gdwarf-4: Valgrind 3.19 cannot read clang-19's DWARF 5 line tables)
+$CC -gdwarf-4 -O1 -fno-inline "$SRC/test/reliability/Inputs/tw_vgbug.c" -o "$OUT/tw_vgbug"
+for bug in uaf:'Invalid read' uninit:'uninitialised value'; do
+  rc=0
+  env LD_PRELOAD="$RT" TIERWISE_PLACEMENT="$OUT/all-pmem.json" TIERWISE_PMEM_DIR="$OUT/pmem" \
+    TIERWISE_REPORT="$OUT/rbug.json" $VG --tool=memcheck "$OUT/tw_vgbug" "${bug%%:*}" \
+    > "$OUT/vg.out" 2> "$OUT/vg.err" || rc=$?
+  [ $rc = 3 ] && grep -q "${bug#*:}" "$OUT/vg.err" && grep -q 'main (tw_vgbug.c' "$OUT/vg.err" || {
+    cat "$OUT/vg.err"; echo "check-sanitizers: memcheck missed the ${bug%%:*} bug in a pmem block"; exit 1; }
+  check_report "$OUT/rbug.json" "the control's block was not in pmem" 'r["totals"]["pmem"] >= 65536'
+done
+
+# Split objects (tw_split.c): the big site (128-512 KiB blocks, grown and
+# shrunk by realloc) with a 128 KiB DRAM head, the rest in the pmem file.
+# The placement names the site by its first three frames (st_big, allocate,
+# run: a prefix, which matches longer stacks): the whole stack ends in the
+# thread's first frame, glibc's clone3 natively but clone under Valgrind
+# (3.19 has no clone3; glibc falls back), and would not match here.
+"$BUILD/bin/tierwise" profile --backend alloc -o "$OUT/stcen" -- "$IN/tw_stress" 1 2000 7 > /dev/null 2>&1
+python3 - "$OUT/stcen/sites.csv" > "$OUT/split.json" <<'PY'
+import csv, json, sys
+big = [r["stack"] for r in csv.DictReader(open(sys.argv[1])) if "st_big" in r["location"]]
+assert big, "no st_big site in the census"
+print(json.dumps({"format": "tierwise-placement", "version": 1, "default_tier": "dram",
+  "sites": [{"stack": ";".join(s.split(";")[:3]), "tier": "pmem", "dram_bytes": 131072}
+            for s in big]}))
+PY
 for tool in memcheck helgrind; do
-  step "Valgrind $tool: runtime, all in pmem, DRAM limit 256K"
-  run_vg $tool TIERWISE_PLACEMENT="$OUT/all-pmem.json" TIERWISE_PMEM_DIR="$OUT/pmem" TIERWISE_DRAM_LIMIT=256K TIERWISE_REPORT="$OUT/r.json"
+  step "Valgrind $tool: runtime, split objects (128K DRAM head, rest pmem)"
+  run_vg $tool TIERWISE_PLACEMENT="$OUT/split.json" TIERWISE_PMEM_DIR="$OUT/pmem" TIERWISE_REPORT="$OUT/r3.json"
+  check_report "$OUT/r3.json" "no split object in the run" 'any(
+    x["bytes"].get("dram", 0) > 0 and x["bytes"].get("pmem", 0) > 0 for x in placed)'
+  step "Valgrind $tool: runtime, all in pmem"
+  run_vg $tool TIERWISE_PLACEMENT="$OUT/all-pmem.json" TIERWISE_PMEM_DIR="$OUT/pmem" TIERWISE_REPORT="$OUT/r.json"
+  check_report "$OUT/r.json" "nothing in pmem" 'r["totals"]["pmem"] > 0 and r["totals"]["dram"] == 0'
+  step "Valgrind $tool: runtime, DRAM limit 256K (fallbacks to pmem)"
+  run_vg $tool TIERWISE_PLACEMENT="$OUT/dram.json" TIERWISE_PMEM_DIR="$OUT/pmem" TIERWISE_DRAM_LIMIT=256K TIERWISE_REPORT="$OUT/r1.json"
+  check_report "$OUT/r1.json" "no fallback to pmem" \
+    'r["totals"]["dram"] > 0 and r["totals"]["pmem"] > 0 and sum(x["fallback_bytes"] for x in s) > 0'
   step "Valgrind $tool: runtime, dram placement (fast path cache)"
   run_vg $tool TIERWISE_PLACEMENT="$OUT/dram.json" TIERWISE_REPORT="$OUT/r2.json"
+  check_report "$OUT/r2.json" "no fast-path hit" 'r["totals"]["dram"] > 0 and r["cache"]["hits"] > 0'
 done
 step "Valgrind memcheck: runtime, census"
 run_vg memcheck TIERWISE_CENSUS="$OUT/cen"
+check_census "$OUT/cen"
 step "Valgrind helgrind: runtime, census"
 run_vg helgrind TIERWISE_CENSUS="$OUT/cen2"
+check_census "$OUT/cen2"
 step "all clean"
