@@ -89,6 +89,12 @@ size_t tw_stack_format(char *buf, size_t cap, const tw_frame *frames, int n,
     first++;
   if (first == n)
     first = 0; /* only allocator frames: keep them rather than say nothing */
+  /* Thread start (start_thread, then clone3 natively but clone under
+   * Valgrind, which lacks clone3): trailing libc frames are not part of a
+   * site, so native and Valgrind runs name a thread's sites alike. */
+  while (n - 1 > first && frames[n - 1].module &&
+         tw_starts(tw_basename(frames[n - 1].module), "libc.so"))
+    n--;
   for (int i = first; i < n && kept < depth; i++, kept++) {
     if (kept)
       at = tw_put(buf, cap, at, ";");

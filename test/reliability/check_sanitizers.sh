@@ -128,18 +128,16 @@ done
 
 # Split objects (tw_split.c): the big site (128-512 KiB blocks, grown and
 # shrunk by realloc) with a 128 KiB DRAM head, the rest in the pmem file.
-# The placement names the site by its first three frames (st_big, allocate,
-# run: a prefix, which matches longer stacks): the whole stack ends in the
-# thread's first frame, glibc's clone3 natively but clone under Valgrind
-# (3.19 has no clone3; glibc falls back), and would not match here.
+# The placement names the site by the native census's whole stack: it
+# matches under Valgrind because thread-start frames are not part of a site
+# (natively clone3, under Valgrind 3.19 clone; advisor/FORMATS.md).
 "$BUILD/bin/tierwise" profile --backend alloc -o "$OUT/stcen" -- "$IN/tw_stress" 1 2000 7 > /dev/null 2>&1
 python3 - "$OUT/stcen/sites.csv" > "$OUT/split.json" <<'PY'
 import csv, json, sys
 big = [r["stack"] for r in csv.DictReader(open(sys.argv[1])) if "st_big" in r["location"]]
 assert big, "no st_big site in the census"
 print(json.dumps({"format": "tierwise-placement", "version": 1, "default_tier": "dram",
-  "sites": [{"stack": ";".join(s.split(";")[:3]), "tier": "pmem", "dram_bytes": 131072}
-            for s in big]}))
+  "sites": [{"stack": s, "tier": "pmem", "dram_bytes": 131072} for s in big]}))
 PY
 for tool in memcheck helgrind; do
   step "Valgrind $tool: runtime, split objects (128K DRAM head, rest pmem)"

@@ -62,6 +62,21 @@ int main(void) {
   CHECK(tw_stack_matches("bfs+0x30", "bfs+0x30;libc.so.6+0x40"));
   CHECK(tw_stack_matches("bfs+0x30;libc.so.6+0x40", "bfs+0x30;libc.so.6+0x40"));
   CHECK(!tw_stack_matches("bfs+0x3", "bfs+0x30;libc.so.6+0x40"));
+  /* a thread's stack: trailing libc frames (start_thread, clone3 or clone)
+   * go, so native and Valgrind runs agree; an all-libc rest keeps one */
+  tw_frame th[] = {{"libc.so.6", 0x10},
+                   {"bfs", 0x30},
+                   {"libgomp.so.1", 0x40},
+                   {"libc.so.6", 0x50},
+                   {"libc.so.6", 0x60}};
+  tw_stack_format(buf, sizeof(buf), th, 5, 6);
+  CHECK(!strcmp(buf, "bfs+0x30;libgomp.so.1+0x40"));
+  th[4].offset = 0x70; /* clone instead of clone3: the same site */
+  tw_stack_format(buf, sizeof(buf), th, 5, 6);
+  CHECK(!strcmp(buf, "bfs+0x30;libgomp.so.1+0x40"));
+  tw_frame lib[] = {{"libc.so.6", 0x10}, {"libc.so.6", 0x20}};
+  tw_stack_format(buf, sizeof(buf), lib, 2, 6);
+  CHECK(!strcmp(buf, "libc.so.6+0x10"));
   CHECK(!tw_stack_matches("bfs+0x30;x+0x1", "bfs+0x30"));
   uintptr_t ips[3] = {1, 2, 3}, ips2[3] = {1, 2, 4};
   CHECK(tw_hash_ips(ips, 3) != tw_hash_ips(ips2, 3));
