@@ -140,6 +140,9 @@ TW_HIDDEN void tw_pl_free(void *p);
 TW_HIDDEN size_t tw_pl_usable(void *p);
 TW_HIDDEN void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp);
 TW_HIDDEN size_t tw_glibc_usable(void *p);
+/* TIERWISE_DRAM_LIMIT's account, for DRAM mappings (tw_mmap.c). */
+TW_HIDDEN int tw_dram_room(uint64_t n);
+TW_HIDDEN void tw_dram_charge(int64_t n);
 
 /* ---- tw_stack.c: unwinding, module map, the site table ---- */
 /* Site of the current call stack (full unwind). */

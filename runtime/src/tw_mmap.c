@@ -140,6 +140,12 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     head = s->dram_head & ~(uint64_t)(page - 1);
   }
+  if (tier == TW_T_DRAM && mode == TW_MODE_PLACE && s &&
+      prot == (PROT_READ | PROT_WRITE) && !tw_dram_room(len) &&
+      tw_tier_available(TW_T_PMEM)) {
+    tier = TW_T_PMEM; /* over the DRAM limit: the slow tier, as malloc */
+    fell = 1;
+  }
   if (!p && tier != TW_T_DRAM && prot == (PROT_READ | PROT_WRITE)) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     p = tw_tier_malloc(tier, (len + page - 1) & ~(page - 1), page);
@@ -152,9 +158,11 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     }
   }
   if (!p) {
-    fell = tier != TW_T_DRAM;
+    fell |= tier != TW_T_DRAM;
     tier = TW_T_DRAM;
     p = tw_sys_mmap(addr, len, prot, flags, fd, off);
+    if (p != MAP_FAILED && s && mode == TW_MODE_PLACE)
+      tw_dram_charge((int64_t)len); /* credited at munmap */
   }
   if (p != MAP_FAILED && s) {
     __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
@@ -194,8 +202,11 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
     if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
       tw_census_object(m.site, m.len, m.t0, tw_now_ns());
     tw_in_core--;
-    if (m.tier == TW_T_DRAM)
+    if (m.tier == TW_T_DRAM) {
+      if (tw_mode_now == TW_MODE_PLACE)
+        tw_dram_charge(-(int64_t)m.len);
       return tw_sys_munmap(addr, len);
+    }
     if (m.tier == TW_PAGE_SPLIT)
       tw_split_free(addr);
     else

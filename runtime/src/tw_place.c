@@ -28,6 +28,16 @@ static uint64_t tw_dram_live_bytes(void) {
   return v > 0 ? (uint64_t)v : 0;
 }
 
+/* The DRAM limit's account for DRAM mappings (tw_mmap.c): room for n more
+ * bytes, and charging (n > 0) or crediting (n < 0) it. */
+int tw_dram_room(uint64_t n) {
+  return !tw_cfg.dram_limit || tw_dram_live_bytes() + n <= tw_cfg.dram_limit;
+}
+void tw_dram_charge(int64_t n) {
+  if (tw_cfg.dram_limit)
+    atomic_fetch_add(&tw_dram_live, n);
+}
+
 static void *tw_dram(size_t size, size_t align, int zero) {
   if (align > 16) {
     void *p = __libc_memalign(align, size);
