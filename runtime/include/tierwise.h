@@ -73,6 +73,28 @@ void *tw_malloc(tw_tier tier, size_t size);
 /** \brief calloc() from \p tier. */
 void *tw_calloc(tw_tier tier, size_t nmemb, size_t size);
 /**
+ * \brief Allocate \p size bytes whose first \p dram_bytes lie in DRAM and
+ * the rest in \p tier: placement.json's `dram_bytes` for one call (what
+ * `tierwise rewrite` turns a site with a DRAM head into).
+ *
+ * An object of at most \p dram_bytes bytes comes wholly from DRAM. A larger
+ * one is split when \p tier is TW_TIER_PMEM: one mapping whose first
+ * \p dram_bytes, rounded down to a page, are anonymous memory and the rest
+ * the pmem directory's file. Where it cannot be split (another tier, an
+ * alignment or a DRAM limit that leaves no room, no pmem directory) the
+ * whole object comes from \p tier as tw_malloc() would. \p dram_bytes 0 is
+ * tw_malloc(). Release, resize or measure it with free(), realloc() (a split
+ * block stays split, with the same head and tier) and malloc_usable_size().
+ * \return the block, or NULL with errno ENOMEM where malloc() would fail.
+ */
+void *tw_malloc_head(tw_tier tier, size_t dram_bytes, size_t size);
+/**
+ * \brief calloc() with a DRAM head: tw_malloc_head() of \p nmemb * \p size
+ * zeroed bytes (NULL with errno ENOMEM when the product overflows).
+ */
+void *tw_calloc_head(tw_tier tier, size_t dram_bytes, size_t nmemb,
+                     size_t size);
+/**
  * \brief Resize \p ptr (from any tier, or NULL) into \p tier.
  * The block moves to \p tier if it lives elsewhere.
  */

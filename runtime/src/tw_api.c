@@ -15,27 +15,41 @@
 static int tw_ok_tier(tw_tier t) { return (int)t >= 0 && t < TW_TIER_COUNT; }
 static int tw_pow2(size_t a) { return a && !(a & (a - 1)); }
 
-TW_EXPORT void *tw_malloc(tw_tier tier, size_t size) {
+/* tw_malloc and tw_malloc_head: from \p tier, the first \p dram_bytes from
+ * DRAM (placement dram_bytes by API, 0: none): the object lies wholly in
+ * DRAM, split (tw_split.c) or whole in \p tier, as tw_place.c decides for a
+ * placed site's; \p zero: calloc. */
+static void *tw_head(tw_tier tier, size_t dram_bytes, size_t size, int zero) {
   if (!tw_ok_tier(tier)) {
     errno = EINVAL;
     return NULL;
   }
-  void *p = tw_alloc_tier((int)tier, size, 0, 0);
+  void *p = tw_alloc_tier((int)tier, dram_bytes, size, 0, zero);
   if (!p)
     errno = ENOMEM;
   return p;
 }
 
-TW_EXPORT void *tw_calloc(tw_tier tier, size_t nmemb, size_t size) {
+TW_EXPORT void *tw_malloc(tw_tier tier, size_t size) {
+  return tw_head(tier, 0, size, 0);
+}
+
+TW_EXPORT void *tw_malloc_head(tw_tier tier, size_t dram_bytes, size_t size) {
+  return tw_head(tier, dram_bytes, size, 0);
+}
+
+TW_EXPORT void *tw_calloc_head(tw_tier tier, size_t dram_bytes, size_t nmemb,
+                               size_t size) {
   size_t total;
   if (!tw_ok_tier(tier) || __builtin_mul_overflow(nmemb, size, &total)) {
     errno = tw_ok_tier(tier) ? ENOMEM : EINVAL;
     return NULL;
   }
-  void *p = tw_alloc_tier((int)tier, total, 0, 1);
-  if (!p)
-    errno = ENOMEM;
-  return p;
+  return tw_head(tier, dram_bytes, total, 1);
+}
+
+TW_EXPORT void *tw_calloc(tw_tier tier, size_t nmemb, size_t size) {
+  return tw_calloc_head(tier, 0, nmemb, size);
 }
 
 TW_EXPORT void *tw_realloc(tw_tier tier, void *ptr, size_t size) {
@@ -62,7 +76,7 @@ TW_EXPORT void *tw_memalign(tw_tier tier, size_t alignment, size_t size) {
     errno = EINVAL;
     return NULL;
   }
-  void *p = tw_alloc_tier((int)tier, size, alignment, 0);
+  void *p = tw_alloc_tier((int)tier, 0, size, alignment, 0);
   if (!p)
     errno = ENOMEM;
   return p;
@@ -76,7 +90,7 @@ TW_EXPORT int tw_posix_memalign(tw_tier tier, void **memptr, size_t alignment,
                                 size_t size) {
   if (!tw_ok_tier(tier) || !tw_pow2(alignment) || alignment % sizeof(void *))
     return EINVAL;
-  void *p = tw_alloc_tier((int)tier, size, alignment, 0);
+  void *p = tw_alloc_tier((int)tier, 0, size, alignment, 0);
   if (!p)
     return ENOMEM;
   *memptr = p;

@@ -200,13 +200,18 @@ void *tw_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
   return tw_hb_alloc(size, align, zero);
 }
 
-void *tw_alloc_tier(int tier, size_t size, size_t align, int zero) {
+void *tw_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
+                    int zero) {
   if (TW_UNLIKELY(tw_init_state != 2))
     tw_config_read();
   if (!tw_size_ok(size))
     return NULL;
-  return tw_hdr_mode ? tw_hb_alloc_tier(tier, size, align, zero)
-                     : tw_pl_alloc_tier(tier, size, align, zero);
+  if (!tw_hdr_mode)
+    return tw_pl_alloc_tier(tier, dram_bytes, size, align, zero);
+  /* census blocks have a header and are never split: a head only decides
+   * that an object within it is DRAM's */
+  return tw_hb_alloc_tier(dram_bytes && size <= dram_bytes ? TW_T_DRAM : tier,
+                          size, align, zero);
 }
 
 void tw_core_free(void *p) {

@@ -117,7 +117,10 @@ TW_HIDDEN void *tw_alloc(size_t size, size_t align, int zero, void *ra,
 TW_HIDDEN void tw_core_free(void *p);
 TW_HIDDEN void *tw_core_realloc(void *p, size_t size, void *ra, void *sp);
 TW_HIDDEN size_t tw_usable(void *p);
-TW_HIDDEN void *tw_alloc_tier(int tier, size_t size, size_t align, int zero);
+/* tierwise.h: from \p tier, the first \p dram_bytes from DRAM (0: none,
+ * or a placement's head for the calling site; see tw_malloc_head). */
+TW_HIDDEN void *tw_alloc_tier(int tier, uint64_t dram_bytes, size_t size,
+                              size_t align, int zero);
 TW_HIDDEN int tw_tier_of_ptr(const void *p);
 TW_HIDDEN uint64_t tw_now_ns(void);
 TW_HIDDEN void tw_warn(const char *a, const char *b, const char *c);
@@ -135,7 +138,8 @@ TW_HIDDEN void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero,
                             int tier);
 TW_HIDDEN void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra,
                             void *sp);
-TW_HIDDEN void *tw_pl_alloc_tier(int tier, size_t size, size_t align, int zero);
+TW_HIDDEN void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size,
+                                 size_t align, int zero);
 TW_HIDDEN void tw_pl_free(void *p);
 TW_HIDDEN size_t tw_pl_usable(void *p);
 TW_HIDDEN void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp);

@@ -82,42 +82,48 @@ static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
     memset(p, 0, size);
 }
 
-/* A site with a DRAM head (placement dram_bytes) and a slow tier: objects
- * up to the head are DRAM's; a larger one becomes a split block (tw_split.c)
+/* A DRAM head of \p dram_bytes (placement dram_bytes of site \p s, or the
+ * argument of tierwise.h's tw_malloc_head) and a slow tier: objects up to
+ * the head are DRAM's; a larger one becomes a split block (tw_split.c)
  * unless the DRAM limit has no room for its head (then it goes whole to the
  * slow tier) or the split cannot be made (whole, in \p tier). NULL: no split
- * block, *tier says where the whole object goes. */
-static void *tw_pl_split(tw_site *s, size_t size, size_t align, int *tier,
-                         int *fell) {
-  if (size <= s->dram_head) {
+ * block, *tier says where the whole object goes. \p s (NULL: none) counts
+ * the head as DRAM bytes and the tail as \p tier's. */
+static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
+                         size_t align, int *tier, int *fell) {
+  if (size <= dram_bytes) {
     *tier = TW_T_DRAM;
     return NULL;
   }
-  uint64_t head = s->dram_head;
+  uint64_t head = dram_bytes;
   if (tw_cfg.dram_limit && tw_dram_live_bytes() + head > tw_cfg.dram_limit) {
     *fell = 1; /* its DRAM part did not fit */
     return NULL;
   }
-  void *p = tw_split_alloc((uint32_t)(s - tw_site_get(0)), size, align, head,
-                           *tier);
+  void *p = tw_split_alloc(s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE,
+                           size, align, head, *tier);
   if (!p)
     return NULL;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   head &= ~(uint64_t)(page - 1);
   if (tw_cfg.dram_limit)
     atomic_fetch_add(&tw_dram_live, (int64_t)head);
-  __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&s->tier_bytes[*tier], size - head, __ATOMIC_RELAXED);
+  if (s) {
+    __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->tier_bytes[*tier], size - head, __ATOMIC_RELAXED);
+  }
   return p;
 }
 
-/* Serve \p size for \p s from \p tier: the DRAM limit and fallbacks. */
-void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
+/* Serve \p size for \p s (NULL: no site) from \p tier, the first
+ * \p dram_bytes of it from DRAM (0: none): the DRAM limit and fallbacks. */
+static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
+                              size_t align, int zero, int tier) {
   int fell = 0;
-  if (s && s->dram_head && tier != TW_T_DRAM) {
-    void *p = tw_pl_split(s, size, align, &tier, &fell);
+  if (dram_bytes && tier != TW_T_DRAM) {
+    void *p = tw_pl_split(s, dram_bytes, size, align, &tier, &fell);
     if (p)
       return p;
   }
@@ -148,6 +154,11 @@ void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
   }
   tw_announce_zero(p, size, tier, zero);
   return p;
+}
+
+/* Serve \p size for \p s from \p tier, with the site's DRAM head. */
+void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
+  return tw_pl_place_head(s, s ? s->dram_head : 0, size, align, zero, tier);
 }
 
 void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
@@ -193,13 +204,16 @@ void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero) {
   return p;
 }
 
-void *tw_pl_alloc_tier(int tier, size_t size, size_t align, int zero) {
+void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
+                       int zero) {
   uint32_t site = TW_SITE_NONE;
   tw_in_core++;
   if (tw_in_core == 1 && tw_cfg.mode == TW_MODE_PLACE)
     site = tw_site_here();
-  void *p = tw_pl_place(site == TW_SITE_NONE ? NULL : tw_site_get(site), size,
-                        align, zero, tier);
+  tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
+  if (!dram_bytes && s)
+    dram_bytes = s->dram_head; /* a placement's head for the site */
+  void *p = tw_pl_place_head(s, dram_bytes, size, align, zero, tier);
   tw_in_core--;
   return p;
 }
@@ -247,11 +261,16 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_in_core--;
   }
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
+  uint64_t head = s ? s->dram_head : 0;
   tw_split_info b;
   if (TW_UNLIKELY(from == TW_PAGE_SPLIT) &&
       (!s || s->placed < 0 || tier == from) && tw_split_find(p, &b)) {
-    s = tw_site_get(b.site); /* an unplaced caller: the block's own site */
-    tier = s->tier;
+    /* An unplaced caller: the block's own site, tier and head - its
+     * placement's dram_bytes, or for a tw_malloc_head block (perhaps of no
+     * site) the head it got, page-rounded. */
+    s = b.site == TW_SITE_NONE ? NULL : tw_site_get(b.site);
+    tier = b.tier;
+    head = s && s->dram_head ? s->dram_head : b.head;
   }
   void *q = NULL;
   /* Under another Valgrind tool a memkind block always moves: memkind's
@@ -286,7 +305,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   /* Moves to another tier (or DRAM under a limit): allocate, copy, free. */
   size_t old = tw_pl_usable(p);
   tw_in_core++;
-  q = tw_pl_place(s, size, 0, 0, tier);
+  q = tw_pl_place_head(s, head, size, 0, 0, tier);
   tw_in_core--;
   if (!q)
     return NULL;

@@ -96,8 +96,10 @@ def report(args):
             f"{b} fallback={s['fallback_bytes']}"
         )
     for u in rep["unmatched"]:
+        b = " ".join(f"{k}={v}" for k, v in sorted(u["tier_bytes"].items()))
         print(
-            f"unmatched allocs={u['allocs']} bytes={u['bytes']} fallback={u['fallback_bytes']}"
+            f"unmatched allocs={u['allocs']} bytes={u['bytes']} "
+            f"fallback={u['fallback_bytes']} {b}"
         )
     c = rep["cache"]
     print(
