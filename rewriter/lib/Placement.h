@@ -28,7 +28,7 @@ struct Site {
   std::string Stack;         ///< module+offset frames as in sites.csv
   std::string Location;      ///< "function file:line", may be empty
   std::string Tier;          ///< "dram", "pmem", ...
-  int64_t DramBytes = 0;     ///< "dram_bytes": a DRAM head (runtime only)
+  int64_t DramBytes = 0;     ///< "dram_bytes": a DRAM head (malloc/calloc)
   std::vector<Frame> Frames; ///< from "frames", else parsed from "location"
   std::string name() const;  ///< "site N (location)" for messages
 };

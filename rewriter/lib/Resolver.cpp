@@ -27,6 +27,19 @@ struct Located {
 
 bool placeable(const Site &S) { return S.Stack.empty() || S.Stack[0] != '['; }
 
+// The DRAM head a site asks for (placement dram_bytes, which the runtime
+// reads only with a tier other than dram), 0: none.
+int64_t headOf(const Site &S) {
+  return S.Tier != "dram" && S.DramBytes > 0 ? S.DramBytes : 0;
+}
+
+// What sites that share an expression must agree on: "pmem", or "pmem with
+// dram_bytes N".
+std::string placementOf(const Site &S) {
+  int64_t Head = headOf(S);
+  return S.Tier + (Head ? " with dram_bytes " + std::to_string(Head) : "");
+}
+
 std::string callsOnLine(const SourceIndex &Index, const std::string &File,
                         unsigned Line) {
   std::string Out;
@@ -133,7 +146,8 @@ Located locate(const Site &S, const SourceIndex &Index) {
 }
 
 // Several calls on one line and no column: fine when the sites on that line
-// are as many distinct call instructions as there are calls, all one tier.
+// are as many distinct call instructions as there are calls, all one tier
+// (and one DRAM head).
 void disambiguate(std::vector<Located> &All, const std::string &Default) {
   std::map<std::pair<std::string, unsigned>, std::vector<Located *>> Lines;
   for (Located &L : All)
@@ -143,7 +157,7 @@ void disambiguate(std::vector<Located> &All, const std::string &Default) {
     std::set<std::string> Calls, Tiers;
     for (Located *L : Ls) {
       Calls.insert(L->S->Stack.substr(0, L->S->Stack.find(';')));
-      Tiers.insert(L->S->Tier);
+      Tiers.insert(placementOf(*L->S));
     }
     size_t N = Ls.front()->Cands.size();
     if (Calls.size() == N && Tiers.size() == 1)
@@ -160,13 +174,16 @@ void disambiguate(std::vector<Located> &All, const std::string &Default) {
   (void)Default;
 }
 
-std::string fill(std::string Text, const std::string &Tier) {
+// An edit's text for \p Tier and DRAM head \p Head (SourceIndex.h holes).
+std::string fill(std::string Text, const std::string &Tier, int64_t Head) {
   auto Put = [&](const std::string &Hole, const std::string &Value) {
     for (size_t P; (P = Text.find(Hole)) != std::string::npos;)
       Text.replace(P, Hole.size(), Value);
   };
   Put("@ENUM@", *tierEnumName(Tier));
   Put("@TAG@", *tierTagName(Tier));
+  Put("@HEAD@", Head ? "_head" : "");
+  Put("@DRAM@", Head ? std::to_string(Head) + ", " : "");
   return Text;
 }
 
@@ -181,7 +198,8 @@ std::string sharedBy(const AllocExpr &A, const Located &L,
                             ? (Fn ? Fn->QualifiedName : "?")
                             : F.Function;
   std::string Caller =
-      "callers the placement does not name (its sites disagree on the tier)";
+      "callers the placement does not name (its sites disagree on the tier "
+      "or dram_bytes)";
   if (L.FrameIdx + 1 < L.S->Frames.size()) {
     const Frame &C = L.S->Frames[L.FrameIdx + 1];
     Caller = base(C.File) + ":" + std::to_string(C.Line);
@@ -197,12 +215,6 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
   for (const Site &S : P.Sites)
     All.push_back(locate(S, Index));
   disambiguate(All, P.DefaultTier);
-  for (Located &L : All)
-    if (L.S->DramBytes > 0 && L.Problem.empty())
-      L.Problem = "placed partly in DRAM (dram_bytes " +
-                  std::to_string(L.S->DramBytes) +
-                  "): a source edit places whole allocations; apply this "
-                  "site with `tierwise run` (LD_PRELOAD)";
 
   // Group by where the edit goes: a wrapper's or macro's one expression is
   // shared by every site that allocates through it.
@@ -220,21 +232,22 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
   }
   std::set<std::tuple<std::string, unsigned, unsigned, std::string>> Seen;
   for (auto &[Key, Members] : Groups) {
-    std::set<std::string> Tiers;
+    std::set<std::string> Placements;
     std::set<const Site *> Sites, Sharing;
     for (auto &[L, A] : Members) {
-      Tiers.insert(L->S->Tier);
+      Placements.insert(placementOf(*L->S));
       Sites.insert(L->S);
       if (L->Cands.size() == 1)
         Sharing.insert(L->S);
     }
     const AllocExpr &A0 = *Members.front().second;
-    if (Tiers.size() > 1) {
+    if (Placements.size() > 1) {
       for (auto &[L, A] : Members)
         Failed.emplace(L->S, sharedBy(*A, *L, Index));
       continue;
     }
-    const std::string &Tier = *Tiers.begin();
+    const std::string &Tier = Members.front().first->S->Tier;
+    int64_t Head = headOf(*Members.front().first->S);
     if (Tier == P.DefaultTier)
       continue;
     std::string Why;
@@ -243,20 +256,25 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
             A0.Problem;
     else if (!tierEnumName(Tier))
       Why = "tier '" + Tier + "' has no constant in tierwise.h";
+    else if (Head && !A0.HeadProblem.empty())
+      Why = "placed partly in DRAM (dram_bytes " + std::to_string(Head) +
+            "): " + A0.HeadProblem + " (at " + A0.where() +
+            "); apply this site with `tierwise run` (LD_PRELOAD)";
     if (!Why.empty()) {
       for (const Site *S : Sites)
         Failed.emplace(S, Why);
       continue;
     }
     if (Sharing.size() > 1)
-      Out.Notes.push_back(
-          "rewriting " + A0.Callee + " at " + base(A0.EditFile) + ":" +
-          std::to_string(A0.EditLine) +
-          (A0.Macro.empty() ? "" : " in macro " + A0.Macro) + ": shared by " +
-          std::to_string(Sharing.size()) + " sites, all " + Tier);
+      Out.Notes.push_back("rewriting " + A0.Callee + " at " +
+                          base(A0.EditFile) + ":" +
+                          std::to_string(A0.EditLine) +
+                          (A0.Macro.empty() ? "" : " in macro " + A0.Macro) +
+                          ": shared by " + std::to_string(Sharing.size()) +
+                          " sites, all " + *Placements.begin());
     for (auto &[L, A] : Members)
       for (const EditTemplate &E : A->Edits) {
-        std::string Text = fill(E.Text, Tier);
+        std::string Text = fill(E.Text, Tier, Head);
         if (Seen.insert({E.File, E.Offset, E.Length, Text}).second)
           Out.Edits.emplace_back(E.File, E.Offset, E.Length, Text);
       }

@@ -2,8 +2,8 @@
 // Deciding, for each placed site, which allocation expression to rewrite:
 // frame -> file:line -> expression (column, or one site per call), the
 // stale-placement check, and the wrapper rule (an expression shared by sites
-// of different tiers is not rewritten; one shared by sites of a single tier
-// is rewritten once, inside the wrapper or macro).
+// of different tiers or DRAM heads is not rewritten; one shared by sites of
+// a single tier and head is rewritten once, inside the wrapper or macro).
 #pragma once
 
 #include "Placement.h"

@@ -83,6 +83,16 @@ static const char *const AllocFunctions[] = {"malloc",         "calloc",
                                              "realloc",        "aligned_alloc",
                                              "posix_memalign", "memalign"};
 
+// The allocation functions tierwise.h has a DRAM-head form of
+// (tw_malloc_head, tw_calloc_head), and why the others have none.
+static bool hasHeadForm(llvm::StringRef Callee) {
+  return Callee == "malloc" || Callee == "calloc";
+}
+static std::string noHeadForm(const std::string &Callee) {
+  return "only malloc and calloc have a DRAM-head form in tierwise.h, not " +
+         Callee;
+}
+
 // The C library allocation function \p FD names, or "" if it is another.
 static llvm::StringRef allocFunction(const FunctionDecl *FD) {
   if (!FD || !FD->getIdentifier())
@@ -164,9 +174,13 @@ public:
       return true;
     }
     std::string File = pathOf(SM.getFileID(Begin));
-    A.Edits.push_back({File, BeginOff, EndOff - BeginOff, "tw_" + A.Callee});
-    A.Edits.push_back(
-        {File, SM.getFileOffset(Paren->getEndLoc()), 0, "@ENUM@, "});
+    bool Head = hasHeadForm(A.Callee);
+    if (!Head)
+      A.HeadProblem = noHeadForm(A.Callee);
+    A.Edits.push_back({File, BeginOff, EndOff - BeginOff,
+                       "tw_" + A.Callee + (Head ? "@HEAD@" : "")});
+    A.Edits.push_back({File, SM.getFileOffset(Paren->getEndLoc()), 0,
+                       Head ? "@ENUM@, @DRAM@" : "@ENUM@, "});
     setEditKey(A, Begin);
     finish(A, "");
     return true;
@@ -176,6 +190,7 @@ public:
     AllocExpr A;
     if (!start(A, NE->getSourceRange(), NE->isArray() ? "new[]" : "new"))
       return true;
+    A.HeadProblem = noHeadForm(A.Callee);
     std::string Problem;
     const FunctionDecl *Op = NE->getOperatorNew();
     if (NE->getNumPlacementArgs() == 1 &&

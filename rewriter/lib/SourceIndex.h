@@ -17,7 +17,9 @@
 namespace tierwise {
 
 /// One textual edit; Text may hold the placeholders @ENUM@ (TW_TIER_PMEM)
-/// and @TAG@ (tw::pmem), filled in once the tier is known.
+/// and @TAG@ (tw::pmem), filled in once the tier is known, and in the forms
+/// that have a DRAM-head variant @HEAD@ ("_head" or nothing) and @DRAM@
+/// ("N, ", the site's dram_bytes, or nothing).
 struct EditTemplate {
   std::string File;
   unsigned Offset = 0, Length = 0;
@@ -37,6 +39,7 @@ struct AllocExpr {
   unsigned EditLine = 0;
   std::vector<EditTemplate> Edits;
   std::string Problem;       ///< non-empty: why it cannot be rewritten
+  std::string HeadProblem;   ///< non-empty: why it has no DRAM-head form
   std::string where() const; ///< "file:line:col" (basename)
 };
 
