@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: MIT
 """End to end check of `tierwise rewrite` on one example kernel:
 
-    rewrite_e2e.py TIERWISE EXE ARGS... -- WORKDIR
+    rewrite_e2e.py [--head] TIERWISE EXE ARGS... -- WORKDIR
 
 1. allocation census (`tierwise profile --backend alloc`); 2. a placement of
 the example's big sites (>= 16 KiB) in its sources, alternately pmem and dram, largest
-first; 3. `tierwise rewrite -o PATCH` over the example's sources; sites it
+first; with --head every pmem site gets a DRAM head (`dram_bytes`: a
+quarter of its mean object size, in whole pages; none where that is 0), and
+the malloc/calloc ones must be rewritten to tw_malloc_head / tw_calloc_head;
+3. `tierwise rewrite -o PATCH` over the example's sources; sites it
 reports as not rewritable (e.g. anonymous mmap) are dropped from the
 placement and the rewrite repeated, which must then succeed; 4. the patch is
 applied to a copy of examples/ and the kernel rebuilt from the copy with the
@@ -15,8 +18,8 @@ LD_PRELOAD, both with a run report. Checks: the rebuilt program's checksum
 equals the unplaced run's, and for every placed (pmem) site the rebuilt
 report's bytes per tier (its sites symbolized and summed per innermost
 function and source line, lines mapped through the patch) equal the
-LD_PRELOAD report's. Prints `ok ...`
-lines, exits non-zero on a failure."""
+LD_PRELOAD report's (for the head's site: its DRAM and pmem bytes, both
+non-zero). Prints `ok ...` lines, exits non-zero on a failure."""
 
 import csv
 import difflib
@@ -73,6 +76,8 @@ def line_map(old_dir, new_dir, names):
 
 
 def main(argv):
+    head = argv[0] == "--head"
+    argv = argv[1:] if head else argv
     sep = argv.index("--")
     tierwise, cmd, work = Path(argv[0]), argv[1:sep], Path(argv[sep + 1])
     build, exe = tierwise.parents[1], Path(cmd[0])
@@ -95,6 +100,10 @@ def main(argv):
         {"stack": r["stack"], "location": r["location"], "tier": "pmem" if i % 2 == 0 else "dram"}
         for i, r in enumerate(big)
     ]
+    for r, s in zip(big, sites):
+        n = int(r["bytes_allocated"]) // int(r["allocs"]) // 4 // 4096 * 4096
+        if head and s["tier"] == "pmem" and n:
+            s["dram_bytes"] = n
 
     # The example's sources: its main file and the shared common/*.c.
     db = json.loads((build / "compile_commands.json").read_text())
@@ -146,6 +155,9 @@ def main(argv):
     for i, why in sorted(bad.items()):
         print(f"note {name}: not rewritten: {sites[i]['location'].split()[-1]}: {why}")
     sites = [s for i, s in enumerate(sites) if i not in bad]
+    headed = [s for s in sites if "dram_bytes" in s]
+    if head and not headed:
+        sys.exit(f"FAIL {name}: no site with a DRAM head was rewritten")
     placed = [s for s in sites if s["tier"] == "pmem"]
     if not placed:
         sys.exit(f"FAIL {name}: no rewritable pmem site among {len(big)} big sites")
@@ -166,6 +178,20 @@ def main(argv):
         args[k + 1] = str(work / f"u{i}.o")
         objs.append(args[k + 1])
         run(args + cflags, cwd=e["directory"])
+    # The head sites' lines in the rewritten copy: the _head form with N.
+    lmap = line_map(exdir, copy / "examples", [Path(f).relative_to(exdir) for f in files])
+    new_text = {
+        Path(f).name: (copy / "examples" / Path(f).relative_to(exdir)).read_text().splitlines()
+        for f in files
+    }
+    for s in headed:
+        base, line = s["location"].split()[-1].rsplit(":", 1)
+        base, n = Path(base).name, s["dram_bytes"]
+        j = next((nl for (b, nl), ol in lmap.items() if b == base and ol == int(line)), None)
+        form = j and re.search(rf"\b(tw_(?:malloc|calloc)_head)\(TW_TIER_PMEM, {n}, ", new_text[base][j - 1])
+        if not form:
+            sys.exit(f"FAIL {name}: {base}:{line} is not tw_malloc_head/tw_calloc_head with {n} after the patch")
+        print(f"ok {name}: {base}:{line} rewritten to {form[1]} with dram_bytes {n}")
     rebuilt = work / name
     run(["c++", "-fopenmp", "-o", rebuilt] + objs + libs)
 
@@ -196,7 +222,6 @@ def main(argv):
 
     pre = json.loads(preload_rep.read_text())
     reb = json.loads(rebuilt_rep.read_text())
-    lmap = line_map(exdir, copy / "examples", [Path(f).relative_to(exdir) for f in files])
     where_pre = innermost(exe, [s["stack"] for s in pre["sites"]])
     where_reb = innermost(rebuilt, [s["stack"] for s in reb["unmatched"]])
 
@@ -223,6 +248,15 @@ def main(argv):
     print(
         f"ok {name}: rebuilt report has the LD_PRELOAD bytes per tier at all {len(want_all)} placed locations"
     )
+    for s in headed:
+        key = where_pre[s["stack"]]
+        want = want_all.get(key, {})
+        if not (want.get("dram") and want.get("pmem")):
+            sys.exit(f"FAIL {name}: {key}: the DRAM head was not applied under LD_PRELOAD: {want}")
+        print(
+            f"ok {name}: head site {key[1]}:{key[2]}: dram={want['dram']} pmem={want['pmem']} "
+            "under LD_PRELOAD and rebuilt"
+        )
 
 
 if __name__ == "__main__":
