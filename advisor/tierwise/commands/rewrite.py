@@ -31,7 +31,9 @@ def add_parser(sub):
         help="apply a placement as a source patch (Clang rewriter)",
         description="Rewrite the allocation expressions of the sites a "
         "placement puts outside the default tier into libtierwise calls "
-        "(tw_malloc(TW_TIER_PMEM, n), new (tw::pmem) T[n]). Prints a unified "
+        "(tw_malloc(TW_TIER_PMEM, n), new (tw::pmem) T[n]; a site with a DRAM "
+        "head, dram_bytes N: tw_malloc_head(TW_TIER_PMEM, N, n) for malloc and "
+        "calloc only). Prints a unified "
         "diff; -i edits in place, -o writes the patch. Exit status 0: all "
         "placed sites rewritten, 1: some were not (listed), 2: bad arguments.",
     )
