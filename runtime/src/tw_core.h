@@ -152,6 +152,25 @@ TW_HIDDEN void tw_dram_charge(int64_t n);
 /* Site of the current call stack (full unwind). */
 TW_HIDDEN uint32_t tw_site_here(void);
 TW_HIDDEN tw_site *tw_site_get(uint32_t idx);
+/* Count an object of \p size served for \p s: its first \p head bytes
+ * from DRAM (a split object, tw_split.c), the rest from \p tier. */
+static inline void tw_site_served(tw_site *s, size_t size, int tier,
+                                  uint64_t head) {
+  __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
+  if (head)
+    __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->tier_bytes[tier], size - head, __ATOMIC_RELAXED);
+}
+/* Add \p size to the site's live bytes and raise its peak (census). */
+static inline void tw_site_live_add(tw_site *s, size_t size) {
+  int64_t live = __atomic_add_fetch(&s->live, (int64_t)size, __ATOMIC_RELAXED);
+  uint64_t peak = __atomic_load_n(&s->peak, __ATOMIC_RELAXED);
+  while ((uint64_t)live > peak &&
+         !__atomic_compare_exchange_n(&s->peak, &peak, (uint64_t)live, 1,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    ;
+}
 TW_HIDDEN uint32_t tw_site_count(void);
 /* Write modules.csv rows / iterate modules (path, build-id hex). */
 typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
@@ -222,11 +241,12 @@ TW_HIDDEN void tw_mmap_live_rows(void (*row)(uint32_t, uint64_t, uint64_t));
 TW_HIDDEN void tw_pmap_mark(uintptr_t a, size_t len, int tier);
 
 /* ---- tw_split.c: objects with a DRAM head and a slow-tier tail ---- */
-/* A block of \p size whose first \p head bytes (a page multiple, less than
- * size) are DRAM and the rest \p tier's, or NULL (the caller places the
- * whole object). Not zeroed: fresh pages read as zero. */
+/* A block of \p size whose first *\p head bytes (rounded down to a page
+ * multiple in *head, less than size) are DRAM and the rest \p tier's, or
+ * NULL (the caller places the whole object). Not zeroed: fresh pages read
+ * as zero. */
 TW_HIDDEN void *tw_split_alloc(uint32_t site, size_t size, size_t align,
-                               uint64_t head, int tier);
+                               uint64_t *head, int tier);
 typedef struct tw_split_info {
   uintptr_t base;
   size_t size, len; /* requested, mapped */
@@ -236,7 +256,7 @@ typedef struct tw_split_info {
 } tw_split_info;
 /* The split block holding \p p: 1 and *out, or 0. */
 TW_HIDDEN int tw_split_find(const void *p, tw_split_info *out);
-TW_HIDDEN void tw_split_free(void *p);
+TW_HIDDEN uint64_t tw_split_free(void *p); /* its DRAM head */
 
 /* ---- tw_out.c: buffered write(2) output, no stdio ---- */
 typedef struct tw_out {

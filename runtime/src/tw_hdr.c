@@ -64,15 +64,8 @@ static void tw_release(void *p, tw_hdr *h) {
 }
 
 static void tw_count(tw_site *s, size_t size) {
-  __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
-  __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], size, __ATOMIC_RELAXED);
-  int64_t live = __atomic_add_fetch(&s->live, (int64_t)size, __ATOMIC_RELAXED);
-  uint64_t peak = __atomic_load_n(&s->peak, __ATOMIC_RELAXED);
-  while ((uint64_t)live > peak &&
-         !__atomic_compare_exchange_n(&s->peak, &peak, (uint64_t)live, 1,
-                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-    ;
+  tw_site_served(s, size, TW_T_DRAM, 0);
+  tw_site_live_add(s, size);
 }
 
 /* A census allocation at \p site (tw_in_core held). */

@@ -135,10 +135,10 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (tier != TW_T_DRAM && s->dram_head && len <= s->dram_head)
     tier = TW_T_DRAM; /* wholly inside the site's DRAM head */
   else if (tier != TW_T_DRAM && s->dram_head &&
-           prot == (PROT_READ | PROT_WRITE) &&
-           (p = tw_split_alloc(site, len, 0, s->dram_head, tier))) {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    head = s->dram_head & ~(uint64_t)(page - 1);
+           prot == (PROT_READ | PROT_WRITE)) {
+    head = s->dram_head;
+    if (!(p = tw_split_alloc(site, len, 0, &head, tier)))
+      head = 0;
   }
   if (tier == TW_T_DRAM && mode == TW_MODE_PLACE && s &&
       prot == (PROT_READ | PROT_WRITE) && !tw_dram_room(len) &&
@@ -165,18 +165,10 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
       tw_dram_charge((int64_t)len); /* credited at munmap */
   }
   if (p != MAP_FAILED && s) {
-    __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->bytes, len, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->tier_bytes[tier], len - head, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
+    tw_site_served(s, len, tier, head);
     if (fell)
       __atomic_fetch_add(&s->fallback_bytes, len, __ATOMIC_RELAXED);
-    int64_t live = __atomic_add_fetch(&s->live, (int64_t)len, __ATOMIC_RELAXED);
-    uint64_t peak = __atomic_load_n(&s->peak, __ATOMIC_RELAXED);
-    while ((uint64_t)live > peak &&
-           !__atomic_compare_exchange_n(&s->peak, &peak, (uint64_t)live, 1,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-      ;
+    tw_site_live_add(s, len);
     tw_map_put((uintptr_t)p, len, site, head ? TW_PAGE_SPLIT : tier);
     if (mode == TW_MODE_PLACE && tier == TW_T_DRAM)
       tw_announce(p, len, tier); /* slow-tier blocks: announced above */

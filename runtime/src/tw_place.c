@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Usable bytes of live DRAM blocks counted against TIERWISE_DRAM_LIMIT.
  * Signed: blocks that were never counted (served before the placement was
@@ -101,19 +100,13 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     return NULL;
   }
   void *p = tw_split_alloc(s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE,
-                           size, align, head, *tier);
+                           size, align, &head, *tier);
   if (!p)
     return NULL;
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  head &= ~(uint64_t)(page - 1);
   if (tw_cfg.dram_limit)
     atomic_fetch_add(&tw_dram_live, (int64_t)head);
-  if (s) {
-    __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->tier_bytes[*tier], size - head, __ATOMIC_RELAXED);
-  }
+  if (s)
+    tw_site_served(s, size, *tier, head);
   return p;
 }
 
@@ -144,9 +137,7 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
   if (tier == TW_T_DRAM && tw_cfg.dram_limit)
     atomic_fetch_add(&tw_dram_live, (int64_t)tw_glibc_usable(p));
   if (s) {
-    __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->tier_bytes[tier], size, __ATOMIC_RELAXED);
+    tw_site_served(s, size, tier, 0);
     if (fell) {
       __atomic_fetch_add(&s->fallback_bytes, size, __ATOMIC_RELAXED);
       __atomic_fetch_add(&s->fallback_allocs, 1, __ATOMIC_RELAXED);
@@ -221,12 +212,11 @@ void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
 void tw_pl_free(void *p) {
   int tier = tw_page_tier(p);
   if (TW_UNLIKELY(tier == TW_PAGE_SPLIT)) {
-    tw_split_info b;
-    if (TW_UNLIKELY(tw_cfg.dram_limit) && tw_split_find(p, &b))
-      atomic_fetch_sub(&tw_dram_live, (int64_t)b.head);
     if (TW_UNLIKELY(tw_cfg.maps_copy))
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
-    tw_split_free(p);
+    uint64_t head = tw_split_free(p);
+    if (TW_UNLIKELY(tw_cfg.dram_limit))
+      atomic_fetch_sub(&tw_dram_live, (int64_t)head);
     return;
   }
   tw_unannounce(p, tier);
@@ -293,9 +283,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     } else if (s) {
       if (hit)
         tw_fast_count_hit();
-      __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
-      __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
-      __atomic_fetch_add(&s->tier_bytes[tier], size, __ATOMIC_RELAXED);
+      tw_site_served(s, size, tier, 0);
     }
     tw_announce(q, size, tier);
     return q;

@@ -70,14 +70,14 @@ static int tw_split_file(size_t len) {
   return fd;
 }
 
-void *tw_split_alloc(uint32_t site, size_t size, size_t align, uint64_t head,
-                     int tier) {
+void *tw_split_alloc(uint32_t site, size_t size, size_t align,
+                     uint64_t *head_io, int tier) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (tier != TW_T_PMEM) {
     tw_split_warn("only the pmem tier can hold part of an object");
     return NULL;
   }
-  head &= ~(uint64_t)(page - 1);
+  uint64_t head = *head_io & ~(uint64_t)(page - 1);
   if (!head || head >= size || align > page || !tw_tier_available(tier))
     return NULL; /* an unavailable tier has said so (tw_tiers.c) */
   size_t len = (size + page - 1) & ~(page - 1);
@@ -133,6 +133,7 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align, uint64_t head,
     tw_announce(base + head, size - head, tier);
   } else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER))
     VALGRIND_MALLOCLIKE_BLOCK(base, size, 0, 1);
+  *head_io = head;
   return base;
 }
 
@@ -149,7 +150,7 @@ int tw_split_find(const void *p, tw_split_info *out) {
   return found;
 }
 
-void tw_split_free(void *p) {
+uint64_t tw_split_free(void *p) {
   tw_split_info b = {0};
   pthread_mutex_lock(&tw_splits_lock);
   for (int i = 0; i < TW_SPLITS; i++)
@@ -170,4 +171,5 @@ void tw_split_free(void *p) {
   tw_pmap_mark(b.base, b.len, 0);
   tw_fork_note_unmap((uint8_t *)p + b.head, b.len - b.head);
   tw_sys_munmap(p, b.len);
+  return b.head;
 }
