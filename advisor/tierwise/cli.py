@@ -29,6 +29,15 @@ class UserError(Exception):
     """An error the user can fix; printed as one `error: ...` line."""
 
 
+def add_whole_sites(p):
+    """--whole-sites, shared by the verbs that run the cost policy."""
+    p.add_argument(
+        "--whole-sites",
+        action="store_true",
+        help="place whole allocations only (no DRAM head for a large site)",
+    )
+
+
 def _load(verb):
     try:
         return importlib.import_module(f"tierwise.commands.{verb.replace('-', '_')}")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from tierwise import reader, tiers
+from tierwise.cli import add_whole_sites
 from tierwise.select import POLICIES
 
 
@@ -43,11 +44,7 @@ def add_parser(sub):
         action="store_true",
         help="cost policy: ignore the objects timeline (pack by peak bytes only)",
     )
-    p.add_argument(
-        "--whole-sites",
-        action="store_true",
-        help="place whole allocations only (no DRAM head for a large site)",
-    )
+    add_whole_sites(p)
     p.add_argument(
         "-o",
         "--output",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from tierwise import reader, tiers
-from tierwise.cli import UserError
+from tierwise.cli import UserError, add_whole_sites
 
 
 def add_parser(sub):
@@ -56,11 +56,7 @@ def add_parser(sub):
     p.add_argument(
         "--no-lifetime", action="store_true", help="cost policy: pack by peak bytes only"
     )
-    p.add_argument(
-        "--whole-sites",
-        action="store_true",
-        help="place whole allocations only (no DRAM head for a large site)",
-    )
+    add_whole_sites(p)
     p.add_argument(
         "--roi",
         metavar="all|markers|FUNC",

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tierwise import paths
-from tierwise.cli import UserError
+from tierwise.cli import UserError, add_whole_sites
 
 CHECKSUM = re.compile(r"^checksum: ([0-9a-f]+)$", re.MULTILINE)
 
@@ -45,11 +45,7 @@ def add_parser(sub):
         help="simulated LLC, small so that the small graph does not fit (default 256K)",
     )
     p.add_argument("--dram-budget", default="20%", metavar="SIZE|N%", help="default 20%%")
-    p.add_argument(
-        "--whole-sites",
-        action="store_true",
-        help="place whole allocations only (no DRAM head for a large site)",
-    )
+    add_whole_sites(p)
     p.add_argument(
         "--roi",
         default="markers",
