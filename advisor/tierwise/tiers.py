@@ -55,6 +55,9 @@ class TierModel:
     compute_ns_per_access: float = 0.3
     stream_miss_ratio: float = 0.25
     prefetch_factor: float = 64.0
+    # a locked read-modify-write (LOCK XADD/CMPXCHG): ~18 cycles on Skylake
+    # (Agner Fog, instruction tables), at ~3 GHz as compute_ns_per_access
+    atomic_ns: float = 6.0
 
     def tier(self, name: str) -> Tier:
         if name == self.fast.name:
@@ -142,4 +145,5 @@ def load(spec=None) -> TierModel:
         compute_ns_per_access=float(model.get("compute_ns_per_access", 0.3)),
         stream_miss_ratio=float(model.get("stream_miss_ratio", 0.25)),
         prefetch_factor=_num(path, "model", "prefetch_factor", model.get("prefetch_factor", 64)),
+        atomic_ns=_num(path, "model", "atomic_ns", model.get("atomic_ns", 6.0)),
     )
