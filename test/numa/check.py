@@ -312,11 +312,11 @@ def main(argv):
     for cfg in argv[2:]:
         d = out / cfg
         if (d / "timeout").exists() or not (d / "done").exists():
-            why = (d / "timeout").read_text().strip() if (d / "timeout").exists() else "did not finish"
+            why = (d / "timeout").read_text().strip() if (d / "timeout").exists() else "the guest did not finish"
             con = (d / "console.log").read_text(errors="replace") if (d / "console.log").exists() else ""
             tail = " | ".join(con.strip().splitlines()[-5:])
             timeline = (d / "timeline").read_text().strip().splitlines()[-1:] if (d / "timeline").exists() else []
-            check(f"{cfg}/guest", False, f"guest {why}; last step {timeline}; console: {tail}")
+            check(f"{cfg}/guest", False, f"{why}; last step {timeline}; console: {tail}")
         for fn in CONFIGS[cfg]:
             try:
                 fn(d)
