@@ -6,13 +6,13 @@ and the timeline of objects of at least --objects-min bytes, at near native
 speed. No access counts (those columns stay empty)."""
 
 import os
-import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
 
 from tierwise.paths import artifact, runtime_preload
+from tierwise.preload import preload_blocker
+from tierwise.sizes import parse_size
 
 RAW = [
     "sites.csv",
@@ -27,37 +27,10 @@ RAW = [
 def add_arguments(group):
     group.add_argument(
         "--objects-min",
-        type=int,
-        default=4096,
-        metavar="BYTES",
-        help="objects at least this big go into objects.csv " "(default 4096)",
+        default="4096",
+        metavar="SIZE",
+        help="objects of at least SIZE bytes go into objects.csv (default 4096)",
     )
-
-
-def preload_blocker(program):
-    """Why LD_PRELOAD cannot apply to `program` (a command name or path), or
-    None: a statically linked ELF (no PT_INTERP: nothing loads the runtime)
-    or a setuid/setgid one (the loader ignores LD_PRELOAD paths). Scripts
-    and programs that cannot be read are not judged (None)."""
-    path = shutil.which(program)
-    if not path:
-        return None
-    try:
-        with open(path, "rb") as f:
-            if f.read(4) != b"\x7fELF":
-                return None
-            from elftools.elf.elffile import ELFFile
-
-            f.seek(0)
-            static = not any(s["p_type"] == "PT_INTERP" for s in ELFFile(f).iter_segments())
-        mode = os.stat(path).st_mode
-    except Exception:  # unreadable or not a valid ELF file: let it run
-        return None
-    if static:
-        return f"{program} is statically linked (no PT_INTERP): LD_PRELOAD cannot apply"
-    if mode & (stat.S_ISUID | stat.S_ISGID):
-        return f"{program} is setuid/setgid: the loader ignores LD_PRELOAD"
-    return None
 
 
 def available(args):
@@ -90,7 +63,8 @@ def run(args, cmd, outdir):
         (outdir / name).unlink(missing_ok=True)
     for old in outdir.glob("*.tmp.*"):
         old.unlink(missing_ok=True)
-    env = census_env(outdir, args.depth, getattr(args, "objects_min", 4096))
+    objects_min = parse_size(getattr(args, "objects_min", "4096"), "--objects-min")
+    env = census_env(outdir, args.depth, objects_min)
     print(f"tierwise profile: alloc census of {' '.join(cmd)}", file=sys.stderr)
     try:
         proc = subprocess.Popen(cmd, env=env)
@@ -105,7 +79,7 @@ def run(args, cmd, outdir):
         )
     return {
         "exit_status": status if status >= 0 else None,
-        "params": {"objects_min_bytes": getattr(args, "objects_min", 4096)},
+        "params": {"objects_min_bytes": objects_min},
         "clock": "ns",
         "estimated": False,
         "pid": proc.pid,

@@ -24,7 +24,8 @@ import threading
 import time
 from pathlib import Path
 
-from tierwise import paths, tiers
+from tierwise import paths
+from tierwise.sizes import parse_size
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
 RAW_FILES = {
@@ -35,12 +36,6 @@ RAW_FILES = {
 }
 HEARTBEAT_S = 30.0
 CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
-
-
-def parse_size(text):
-    """'1M', '32768K', '1048576' -> bytes: the CLI's size grammar
-    (tierwise.tiers.parse_size; sysfs writes cache sizes as '32768K')."""
-    return tiers.parse_size(text)
 
 
 def host_cache_geometry(sysfs=CACHE_SYSFS):
