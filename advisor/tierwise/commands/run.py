@@ -87,9 +87,11 @@ def summary(report_path):
     fb = sum(s.get("fallback_bytes", 0) for s in sites)
     fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
     warn = len(rep.get("warnings", []))
+    mismatches = (rep.get("cache") or {}).get("mismatches", 0)
     return (
         f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
         f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
+        + (f" ({mismatches} fast-path mismatch(es): see the report's warnings)" if mismatches else "")
     )
 
 
