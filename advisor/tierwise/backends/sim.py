@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from tierwise import paths
+from tierwise import paths, profiledir
 from tierwise.sizes import parse_size
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
@@ -227,13 +227,11 @@ def _child_name(raw_dir, pid):
     """The basename of process pid's executable (from its stats file), made
     safe as a directory name; "process" where unknown."""
     try:
-        command = json.loads((raw_dir / f"tw.{pid}.stats.json").read_text(errors="replace"))[
-            "command"
-        ]
-        name = re.sub(r"[^\w.+-]", "_", Path(command[0]).name)
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        name = ""
-    return name or "process"
+        stats = json.loads((raw_dir / f"tw.{pid}.stats.json").read_text(errors="replace"))
+        command = stats["command"]
+    except (OSError, ValueError, KeyError, TypeError):
+        command = None
+    return profiledir.child_name(command)
 
 
 def run(args, cmd, outdir):
