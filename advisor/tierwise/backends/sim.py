@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -150,6 +151,44 @@ def geometry(args):
             )
     geo["source"] = source
     return geo
+
+
+def host_avx512(cpuinfo=None):
+    """The AVX-512 flags of the host CPU (/proc/cpuinfo, or the file in
+    $TIERWISE_CPUINFO: tests give another CPU's), sorted; [] if none or
+    unreadable. Valgrind 3.19 (Debian 12) decodes no AVX-512 instruction:
+    code built with -march=native on such a host dies of SIGILL under the
+    sim backend."""
+    path = cpuinfo or os.environ.get("TIERWISE_CPUINFO") or "/proc/cpuinfo"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return sorted({w for w in line.split(":", 1)[-1].split() if w.startswith("avx512")})
+    except OSError:
+        pass
+    return []
+
+
+AVX512_ADVICE = (
+    "Valgrind 3.19 cannot run AVX-512 instructions: rebuild the program without "
+    "-march=native, or add -mno-avx512f (e.g. CFLAGS='-O3 -march=native -mno-avx512f'), "
+    "for the sim backend (the alloc census and `tierwise run` take the native build)"
+)
+
+
+def sigill_message(cmd, flags):
+    """What to say when the program dies of SIGILL under Valgrind."""
+    why = (
+        f"this host has {', '.join(flags[:3])}{', ...' if len(flags) > 3 else ''}, "
+        "so a -march=native build uses AVX-512"
+        if flags
+        else "an instruction Valgrind cannot decode (AVX-512 is the usual one)"
+    )
+    return (
+        f"{cmd[0]} died of SIGILL (illegal instruction) under Valgrind: {why}. "
+        f"{AVX512_ADVICE}"
+    )
 
 
 def available(args=None):
@@ -302,6 +341,9 @@ def run(args, cmd, outdir):
         rc = proc.wait()
     finally:
         stop.set()
+    if rc == -signal.SIGILL:  # "Process terminating with ... signal 4 (SIGILL)"
+        shutil.rmtree(raw_dir, ignore_errors=True)
+        raise ValueError(sigill_message(cmd, host_avx512()))
     if not (raw_dir / f"tw.{proc.pid}.sites.csv").exists():
         raise FileNotFoundError(
             f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above"
