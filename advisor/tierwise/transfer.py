@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from tierwise import reader
-from tierwise.advice import short_location
+from tierwise.advice import location_column
 from tierwise.reader import PSEUDO_SITES
 from tierwise.select import peak_footprint
 
@@ -306,9 +306,12 @@ def format_fits(t: Transfer, limit: int = 30) -> str:
         f"{'b loads':>7} {'b miss':>7} {'R^2':>5}",
     ]
     fmt = lambda v: "-" if pd.isna(v) else f"{v:.2f}"
-    for i, r in rows.head(limit).iterrows():
+    shown = rows.head(limit)
+    w, locs = location_column([s.at[i, "location"] or s.at[i, "stack"] for i in shown.index])
+    lines[1] = lines[1].replace(f"{'location':<36}", f"{'location':<{w}}")
+    for loc, (i, r) in zip(locs, shown.iterrows()):
         lines.append(
-            f"{i:>4}  {short_location(s.at[i, 'location'] or s.at[i, 'stack']):<36} "
+            f"{i:>4}  {loc:<{w}} "
             f"{r['x']:<10} {str(r.get('x_small', '')):>22} "
             f"{int(r['x_target']):>10} {fmt(r.get('b_loads')):>7} "
             f"{fmt(r.get('b_llc_load_misses')):>7} {fmt(r.get('r2')):>5}"

@@ -43,7 +43,7 @@ def coverage(sites: pd.DataFrame) -> dict:
 
 
 def run(args):
-    from tierwise.advice import format_size, site_table
+    from tierwise.advice import format_size, location_column, site_table
     from tierwise.plot import plot_sites
 
     profile = reader.read_profiles(args.profiles)
@@ -63,16 +63,16 @@ def run(args):
         f"{format_size(peak_footprint(profile))} peak live footprint; LLC misses: "
         + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
     )
+    rows = table.head(args.top)
+    w, locs = location_column(rows["location"])
     print(
-        f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'seq':>5} {'writes':>6} "
+        f"{'site':>4}  {'location':<{w}} {'size':>10} {'miss/KiB':>9} {'seq':>5} {'writes':>6} "
         f"{'benefit':>10}  regime"
     )
-    for _, r in table.head(args.top).iterrows():
-        loc = str(r["location"])
-        loc = loc if len(loc) <= 36 else "..." + loc[-33:]
+    for loc, (_, r) in zip(locs, rows.iterrows()):
         seq = "-" if pd.isna(r["sequential_share"]) else f"{r['sequential_share']:.0%}"
         print(
-            f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
+            f"{r['site']:>4}  {loc:<{w}} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
             f"{seq:>5} {r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}"
         )
     if args.output:
