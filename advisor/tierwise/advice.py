@@ -26,6 +26,8 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
             "write_share": (c["stores"] / acc.where(acc > 0)).fillna(0),
             # of the LLC misses, those continuing a sweep (empty: not counted)
             "sequential_share": c[cost.STREAM] / miss.where(miss > 0),
+            # memory-level parallelism the misses are charged with
+            "mlp": costs["mlp"],
             "tier": [tier_of.get(i, "") for i in s.index],
             "benefit_s": costs["benefit"],
             "regime": costs["regime"],

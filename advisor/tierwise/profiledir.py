@@ -22,7 +22,12 @@ SITE_COLUMNS = (
     "llc_load_misses,llc_store_misses,writebacks"
 ).split(",")
 # Optional trailing columns, kept where the backend wrote them.
-OPTIONAL_SITE_COLUMNS = ["llc_stream_misses"]
+OPTIONAL_SITE_COLUMNS = [
+    "llc_stream_misses",
+    "llc_overlapped_misses",
+    "llc_dependent_misses",
+    "llc_inflight_misses",
+]
 OBJECT_COLUMNS = ["site", "size", "alloc_time", "free_time"]
 MODULE_COLUMNS = ["module", "path", "build_id"]
 

@@ -52,8 +52,10 @@ def add_parser(sub):
     p.add_argument(
         "--tiers",
         metavar="PRESET|FILE",
-        help=f"tier model: {', '.join(tiers.presets())} or a TOML file "
-        f"(default {tiers.DEFAULT_PRESET})",
+        help=f"tier model: {', '.join(tiers.presets())}, {tiers.AUTO} (this machine: NUMA "
+        "distances and HMAT latencies/bandwidths, else the nearest preset) or a TOML file "
+        f"(default {tiers.DEFAULT_PRESET}); cxl and numa-remote name this machine's "
+        "memory-only / nearest other node",
     )
     p.add_argument(
         "--policy",
@@ -107,6 +109,7 @@ def run(args):
         lifetime=not args.no_lifetime,
         partial=not args.whole_sites,
     )
+    placement["notes"] = list(model.notes) + placement["notes"]
     if carried is not None:
         placement["target"] = carried.to_json()
         from tierwise.transfer import format_fits
