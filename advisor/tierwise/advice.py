@@ -7,6 +7,7 @@ import pandas as pd
 
 from tierwise import cost
 from tierwise.select import parse_budget, peak_footprint, select, split_supported
+from tierwise.sizes import format_size  # noqa: F401 (advice.format_size)
 from tierwise.symbolize import fit_location, short_location
 
 PLACEMENT_FORMAT = "tierwise-placement"
@@ -145,14 +146,6 @@ def object_size(profile, site):
     if len(sizes) == 0 and allocs == 1:
         return int(pd.to_numeric(profile.sites.at[site, "peak_bytes"], errors="coerce") or 0) or None
     return None
-
-
-def format_size(n) -> str:
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
 
 
 def format_partial(table: pd.DataFrame, sel, model) -> list:
