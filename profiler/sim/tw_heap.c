@@ -160,7 +160,11 @@ static UInt remember_stack(RawStack **slot, ULong h, Bool deep, const Addr *ips,
   if (site != NEEDS_DEEPER) {
     HChar *stack = tw_format_stack(ips, n, tw_depth);
     UWord id, old_key;
-    if (VG_(lookupFM)(stack_ids, &old_key, &id, (UWord)stack)) {
+    if (!stack[0]) { /* no user frame (tw_stack_format): not a site; its
+                      * accesses are [unknown]'s, as in native runs */
+      VG_(free)(stack);
+      id = TW_SITE_UNKNOWN;
+    } else if (VG_(lookupFM)(stack_ids, &old_key, &id, (UWord)stack)) {
       VG_(free)(stack);
     } else {
       id = new_site(stack);
@@ -302,7 +306,7 @@ TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
 }
 
 static void write_object(const TwBlock *b, Bool freed) {
-  if ((Long)b->size < tw_objects_min_bytes)
+  if ((Long)b->size < tw_objects_min_bytes || b->site < TW_FIRST_SITE)
     return;
   if (freed)
     tw_out_printf(&tw_objects_out, "%u,%lu,%llu,%llu\n",
