@@ -60,6 +60,41 @@ def read_report(path) -> dict:
     return rep
 
 
+def other_reports(report_path, since=None) -> list:
+    """Reports of the other processes of a job (runtime/src/tw_report.c): a
+    report path without `%p` names the process the user started, and every
+    other process that loaded the runtime (a helper daemon, a child) writes
+    PATH.COMMAND.PID beside it. Those written at or after `since` (a
+    time.time() value), oldest first."""
+    p = Path(report_path)
+    found = []
+    for q in p.parent.glob(p.name + ".*.*"):
+        cmd, _, pid = q.name[len(p.name) + 1 :].rpartition(".")
+        if not cmd or not pid.isdigit() or ".tmp." in q.name:
+            continue
+        try:
+            mtime = q.stat().st_mtime
+        except OSError:
+            continue
+        if since is None or mtime >= since - 1:
+            found.append((mtime, q))
+    return [q for _, q in sorted(found)]
+
+
+def others_line(report_path, others) -> str:
+    """'2 other processes ran under the runtime (orted, sh); their reports:
+    R.COMMAND.PID', or '' for none."""
+    if not others:
+        return ""
+    names = sorted({q.name.rsplit(".", 2)[-2] for q in others})
+    n = len(others)
+    return (
+        f"{n} other process{'es' if n > 1 else ''} ran under the runtime "
+        f"({', '.join(names)}); {'their reports' if n > 1 else 'its report'}: "
+        f"{report_path}.COMMAND.PID"
+    )
+
+
 def _matches(report_stack: str, stack: str) -> bool:
     """A report/placement stack names a profile stack when it is equal to it
     or a frame-wise prefix of it (FORMATS.md matching rule)."""

@@ -9,12 +9,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tierwise import placement as placement_mod
 from tierwise.backends.alloc import preload_blocker
 from tierwise.cli import UserError
 from tierwise.paths import runtime_preload
+from tierwise.simulation import other_reports, others_line
 
 
 def add_parser(sub):
@@ -49,8 +51,9 @@ def add_parser(sub):
     p.add_argument(
         "--report",
         metavar="FILE",
-        help="write the run report "
-        "here (`%%p` is the pid; default: a temporary file)",
+        help="write the run report of CMD here (`%%p` is the pid; default: a "
+        "temporary file); other processes of the job that load the runtime "
+        "(helper daemons, children) write FILE.COMMAND.PID beside it",
     )
     p.add_argument("cmd", nargs="*", metavar="-- CMD ARGS...")
     return p
@@ -64,6 +67,7 @@ def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
     env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
     env["TIERWISE_REPORT"] = str(report)
     env.pop("TIERWISE_CENSUS", None)
+    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
     if dram_limit:
         env["TIERWISE_DRAM_LIMIT"] = str(dram_limit)
     return env
@@ -107,8 +111,9 @@ def run(args):
         pmem_dir = Path(args.pmem_dir) if args.pmem_dir else tmp / "pmem"
         if not args.pmem_dir:
             pmem_dir.mkdir(mode=0o700)
-        report = args.report or str(tmp / "report.%p.json")
+        report = args.report or str(tmp / "report.json")
         env = run_env(args.placement, pmem_dir, report, args.dram_limit)
+        started = time.time()
         try:
             proc = subprocess.Popen(cmd, env=env)
         except OSError as e:
@@ -119,6 +124,9 @@ def run(args):
             print(summary(rep), file=sys.stderr)
             if args.report:
                 print(f"tierwise run: report {rep}", file=sys.stderr)
+            others = other_reports(rep, started) if "%p" not in report else []
+            if others:
+                print(f"tierwise run: {others_line(rep, others)}", file=sys.stderr)
         else:
             print(
                 f"tierwise run: no run report at {rep} (killed, or the "
