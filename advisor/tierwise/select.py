@@ -515,11 +515,11 @@ def select(
         fast = {cand.index[i] for i in rows}
         part = {cand.index[split]: int(head)} if split is not None else {}
         return Selection(policy, budget, fast, int(usage.max()), notes, part)
-    key = scores(profile.sites.loc[cand.index], policy)
-    order = sorted(cand.index, key=lambda s: (-key[s], cand.at[s, "bytes"], s))
+    key = scores(profile.sites.loc[cand.index], policy).to_numpy(dtype="float64")
+    size, site = cand["bytes"].to_numpy(), cand.index.to_numpy()
     fast, used = set(), 0
-    for s in order:
-        if used + cand.at[s, "bytes"] <= budget:
-            fast.add(s)
-            used += int(cand.at[s, "bytes"])
+    for j in np.lexsort((site, size, -key)):  # key descending, then smaller, then site
+        if used + size[j] <= budget:
+            fast.add(site[j].item())
+            used += int(size[j])
     return Selection(policy, budget, fast, used, notes)
