@@ -22,7 +22,12 @@ SITE_COLUMNS = (
     "llc_load_misses,llc_store_misses,writebacks"
 ).split(",")
 # Optional trailing columns, kept where the backend wrote them.
-OPTIONAL_SITE_COLUMNS = ["llc_stream_misses"]
+OPTIONAL_SITE_COLUMNS = [
+    "llc_stream_misses",
+    "llc_overlapped_misses",
+    "llc_dependent_misses",
+    "llc_inflight_misses",
+]
 OBJECT_COLUMNS = ["site", "size", "alloc_time", "free_time"]
 MODULE_COLUMNS = ["module", "path", "build_id"]
 
@@ -126,12 +131,10 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
     sites_path = outdir / "sites.csv"
     sites = _read_csv(sites_path, SITE_COLUMNS) if sites_path.exists() else []
     sym = Symbolizer({m["module"]: m["path"] for m in modules})
-    sym.resolve(
-        [f for s in sites if not s.get("location") for f in s["stack"].split(";")]
-    )
-    for s in sites:
-        if not s.get("location") and not s["stack"].startswith("["):
-            s["location"] = sym.location(s["stack"])
+    todo = [s for s in sites if not s.get("location") and not s["stack"].startswith("[")]
+    sym.resolve([f for s in todo for f in s["stack"].split(";")])
+    for s, loc in zip(todo, sym.locations([s["stack"] for s in todo])):
+        s["location"] = loc
     if sites_path.exists():
         extra = [c for c in OPTIONAL_SITE_COLUMNS if sites and c in sites[0]]
         _write_csv(sites_path, SITE_COLUMNS + extra, sites)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tierwise.cost import COUNTS, STREAM, counts_of, system_tier
+from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
 
 REPORT_FORMAT = "tierwise-run-report"
 
@@ -130,4 +130,4 @@ def counts_from_report(profile, report: dict, placement: dict, model) -> pd.Data
     out.insert(0, "site", site)
     out.insert(1, "stack", profile.sites["stack"].loc[site].to_numpy())
     out.insert(2, "tier", tier)
-    return out[["site", "stack", "tier"] + COUNTS + [STREAM]]
+    return out[["site", "stack", "tier"] + COUNTS + OPTIONAL]

@@ -37,6 +37,11 @@ HEARTBEAT_S = 30.0
 HELPER_WAIT_S = 60.0  # how long to wait for children outliving the program
 CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
+# Interval model defaults (profiler/sim/tw_interval.c): the reorder buffer of
+# Skylake-SP / Cascade Lake (224 entries) and Skylake's 10 L1D fill buffers,
+# Intel 64 and IA-32 Architectures Optimization Reference Manual (248966).
+ROB = 224
+MSHR = 10
 
 def parse_size(text):
     """'1M', '32768K', '1048576' -> bytes: the CLI's size grammar
@@ -87,6 +92,23 @@ def add_arguments(group):
     )
     group.add_argument(
         "--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)"
+    )
+    group.add_argument(
+        "--rob",
+        type=int,
+        default=ROB,
+        metavar="N",
+        help="instructions in the interval model's window, which misses overlap within "
+        f"(the reorder buffer; default {ROB}: Skylake-SP / Cascade Lake, Intel optimization "
+        "manual)",
+    )
+    group.add_argument(
+        "--mshr",
+        type=int,
+        default=MSHR,
+        metavar="N",
+        help=f"LLC misses in flight at once in the interval model (L1D fill buffers; default "
+        f"{MSHR}: Skylake)",
     )
     group.add_argument(
         "--objects-min-bytes",
@@ -191,6 +213,15 @@ def roi_spec(args):
     return spec
 
 
+def interval_params(args):
+    """The interval model's window (--rob) and miss bound (--mshr), checked."""
+    p = {"rob": getattr(args, "rob", ROB) or ROB, "mshr": getattr(args, "mshr", MSHR) or MSHR}
+    for k, v in p.items():
+        if not isinstance(v, int) or not 1 <= v <= 65536:
+            raise ValueError(f"--{k} {v!r}: expected an integer from 1 to 65536")
+    return p
+
+
 def valgrind_command(args, cmd, prefix, geo):
     return [
         "valgrind",
@@ -205,6 +236,8 @@ def valgrind_command(args, cmd, prefix, geo):
         f"--l1-size={geo['l1_size']}",
         f"--l1-ways={geo['l1_ways']}",
         f"--line-size={geo['line_size']}",
+        f"--rob={interval_params(args)['rob']}",
+        f"--mshr={interval_params(args)['mshr']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
         f"--roi={roi_spec(args)}",
         *[f"--alloc-fn={f}" for f in pool_fn_specs(args, "alloc_fn")],
@@ -329,6 +362,7 @@ def run(args, cmd, outdir):
         "write_policy": "write-back, write-allocate, LRU; dirty lines left at exit count as writebacks",
         "valgrind_command": vcmd[: -len(cmd)],
         "depth": getattr(args, "depth", 6),
+        "interval_model": interval_params(args),
         "objects_min_bytes": parse_size(getattr(args, "objects_min_bytes", "4096")),
         "alloc_fns": pool_fn_specs(args, "alloc_fn"),
         "free_fns": pool_fn_specs(args, "free_fn"),
