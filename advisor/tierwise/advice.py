@@ -7,6 +7,7 @@ import pandas as pd
 
 from tierwise import cost
 from tierwise.select import parse_budget, peak_footprint, select, split_supported
+from tierwise.sizes import format_size  # noqa: F401 (advice.format_size)
 from tierwise.symbolize import fit_location, short_location
 
 PLACEMENT_FORMAT = "tierwise-placement"
@@ -112,14 +113,6 @@ def advise(
         "sites": sites,
     }
     return placement, table, sel, costs
-
-
-def format_size(n) -> str:
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
 
 
 def format_partial(table: pd.DataFrame, sel, model) -> list:

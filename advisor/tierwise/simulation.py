@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
+from tierwise.jobreports import other_reports, others_line  # noqa: F401 (simulate)
 
 REPORT_FORMAT = "tierwise-run-report"
 
@@ -59,41 +60,6 @@ def read_report(path) -> dict:
     if rep.get("format", REPORT_FORMAT) != REPORT_FORMAT or "sites" not in rep:
         raise ValueError(f"{p}: not a tierwise run report (format {rep.get('format')!r})")
     return rep
-
-
-def other_reports(report_path, since=None) -> list:
-    """Reports of the other processes of a job (runtime/src/tw_report.c): a
-    report path without `%p` names the process the user started, and every
-    other process that loaded the runtime (a helper daemon, a child) writes
-    PATH.COMMAND.PID beside it. Those written at or after `since` (a
-    time.time() value), oldest first."""
-    p = Path(report_path)
-    found = []
-    for q in p.parent.glob(p.name + ".*.*"):
-        cmd, _, pid = q.name[len(p.name) + 1 :].rpartition(".")
-        if not cmd or not pid.isdigit() or ".tmp." in q.name:
-            continue
-        try:
-            mtime = q.stat().st_mtime
-        except OSError:
-            continue
-        if since is None or mtime >= since - 1:
-            found.append((mtime, q))
-    return [q for _, q in sorted(found)]
-
-
-def others_line(report_path, others) -> str:
-    """'2 other processes ran under the runtime (orted, sh); their reports:
-    R.COMMAND.PID', or '' for none."""
-    if not others:
-        return ""
-    names = sorted({q.name.rsplit(".", 2)[-2] for q in others})
-    n = len(others)
-    return (
-        f"{n} other process{'es' if n > 1 else ''} ran under the runtime "
-        f"({', '.join(names)}); {'their reports' if n > 1 else 'its report'}: "
-        f"{report_path}.COMMAND.PID"
-    )
 
 
 def counts_from_report(profile, report: dict, placement: dict, model) -> pd.DataFrame:
