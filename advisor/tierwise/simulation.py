@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
-from tierwise.jobreports import other_reports, others_line  # noqa: F401 (simulate)
+from tierwise.jobreports import other_reports, others_line  # noqa: F401 (for simulate)
 
 REPORT_FORMAT = "tierwise-run-report"
 

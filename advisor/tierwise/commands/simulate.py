@@ -134,7 +134,7 @@ def simulate(
     placement = json.loads(placement_path.read_text())
     work.mkdir(parents=True, exist_ok=True)
     report = (work / REPORT).resolve()
-    for old in [report, *other_reports(report)]:
+    for old in [report, *map(Path, other_reports(report))]:
         old.unlink(missing_ok=True)
     pmem_dir = Path(pmem_dir or work / "pmem").resolve()
     pmem_dir.mkdir(parents=True, exist_ok=True)

@@ -141,7 +141,7 @@ def job(args):
     t0 = time.monotonic()
     while len(other_reports(named)) < want and time.monotonic() - t0 < 60:
         time.sleep(0.1)
-    for kind, path in [("named", named)] + [("other", q) for q in other_reports(named)]:
+    for kind, path in [("named", named)] + [("other", Path(q)) for q in other_reports(named)]:
         rep = json.loads(path.read_text())
         cmd = Path(rep["command"].split()[0]).name
         pid_ok = kind == "named" or path.name.endswith(f".{cmd}.{rep['pid']}")
