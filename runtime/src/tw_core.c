@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
+#include "tw_dram_limit.h"
 #include "tw_clientreq.h"
 #include "tw_fast.h"
 
@@ -161,6 +162,7 @@ void tw_init(void) {
     tw_tiers_init();
     if (placed)
       tw_placement_check_modules();
+    tw_dram_limit_init();
     tw_mode_now = TW_MODE_PLACE;
     /* The inline fast path (tw_fast.h); a DRAM limit needs the accounting
      * of tw_pl_place on every allocation. */

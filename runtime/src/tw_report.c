@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
+#include "tw_dram_limit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -149,6 +150,21 @@ static void tw_other_path(char *path, size_t cap) {
   tw_fmt_u64(path + n, (uint64_t)getpid());
 }
 
+/* A ranked site's plan (placement rank, planned_bytes) and, under a DRAM
+ * limit, the bytes reserved for it (tw_dram_limit.c). */
+static void tw_report_plan(tw_out *o, int p) {
+  uint64_t planned, reserved;
+  int rank = tw_dram_plan(p, &planned, &reserved);
+  if (!rank)
+    return;
+  tw_out_str(o, ", \"rank\": ");
+  tw_out_u64(o, (uint64_t)rank);
+  tw_out_str(o, ", \"planned_bytes\": ");
+  tw_out_u64(o, planned);
+  tw_out_str(o, ", \"reserved_bytes\": ");
+  tw_out_u64(o, reserved);
+}
+
 /* Fast-path mismatches are the allocations the cache may have served from
  * another call path's tier (runtime/README.md "what it can get wrong"): a
  * warning, so that the summary and the report's warnings say so. */
@@ -207,6 +223,15 @@ void tw_report_write(void) {
       totals[t] += tw_site_get(i)->tier_bytes[t];
   tw_out_str(o, ",\n \"totals\": ");
   tw_tier_bytes(o, totals);
+  if (tw_cfg.dram_limit) {
+    tw_out_str(o, ",\n \"dram_limit\": {\"bytes\": ");
+    tw_out_u64(o, tw_cfg.dram_limit);
+    tw_out_str(o, ", \"reserved_bytes\": ");
+    tw_out_u64(o, tw_dram_reserved_total());
+    tw_out_str(o, tw_dram_reserved_total()
+                      ? ", \"policy\": \"rank reservations\"}"
+                      : ", \"policy\": \"first-come\"}");
+  }
   tw_out_str(o, ",\n \"sites\": [");
   /* per placement site, summed in one pass over the sites (a placement of
    * 12,000 sites against as many sites: no product) */
@@ -241,6 +266,7 @@ void tw_report_write(void) {
     tw_out_u64(o, fb);
     tw_out_str(o, ", \"fallback_allocs\": ");
     tw_out_u64(o, fa);
+    tw_report_plan(o, p);
     tw_out_str(o, ", \"matched\": ");
     tw_out_str(o, allocs ? "true}" : "false}");
   }

@@ -204,11 +204,14 @@ static uint32_t tw_site_intern(const char *stack) {
   s->placed = -1;
   s->tier = TW_T_DRAM;
   s->dram_head = 0;
+  s->dram_frac = 0;
   if (tw_mode_now == TW_MODE_PLACE || tw_cfg.mode == TW_MODE_PLACE) {
     int tier = tw_placement_default_tier();
     s->placed = tw_placement_match(stack, &tier);
     s->tier = tier;
     s->dram_head = tier != TW_T_DRAM ? tw_placement_dram_bytes(s->placed) : 0;
+    s->dram_frac =
+        tier != TW_T_DRAM ? tw_placement_dram_fraction(s->placed) : 0;
   }
   __atomic_store_n(&tw_nsites, tw_nsites + 1, __ATOMIC_RELEASE);
   return (uint32_t)(s - tw_sites);
