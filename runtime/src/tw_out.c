@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Buffered output with write(2) for the census and the run report: no stdio
+ * Layer 0 (base). Buffered output with write(2) for the census and the run report: no stdio
  * (which may allocate) and files are written to a temporary name with
  * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place. Also the size
  * parser of the TIERWISE_* variables (callable on a buffer: runtime/fuzz).
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_base.h"
 
 #include <errno.h>
 #include <fcntl.h>
