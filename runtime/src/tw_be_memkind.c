@@ -181,6 +181,12 @@ static int tw_pmem_open(int tier) {
             "the pmem tier falls back to dram", "");
     return -1;
   }
+  if (stat(dir, &st) && errno == ENOENT && tw_mkdirs(dir)) {
+    tw_warn("TIERWISE_PMEM_DIR ", dir,
+            ": does not exist and cannot be created; the pmem tier falls "
+            "back to dram");
+    return -1;
+  }
   if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
     tw_warn("TIERWISE_PMEM_DIR ", dir,
             ": not a writable directory; the pmem tier falls back to dram");

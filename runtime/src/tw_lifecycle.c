@@ -49,6 +49,8 @@ static void tw_init(void) {
   tw_in_core++;
   pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
   tw_glibc_init();
+  if (tw_cfg.mode == TW_MODE_CENSUS)
+    tw_census_claim();
   if (tw_cfg.mode == TW_MODE_PLACE) {
     tw_policy_init();
     tw_mode_now = TW_MODE_PLACE;

@@ -21,6 +21,7 @@
 typedef struct tw_atable {
   tw_map e[TW_MAPS_SLOTS];
   pthread_mutex_t lock;
+  int used; /* ever put into (exit skips an empty table) */
 } tw_atable;
 
 static tw_atable tw_maps = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -37,6 +38,7 @@ static void tw_at_put(tw_atable *t, uintptr_t a, size_t len, uint32_t site,
   for (unsigned n = 0; n < TW_MAPS_SLOTS; n++, i = (i + 1) % TW_MAPS_SLOTS)
     if (t->e[i].addr <= 1) {
       t->e[i] = (tw_map){a, len, site, owner, tw_now_ns()};
+      __atomic_store_n(&t->used, 1, __ATOMIC_RELAXED);
       break;
     }
   pthread_mutex_unlock(&t->lock);
@@ -92,7 +94,11 @@ void tw_site_sample_pages(uint32_t site, const void *p, size_t len) {
 
 void tw_maps_sample_live(void) {
   tw_atable *ts[2] = {&tw_maps, &tw_objs};
+  if (!tw_cfg.report_path)
+    return;
   for (int k = 0; k < 2; k++) {
+    if (!__atomic_load_n(&ts[k]->used, __ATOMIC_RELAXED))
+      continue;
     pthread_mutex_lock(&ts[k]->lock);
     for (unsigned i = 0; i < TW_MAPS_SLOTS; i++) {
       tw_map *m = &ts[k]->e[i];

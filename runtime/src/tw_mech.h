@@ -213,4 +213,8 @@ TW_HIDDEN void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
 TW_HIDDEN void tw_census_live(void *user);
 TW_HIDDEN void tw_census_dead(void *user);
 TW_HIDDEN void tw_census_write(void);
+/* Claim DIR/.census-owner if no process has (called when the census starts,
+ * so the program the user named owns the plain names, not a child it runs
+ * before its first big allocation). */
+TW_HIDDEN void tw_census_claim(void);
 TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */

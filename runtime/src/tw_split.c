@@ -36,6 +36,7 @@
 static tw_split_info tw_splits[TW_SPLITS]; /* base 0: free slot */
 static pthread_mutex_t tw_splits_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tw_split_warned;
+static int tw_splits_used; /* a split object was ever made */
 
 static void tw_split_warn(const char *why) {
   if (!__atomic_exchange_n(&tw_split_warned, 1, __ATOMIC_RELAXED))
@@ -89,6 +90,7 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align,
       if (!tw_splits[i].base) {
         tw_splits[i] = (tw_split_info){(uintptr_t)base, size, len, head, site,
                                        tier};
+        __atomic_store_n(&tw_splits_used, 1, __ATOMIC_RELAXED);
         slot = i;
       }
     pthread_mutex_unlock(&tw_splits_lock);
@@ -124,6 +126,8 @@ int tw_split_find(const void *p, tw_split_info *out) {
 }
 
 void tw_split_each(void (*fn)(const tw_split_info *)) {
+  if (!__atomic_load_n(&tw_splits_used, __ATOMIC_RELAXED))
+    return;
   pthread_mutex_lock(&tw_splits_lock);
   for (int i = 0; i < TW_SPLITS; i++)
     if (tw_splits[i].base)

@@ -18,13 +18,15 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-from tierwise import paths, tiers
+from tierwise import paths, profiledir
+from tierwise.sizes import parse_size
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
 RAW_FILES = {
@@ -36,12 +38,11 @@ RAW_FILES = {
 HEARTBEAT_S = 30.0
 CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
-
-def parse_size(text):
-    """'1M', '32768K', '1048576' -> bytes: the CLI's size grammar
-    (tierwise.tiers.parse_size; sysfs writes cache sizes as '32768K')."""
-    return tiers.parse_size(text)
-
+# Interval model defaults (profiler/sim/tw_interval.c): the reorder buffer of
+# Skylake-SP / Cascade Lake (224 entries) and Skylake's 10 L1D fill buffers,
+# Intel 64 and IA-32 Architectures Optimization Reference Manual (248966).
+ROB = 224
+MSHR = 10
 
 def host_cache_geometry(sysfs=CACHE_SYSFS):
     """The host's L1 data cache and last-level cache from sysfs:
@@ -86,6 +87,23 @@ def add_arguments(group):
     )
     group.add_argument(
         "--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)"
+    )
+    group.add_argument(
+        "--rob",
+        type=int,
+        default=ROB,
+        metavar="N",
+        help="instructions in the interval model's window, which misses overlap within "
+        f"(the reorder buffer; default {ROB}: Skylake-SP / Cascade Lake, Intel optimization "
+        "manual)",
+    )
+    group.add_argument(
+        "--mshr",
+        type=int,
+        default=MSHR,
+        metavar="N",
+        help=f"LLC misses in flight at once in the interval model (L1D fill buffers; default "
+        f"{MSHR}: Skylake)",
     )
     group.add_argument(
         "--objects-min-bytes",
@@ -135,6 +153,44 @@ def geometry(args):
     return geo
 
 
+def host_avx512(cpuinfo=None):
+    """The AVX-512 flags of the host CPU (/proc/cpuinfo, or the file in
+    $TIERWISE_CPUINFO: tests give another CPU's), sorted; [] if none or
+    unreadable. Valgrind 3.19 (Debian 12) decodes no AVX-512 instruction:
+    code built with -march=native on such a host dies of SIGILL under the
+    sim backend."""
+    path = cpuinfo or os.environ.get("TIERWISE_CPUINFO") or "/proc/cpuinfo"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return sorted({w for w in line.split(":", 1)[-1].split() if w.startswith("avx512")})
+    except OSError:
+        pass
+    return []
+
+
+AVX512_ADVICE = (
+    "Valgrind 3.19 cannot run AVX-512 instructions: rebuild the program without "
+    "-march=native, or add -mno-avx512f (e.g. CFLAGS='-O3 -march=native -mno-avx512f'), "
+    "for the sim backend (the alloc census and `tierwise run` take the native build)"
+)
+
+
+def sigill_message(cmd, flags):
+    """What to say when the program dies of SIGILL under Valgrind."""
+    why = (
+        f"this host has {', '.join(flags[:3])}{', ...' if len(flags) > 3 else ''}, "
+        "so a -march=native build uses AVX-512"
+        if flags
+        else "an instruction Valgrind cannot decode (AVX-512 is the usual one)"
+    )
+    return (
+        f"{cmd[0]} died of SIGILL (illegal instruction) under Valgrind: {why}. "
+        f"{AVX512_ADVICE}"
+    )
+
+
 def available(args=None):
     if not shutil.which("valgrind"):
         return False, "valgrind not found on PATH (Debian package valgrind)"
@@ -173,6 +229,15 @@ def roi_spec(args):
     return spec
 
 
+def interval_params(args):
+    """The interval model's window (--rob) and miss bound (--mshr), checked."""
+    p = {"rob": getattr(args, "rob", ROB) or ROB, "mshr": getattr(args, "mshr", MSHR) or MSHR}
+    for k, v in p.items():
+        if not isinstance(v, int) or not 1 <= v <= 65536:
+            raise ValueError(f"--{k} {v!r}: expected an integer from 1 to 65536")
+    return p
+
+
 def valgrind_command(args, cmd, prefix, geo):
     return [
         "valgrind",
@@ -187,6 +252,8 @@ def valgrind_command(args, cmd, prefix, geo):
         f"--l1-size={geo['l1_size']}",
         f"--l1-ways={geo['l1_ways']}",
         f"--line-size={geo['line_size']}",
+        f"--rob={interval_params(args)['rob']}",
+        f"--mshr={interval_params(args)['mshr']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
         f"--roi={roi_spec(args)}",
         *cmd,
@@ -232,13 +299,11 @@ def _child_name(raw_dir, pid):
     """The basename of process pid's executable (from its stats file), made
     safe as a directory name; "process" where unknown."""
     try:
-        command = json.loads((raw_dir / f"tw.{pid}.stats.json").read_text(errors="replace"))[
-            "command"
-        ]
-        name = re.sub(r"[^\w.+-]", "_", Path(command[0]).name)
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        name = ""
-    return name or "process"
+        stats = json.loads((raw_dir / f"tw.{pid}.stats.json").read_text(errors="replace"))
+        command = stats["command"]
+    except (OSError, ValueError, KeyError, TypeError):
+        command = None
+    return profiledir.child_name(command)
 
 
 def run(args, cmd, outdir):
@@ -259,6 +324,7 @@ def run(args, cmd, outdir):
         "write_policy": "write-back, write-allocate, LRU; dirty lines left at exit count as writebacks",
         "valgrind_command": vcmd[: -len(cmd)],
         "depth": getattr(args, "depth", 6),
+        "interval_model": interval_params(args),
         "objects_min_bytes": parse_size(getattr(args, "objects_min_bytes", "4096")),
     }
     print(
@@ -275,6 +341,9 @@ def run(args, cmd, outdir):
         rc = proc.wait()
     finally:
         stop.set()
+    if rc == -signal.SIGILL:  # "Process terminating with ... signal 4 (SIGILL)"
+        shutil.rmtree(raw_dir, ignore_errors=True)
+        raise ValueError(sigill_message(cmd, host_avx512()))
     if not (raw_dir / f"tw.{proc.pid}.sites.csv").exists():
         raise FileNotFoundError(
             f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above"
