@@ -27,16 +27,17 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
   int tier = s && mode == TW_MODE_PLACE ? s->tier : TW_TIER_DRAM, fell = 0;
   void *p = NULL;
   uint64_t head = 0; /* a split mapping's DRAM part (tw_split.c) */
-  if (tier != TW_TIER_DRAM && s->dram_head && len <= s->dram_head)
+  uint64_t want = tier != TW_TIER_DRAM ? tw_site_head(s, len) : 0;
+  tw_dram_ticket t = {-1, 0, 0};
+  if (want && len <= want)
     tier = TW_TIER_DRAM; /* wholly inside the site's DRAM head */
-  else if (tier != TW_TIER_DRAM && s->dram_head &&
-           prot == (PROT_READ | PROT_WRITE)) {
-    head = s->dram_head;
+  else if (want && prot == (PROT_READ | PROT_WRITE)) {
+    head = want;
     if (!(p = tw_split_alloc(site, len, 0, &head, tier)))
       head = 0;
   }
   if (tier == TW_TIER_DRAM && mode == TW_MODE_PLACE && s &&
-      prot == (PROT_READ | PROT_WRITE) && !tw_dram_room(len) &&
+      prot == (PROT_READ | PROT_WRITE) && !tw_dram_take(s, len, &t) &&
       tw_dram_overflow_tier() >= 0) {
     tier = tw_dram_overflow_tier(); /* over the DRAM limit, as malloc */
     fell = 1;
@@ -57,7 +58,9 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
     tier = TW_TIER_DRAM;
     p = tw_sys_mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED && s && mode == TW_MODE_PLACE)
-      tw_dram_charge((int64_t)len); /* credited at munmap */
+      tw_dram_keep(&t, p, len); /* credited at munmap */
+    else
+      tw_dram_undo(&t);
   }
   if (p != MAP_FAILED && s) {
     tw_site_served(s, len, tier, head);
@@ -90,7 +93,7 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
   *rc = 0;
   if (m.owner == TW_OWNER_GLIBC) { /* the kernel's anonymous memory */
     if (tw_mode_now == TW_MODE_PLACE)
-      tw_dram_charge(-(int64_t)m.len);
+      tw_dram_give(addr, m.len);
     *rc = tw_sys_munmap(addr, len);
   } else if (m.owner == TW_OWNER_SPLIT)
     tw_split_free(addr);

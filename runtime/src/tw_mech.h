@@ -24,6 +24,7 @@ typedef struct tw_site {
   int tier;               /* tier decided for this site */
   uint64_t dram_head;     /* placement's dram_bytes: each object's first
                              bytes from DRAM (tw_split.c); 0: none */
+  double dram_frac;       /* placement's dram_fraction (wins); 0: none */
   uint64_t allocs, bytes; /* atomics */
   int64_t live;
   uint64_t peak;
@@ -46,6 +47,22 @@ static inline void tw_site_served(tw_site *s, size_t size, int tier,
   if (head)
     __atomic_fetch_add(&s->tier_bytes[TW_TIER_DRAM], head, __ATOMIC_RELAXED);
   __atomic_fetch_add(&s->tier_bytes[tier], size - head, __ATOMIC_RELAXED);
+}
+/* Whether the placement gives the site's objects a DRAM head. */
+static inline int tw_site_has_head(const tw_site *s) {
+  return s->dram_head || s->dram_frac > 0;
+}
+/* The DRAM head of an object of \p size at site \p s (NULL: none):
+ * dram_fraction of it rounded to the nearest page, else dram_bytes. */
+static inline uint64_t tw_site_head(const tw_site *s, size_t size) {
+  if (!s)
+    return 0;
+  if (s->dram_frac > 0) {
+    double h = s->dram_frac * (double)size;
+    return h >= (double)size ? (uint64_t)size
+                             : ((uint64_t)(h + 2048.0) >> 12) << 12;
+  }
+  return s->dram_head;
 }
 /* An object of \p size that did not get the site's tier. */
 static inline void tw_site_fell_back(tw_site *s, size_t size) {

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include "tw_dram_limit.h"
 #include "tw_fast.h"
 
 /* ---- tw_alloc.c: the allocation paths (ra, sp: the caller's key) ---- */

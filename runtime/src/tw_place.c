@@ -56,15 +56,18 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     return NULL;
   }
   uint64_t head = dram_bytes;
-  if (!tw_dram_room(head)) {
+  tw_dram_ticket t;
+  if (!tw_dram_take(s, head, &t)) {
     *fell = 1; /* its DRAM part did not fit */
     return NULL;
   }
   void *p = tw_split_alloc(s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE,
                            size, align, &head, *tier);
-  if (!p)
+  if (!p) {
+    tw_dram_undo(&t);
     return NULL;
-  tw_dram_charge((int64_t)head);
+  }
+  tw_dram_keep(&t, p, head);
   if (s)
     tw_site_served(s, size, *tier, head);
   return p;
@@ -80,9 +83,10 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
     if (p)
       return p;
   }
-  if (tier == TW_TIER_DRAM && tw_cfg.dram_limit && !tw_dram_room(size) &&
+  tw_dram_ticket t = {-1, 0, 0};
+  if (tier == TW_TIER_DRAM && !tw_dram_take(s, size, &t) &&
       tw_dram_overflow_tier() >= 0) {
-    tier = tw_dram_overflow_tier();
+    tier = tw_dram_overflow_tier(); /* over the DRAM limit (tw_dram_limit.c) */
     fell = 1;
   }
   void *p = tw_tier_block(tier, size, align, zero);
@@ -91,10 +95,12 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
     fell = 1;
     p = tw_dram(size, align, zero);
   }
-  if (!p)
+  if (!p) {
+    tw_dram_undo(&t);
     return NULL;
+  }
   if (tier == TW_TIER_DRAM && tw_cfg.dram_limit)
-    tw_dram_charge((int64_t)tw_glibc_usable(p));
+    tw_dram_keep(&t, p, tw_glibc_usable(p));
   if (s && tier != TW_TIER_DRAM && size >= TW_SAMPLE_MIN && tw_cfg.report_path)
     /* the report samples where its pages are, at free or exit */
     tw_obj_put((uintptr_t)p, size, (uint32_t)(s - tw_site_get(0)), tier);
@@ -109,7 +115,7 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
 
 /* Serve \p size for \p s from \p tier, with the site's DRAM head. */
 static void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
-  return tw_pl_place_head(s, s ? s->dram_head : 0, size, align, zero, tier);
+  return tw_pl_place_head(s, tw_site_head(s, size), size, align, zero, tier);
 }
 
 void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
@@ -119,7 +125,7 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
   void *p;
   tw_in_core++;
   uint32_t site = tw_fast_site(size, ra, sp, &hit);
-  if (hit && !tw_cfg.dram_limit && !tw_site_get(hit->site)->dram_head &&
+  if (hit && !tw_cfg.dram_limit && !tw_site_has_head(tw_site_get(hit->site)) &&
       (p = tw_tier_block(hit->tier, size, align, zero))) {
     hit->pend_allocs++; /* cache hit: no atomic operation */
     hit->pend_bytes += size;
@@ -140,7 +146,7 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
  * counts are already in the entry; undone if the tier cannot serve it. */
 void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero) {
   tw_in_core++;
-  void *p = tw_site_get(e->site)->dram_head
+  void *p = tw_site_has_head(tw_site_get(e->site))
                 ? NULL /* a site with a DRAM head: tw_pl_place decides */
                 : tw_tier_block(e->tier, size, 0, zero);
   if (p)
@@ -163,7 +169,7 @@ void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
     site = tw_policy_site_here();
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
   if (!dram_bytes && s)
-    dram_bytes = s->dram_head; /* a placement's head for the site */
+    dram_bytes = tw_site_head(s, size); /* a placement's head for the site */
   void *p = tw_pl_place_head(s, dram_bytes, size, align, zero, tier);
   tw_in_core--;
   return p;
@@ -198,7 +204,9 @@ static void tw_owner_free(int owner, void *p) {
   if (owner == TW_OWNER_SPLIT) {
     if (TW_UNLIKELY(tw_cfg.maps_copy))
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
-    tw_dram_charge(-(int64_t)tw_split_free(p));
+    uint64_t head = tw_split_free(p);
+    if (TW_UNLIKELY(tw_cfg.dram_limit))
+      tw_dram_give(p, head);
     return;
   }
   tw_unannounce(p, owner);
@@ -213,7 +221,7 @@ void tw_pl_free(void *p) {
   if (TW_LIKELY(owner == TW_OWNER_GLIBC)) {
     tw_unannounce(p, TW_TIER_DRAM);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
-      tw_dram_charge(-(int64_t)tw_glibc_usable(p));
+      tw_dram_give(p, tw_glibc_usable(p));
     __libc_free(p);
     return;
   }
@@ -252,7 +260,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_in_core--;
   }
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
-  uint64_t head = s ? s->dram_head : 0;
+  uint64_t head = tw_site_head(s, size);
   tw_split_info b;
   if (TW_UNLIKELY(from == TW_OWNER_SPLIT) &&
       (!s || s->placed < 0 || tier == from) && tw_split_find(p, &b)) {
@@ -261,7 +269,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
      * site) the head it got, page-rounded. */
     s = b.site == TW_SITE_NONE ? NULL : tw_site_get(b.site);
     tier = b.tier;
-    head = s && s->dram_head ? s->dram_head : b.head;
+    head = s && tw_site_has_head(s) ? tw_site_head(s, size) : b.head;
   }
   void *q = NULL;
   /* Under another Valgrind tool a memkind block always moves: memkind's

@@ -20,6 +20,9 @@ typedef struct tw_psite {
   const char *stack, *location;
   int tier;
   uint64_t dram_bytes; /* DRAM head of each object (tw_split.c); 0: none */
+  double dram_fraction; /* the head as a share of each object; 0: none */
+  int rank;             /* the advisor's DRAM order (1 best); 0: none */
+  uint64_t planned;     /* planned DRAM bytes (tw_dram_limit.c) */
 } tw_psite;
 
 typedef struct tw_pmodule {
@@ -38,6 +41,13 @@ int tw_placement_nsites(void) { return tw_npsites; }
 int tw_placement_tier(int i) { return tw_psites[i].tier; }
 uint64_t tw_placement_dram_bytes(int i) {
   return i >= 0 && i < tw_npsites ? tw_psites[i].dram_bytes : 0;
+}
+double tw_placement_dram_fraction(int i) {
+  return i >= 0 && i < tw_npsites ? tw_psites[i].dram_fraction : 0;
+}
+int tw_placement_rank(int i, uint64_t *planned) {
+  *planned = i >= 0 && i < tw_npsites ? tw_psites[i].planned : 0;
+  return i >= 0 && i < tw_npsites ? tw_psites[i].rank : 0;
 }
 const char *tw_placement_field(int i, int which) {
   return which ? tw_psites[i].location : tw_psites[i].stack;
@@ -84,6 +94,45 @@ static int tw_tier_value(const char *field, const cJSON *v, int *tier) {
   }
   return tw_bad(field, v->valuestring,
                 "unknown tier (use dram, pmem, kmem, hbw or numa:N)");
+}
+
+/* A site's optional dram_fraction, rank and planned_bytes (FORMATS.md);
+ * \p field holds "sites[N" (\p fl chars) for messages. */
+static int tw_plan_fields(const cJSON *s, tw_psite *ps, char *field,
+                          size_t fl) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "dram_fraction");
+  ps->dram_fraction = 0;
+  ps->rank = 0;
+  ps->planned = 0;
+  memcpy(field + fl, "].dram_fraction", 16);
+  if (v && (!cJSON_IsNumber(v) || !(v->valuedouble > 0) ||
+            v->valuedouble > 1))
+    return tw_bad(field, "(not a number in (0, 1])",
+                  "must be a number in (0, 1]");
+  if (v && !strcmp(cJSON_GetObjectItemCaseSensitive(s, "tier")->valuestring,
+                   "dram"))
+    return tw_bad(field, "(with tier dram)",
+                  "a DRAM head needs a slow tier in \"tier\"");
+  if (v)
+    ps->dram_fraction = v->valuedouble;
+  v = cJSON_GetObjectItemCaseSensitive(s, "rank");
+  memcpy(field + fl, "].rank", 7);
+  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 1 ||
+            v->valuedouble > 2147483647.0 ||
+            v->valuedouble != (double)(int)v->valuedouble))
+    return tw_bad(field, "(not a positive integer)",
+                  "must be a positive integer");
+  if (v)
+    ps->rank = (int)v->valuedouble;
+  v = cJSON_GetObjectItemCaseSensitive(s, "planned_bytes");
+  memcpy(field + fl, "].planned_bytes", 16);
+  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+            v->valuedouble > 9.0e18 ||
+            v->valuedouble != (double)(uint64_t)v->valuedouble))
+    return tw_bad(field, "(not an integer >= 0)", "must be an integer >= 0");
+  if (v)
+    ps->planned = (uint64_t)v->valuedouble;
+  return 1;
 }
 
 static char *tw_slurp(const char *path, const char **err) {
@@ -165,6 +214,8 @@ static int tw_parse(const cJSON *root) {
                     "a DRAM head needs a slow tier in \"tier\"");
     if (db)
       tw_psites[i].dram_bytes = (uint64_t)db->valuedouble;
+    if (!tw_plan_fields(s, &tw_psites[i], field, fl))
+      return 0;
     i++;
   }
   const cJSON *mods = cJSON_GetObjectItemCaseSensitive(root, "modules");

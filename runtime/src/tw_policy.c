@@ -1,35 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 2 (policy): what is decided beyond the fast path's cache. A new
- * site's tier and DRAM head come from the placement (installed as the site
- * table's classify hook, so the mechanisms never call up into placement
- * matching); TIERWISE_DRAM_LIMIT's account of live DRAM bytes; and where
- * DRAM objects over that limit go (the slow tier).
+ * Layer 2 (policy): what is decided beyond the fast path's cache. A site's
+ * tier and DRAM head, from the placement, decided when the policy first
+ * sees the site (the mechanisms create sites and never call up into
+ * placement matching); the start of the policy (placement, tiers, DRAM
+ * limit); and where DRAM objects over TIERWISE_DRAM_LIMIT go (the slow
+ * tier; the limit's account itself: tw_dram_limit.c).
  */
 #define _GNU_SOURCE
-#include "tw_policy.h"
+#include "tw_dram_limit.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <valgrind/helgrind.h>
-
-/* Usable bytes of live DRAM blocks counted against TIERWISE_DRAM_LIMIT.
- * Signed: blocks that were never counted (served before the placement was
- * loaded, or by glibc for the runtime itself) may still be freed, and the
- * count must not wrap to 2^64 and push every later block to the slow tier. */
-static _Atomic int64_t tw_dram_live;
-
-int tw_dram_room(uint64_t n) {
-  if (!tw_cfg.dram_limit)
-    return 1;
-  int64_t v = atomic_load(&tw_dram_live);
-  return (v > 0 ? (uint64_t)v : 0) + n <= tw_cfg.dram_limit;
-}
-
-void tw_dram_charge(int64_t n) {
-  if (tw_cfg.dram_limit)
-    atomic_fetch_add(&tw_dram_live, n);
-}
 
 /* The placement's slow tiers in order (default tier first), then pmem:
  * the first available one takes what the DRAM limit turns away. Decided on
@@ -68,6 +51,8 @@ static __attribute__((noinline)) void tw_decide(tw_site *s) {
     s->tier = tier;
     s->dram_head =
         tier != TW_TIER_DRAM ? tw_placement_dram_bytes(s->placed) : 0;
+    s->dram_frac =
+        tier != TW_TIER_DRAM ? tw_placement_dram_fraction(s->placed) : 0;
     if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
       VALGRIND_HG_DISABLE_CHECKING(&s->decided, sizeof(s->decided));
       ANNOTATE_HAPPENS_BEFORE(&s->decided);
@@ -111,5 +96,6 @@ int tw_policy_init(void) {
     tw_dram_overflow_tier();
   if (placed)
     tw_placement_check_modules();
+  tw_dram_limit_init(); /* reservations in the placement's rank order */
   return placed;
 }

@@ -21,6 +21,9 @@ TW_HIDDEN const char *tw_placement_field(int i, int which); /* 0 stack,
                                                              1 location */
 TW_HIDDEN int tw_placement_tier(int i);
 TW_HIDDEN uint64_t tw_placement_dram_bytes(int i); /* 0 for -1 */
+TW_HIDDEN double tw_placement_dram_fraction(int i); /* 0: none, or -1 */
+/* The advisor's DRAM rank of site \p i (0: none) and *planned bytes. */
+TW_HIDDEN int tw_placement_rank(int i, uint64_t *planned);
 TW_HIDDEN void tw_placement_check_modules(void);
 
 /* ---- tw_policy.c: decisions beyond the placement ---- */
@@ -31,10 +34,6 @@ TW_HIDDEN void tw_policy_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Load the placement (placement mode), classify sites by it from now on,
  * open the tiers it uses. 1: a placement is loaded. */
 TW_HIDDEN int tw_policy_init(void);
-/* TIERWISE_DRAM_LIMIT's account: room for n more DRAM bytes; charging
- * (n > 0) or crediting (n < 0) it. */
-TW_HIDDEN int tw_dram_room(uint64_t n);
-TW_HIDDEN void tw_dram_charge(int64_t n);
 /* The tier DRAM objects over the limit go to: the first slow tier the
  * placement names that is available, else pmem; -1: none available. */
 TW_HIDDEN int tw_dram_overflow_tier(void);

@@ -69,6 +69,21 @@ static void tw_command(tw_out *o) {
   tw_out_json(o, buf);
 }
 
+/* A ranked site's plan (placement rank, planned_bytes) and, under a DRAM
+ * limit, the bytes reserved for it (tw_dram_limit.c). */
+static void tw_report_plan(tw_out *o, int p) {
+  uint64_t planned, reserved;
+  int rank = tw_dram_plan(p, &planned, &reserved);
+  if (!rank)
+    return;
+  tw_out_str(o, ", \"rank\": ");
+  tw_out_u64(o, (uint64_t)rank);
+  tw_out_str(o, ", \"planned_bytes\": ");
+  tw_out_u64(o, planned);
+  tw_out_str(o, ", \"reserved_bytes\": ");
+  tw_out_u64(o, reserved);
+}
+
 /* Fast-path mismatches are the allocations the cache may have served from
  * another call path's tier (runtime/README.md "what it can get wrong"): a
  * warning, so that the summary and the report's warnings say so. */
@@ -122,6 +137,15 @@ void tw_report_write(void) {
       totals[t] += tw_site_get(i)->tier_bytes[t];
   tw_out_str(o, ",\n \"totals\": ");
   tw_tier_bytes(o, totals);
+  if (tw_cfg.dram_limit) {
+    tw_out_str(o, ",\n \"dram_limit\": {\"bytes\": ");
+    tw_out_u64(o, tw_cfg.dram_limit);
+    tw_out_str(o, ", \"reserved_bytes\": ");
+    tw_out_u64(o, tw_dram_reserved_total());
+    tw_out_str(o, tw_dram_reserved_total()
+                      ? ", \"policy\": \"rank reservations\"}"
+                      : ", \"policy\": \"first-come\"}");
+  }
   tw_out_str(o, ",\n \"sites\": [");
   for (int p = 0; p < np; p++) {
     uint64_t b[TW_TIER_COUNT] = {0}, allocs = 0, fb = 0, fa = 0;
@@ -154,6 +178,7 @@ void tw_report_write(void) {
     tw_out_str(o, ", \"fallback_allocs\": ");
     tw_out_u64(o, fa);
     tw_nodes(o, nodes, sampled);
+    tw_report_plan(o, p);
     tw_out_str(o, ", \"matched\": ");
     tw_out_str(o, allocs ? "true}" : "false}");
   }

@@ -117,8 +117,10 @@ def add_arguments(group):
         metavar="all|markers|FUNC",
         help="which part of the run the access counts describe: all of it (default), "
         "between TIERWISE_ROI_BEGIN() and TIERWISE_ROI_END() of tierwise.h (markers), "
-        "or while inside function FUNC (a symbol name, e.g. a kernel; like callgrind's "
-        "--toggle-collect). The cache is simulated throughout; allocation sizes and "
+        "or while inside function FUNC (e.g. a kernel; like callgrind's --toggle-collect): "
+        "plain, qualified, template-instance ('Compute<V>'; without <...> every instance), "
+        "return-type-prefixed or mangled, looked up before the run in the program and its "
+        "libraries. The cache is simulated throughout; allocation sizes and "
         "lifetimes stay whole-run",
     )
     group.add_argument(
@@ -222,11 +224,55 @@ def _simulate_flags(cmd):
 
 
 def roi_spec(args):
-    """The --roi value, checked: all, markers or a symbol name."""
-    spec = getattr(args, "roi", None) or "all"
-    if not re.fullmatch(r"[^\s\"\\]+", spec):
+    """The --roi value, checked: all, markers or a function name (any
+    spelling tierwise.roi accepts: spaces, template arguments, parameters)."""
+    spec = (getattr(args, "roi", None) or "all").strip()
+    if not spec or re.search(r"[\"\\\x00-\x1f]", spec):
         raise ValueError(f"--roi {spec!r}: expected all, markers or a function name")
     return spec
+
+
+# Programs whose region function may be in another program they start or a
+# library they load later (dlopen): a name not found in them is a warning.
+STARTERS_RE = re.compile(
+    r"(ba|da|z|k|c|tc)?sh|python[\d.]*|perl[\d.]*|ruby[\d.]*|node|java|"
+    r"mpirun|mpiexec|orterun|prterun|srun|make"
+)
+
+
+def resolve_roi(spec, cmd):
+    """(tool --roi value, extra valgrind options, symbols for backend.json)
+    of --roi `spec`: for a function name, the functions it names in the
+    program and its libraries (tierwise.roi), said on stderr; an error if
+    there are none, unless the program starts others (a shell, Python,
+    mpirun: then a warning and the name as given)."""
+    if spec in ("all", "markers"):
+        return spec, [], None
+    from tierwise import roi
+
+    res = roi.resolve(spec, cmd)
+    if res.symbols:
+        print(
+            f"tierwise profile: --roi {spec}: {len(res.symbols)} function(s): {res.describe()}",
+            file=sys.stderr,
+        )
+        syms = [{"module": x.module, "symbol": x.name, "name": x.demangled} for x in res.symbols]
+        return res.tool_arg(), ["--demangle=no"], syms
+    where = (
+        f"{res.program} or the {len(res.searched) - 1} libraries it links"
+        if res.program
+        else f"{cmd[0]} (not found)"
+    )
+    near = f"; similar: {', '.join(res.near)}" if res.near else ""
+    if res.program and STARTERS_RE.fullmatch(Path(res.program).name):
+        print(
+            f"tierwise profile: warning: --roi {spec}: no such function in {where}{near}; "
+            f"it may be in a program or library {Path(res.program).name} loads later: "
+            "profiling with the name as given",
+            file=sys.stderr,
+        )
+        return spec, [], None
+    raise ValueError(f"--roi {spec}: no function of that name in {where}{near}")
 
 
 def interval_params(args):
@@ -238,11 +284,15 @@ def interval_params(args):
     return p
 
 
-def valgrind_command(args, cmd, prefix, geo):
+def valgrind_command(args, cmd, prefix, geo, roi=None):
+    """`roi`: resolve_roi()'s (tool value, extra options), default the
+    --roi value as given."""
+    roi_arg, roi_opts = roi[:2] if roi else (roi_spec(args), [])
     return [
         "valgrind",
         "--tool=tierwise",
         "-q",
+        *roi_opts,
         f"--trace-children={'no' if getattr(args, 'no_children', False) else 'yes'}",
         f"--out={prefix}.%p",
         *_simulate_flags(cmd),
@@ -255,7 +305,7 @@ def valgrind_command(args, cmd, prefix, geo):
         f"--rob={interval_params(args)['rob']}",
         f"--mshr={interval_params(args)['mshr']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
-        f"--roi={roi_spec(args)}",
+        f"--roi={roi_arg}",
         *cmd,
     ]
 
@@ -289,6 +339,10 @@ def _collect(raw_dir, pid, dest, params):
         command=stats.get("command"),
         roi=stats.get("roi"),
     )
+    # the tool saw the symbols --roi named; record the name and the symbols
+    req = p.pop("roi_request", None)
+    if req and isinstance(p["roi"], dict) and p["roi"].get("mode") == "function":
+        p["roi"] = dict(p["roi"], **req)
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
     (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
@@ -311,12 +365,13 @@ def run(args, cmd, outdir):
     if not ok:
         raise FileNotFoundError(why)
     geo = geometry(args)
+    roi_res = resolve_roi(roi_spec(args), cmd)  # before the run: a wrong name costs nothing
     outdir = Path(outdir)
     raw_dir = outdir / ".raw"
     shutil.rmtree(raw_dir, ignore_errors=True)
     raw_dir.mkdir(parents=True)
     env = dict(os.environ, VALGRIND_LIB=str(paths.build_dir() / "lib" / "valgrind"))
-    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo)
+    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo, roi_res)
     params = {
         "tool": "tierwise (Valgrind)",
         "valgrind": valgrind_version(),
@@ -327,6 +382,8 @@ def run(args, cmd, outdir):
         "interval_model": interval_params(args),
         "objects_min_bytes": parse_size(getattr(args, "objects_min_bytes", "4096")),
     }
+    if roi_res[2] is not None:
+        params["roi_request"] = {"function": roi_spec(args), "symbols": roi_res[2]}
     print(
         f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
         f"L1 {geo['l1_size'] >> 10} KiB {geo['l1_ways']}-way, {geo['line_size']} B lines "
@@ -373,6 +430,8 @@ def run(args, cmd, outdir):
             + (
                 "(no TIERWISE_ROI_BEGIN() ran)"
                 if roi == "markers"
+                else "(the function(s) it names exist but none was called)"
+                if roi_res[2]
                 else f"(no function named {roi} was called: check the name with nm; "
                 "an inlined or static function from a stripped binary has no entry)"
             )

@@ -51,7 +51,11 @@ def add_parser(sub):
         metavar="SIZE",
         help="most bytes of live "
         "DRAM-placed data (e.g. 512M, 1.5GiB, '32.0 MiB': advisor/FORMATS.md "
-        '"Sizes"); beyond it, allocations fall back to the slow tier',
+        '"Sizes"); beyond it, allocations fall back to the slow tier. A placement '
+        "that ranks its DRAM sites (rank, planned_bytes: tierwise advise writes them) "
+        "has their planned bytes reserved in rank order, so a site allocated first "
+        "cannot take the DRAM a better one allocated later needs; the run prints "
+        "planned, got and fell back per site",
     )
     p.add_argument(
         "--report",
@@ -150,6 +154,32 @@ def _spawn(cmd, env):
     return pid, rc if rc >= 0 else 128 - rc
 
 
+def plan_lines(report_path, limit=20):
+    """Per ranked DRAM site of the placement (rank, planned_bytes): what it
+    was planned, what it got in DRAM and what fell back; under a DRAM limit
+    what the runtime reserved for it (runtime/README.md "DRAM limit")."""
+    with open(report_path) as f:
+        rep = json.load(f)
+    ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
+    if not ranked:
+        return []
+    mib = lambda b: f"{b / 2**20:.2f} MiB"
+    lim = rep.get("dram_limit")
+    head = "tierwise run: DRAM sites in the advisor's order"
+    if lim:
+        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved)"
+    lines = [head + ": rank, planned, got, fell back, location"]
+    for s in ranked[:limit]:
+        got = s.get("bytes", {}).get("dram", 0)
+        lines.append(
+            f"  {s['rank']:>3} {mib(s['planned_bytes']):>12} {mib(got):>12} "
+            f"{mib(s.get('fallback_bytes', 0)):>12}  {s.get('location') or s['stack']}"
+        )
+    if len(ranked) > limit:
+        lines.append(f"  ... {len(ranked) - limit} more in the report")
+    return lines
+
+
 def run(args):
     cmd = [c for c in args.cmd]
     if cmd and cmd[0] == "--":
@@ -180,6 +210,9 @@ def run(args):
         rep = report.replace("%p", str(pid)) if "%p" in report else report
         if os.path.exists(rep):
             print(summary(rep), file=sys.stderr)
+            if args.dram_limit:
+                for line in plan_lines(rep):
+                    print(line, file=sys.stderr)
             if args.report:
                 print(f"tierwise run: report {rep}", file=sys.stderr)
         else:
