@@ -52,6 +52,7 @@ static void tw_init(void) {
   if (tw_cfg.mode == TW_MODE_CENSUS)
     tw_census_claim();
   if (tw_cfg.mode == TW_MODE_PLACE) {
+    tw_report_claim();
     tw_policy_init();
     tw_mode_now = TW_MODE_PLACE;
     /* The inline fast path (tw_fast.h); a DRAM limit needs the accounting

@@ -20,12 +20,21 @@
 void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
                 off_t off) {
   int mode = tw_mode_now;
+  void *p = NULL;
+  if (flags & MAP_HUGETLB) {
+    /* Huge pages come from the kernel or not at all (no tier has them); a
+     * request it refuses is no allocation (frameworks try MAP_HUGETLB first
+     * and fall back): no site, no census row. */
+    p = tw_sys_mmap(addr, len, prot, flags, fd, off);
+    if (p == MAP_FAILED)
+      return p;
+  }
   tw_in_core++;
   uint32_t site =
       mode == TW_MODE_PLACE ? tw_policy_site_here() : tw_site_here();
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
-  int tier = s && mode == TW_MODE_PLACE ? s->tier : TW_TIER_DRAM, fell = 0;
-  void *p = NULL;
+  int tier = s && mode == TW_MODE_PLACE && !p ? s->tier : TW_TIER_DRAM;
+  int fell = 0;
   uint64_t head = 0; /* a split mapping's DRAM part (tw_split.c) */
   uint64_t want = tier != TW_TIER_DRAM ? tw_site_head(s, len) : 0;
   tw_dram_ticket t = {-1, 0, 0};
@@ -36,7 +45,9 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
     if (!(p = tw_split_alloc(site, len, 0, &head, tier)))
       head = 0;
   }
-  if (tier == TW_TIER_DRAM && mode == TW_MODE_PLACE && s &&
+  if (p && s && mode == TW_MODE_PLACE)
+    tw_dram_keep(&t, p, len); /* huge pages, held until munmap */
+  else if (tier == TW_TIER_DRAM && mode == TW_MODE_PLACE && s &&
       prot == (PROT_READ | PROT_WRITE) && !tw_dram_take(s, len, &t) &&
       tw_dram_overflow_tier() >= 0) {
     tier = tw_dram_overflow_tier(); /* over the DRAM limit, as malloc */

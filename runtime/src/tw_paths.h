@@ -53,3 +53,4 @@ TW_HIDDEN int tw_pl_unmap(void *addr, size_t len, int *rc);
 
 /* ---- tw_report.c: the run report at exit ---- */
 TW_HIDDEN void tw_report_write(void);
+TW_HIDDEN void tw_report_claim(void); /* at start: named process or not */
