@@ -7,6 +7,7 @@ it symbolizes `location`, fills missing build-ids and writes meta.json."""
 import csv
 import json
 import os
+import re
 import platform
 import socket
 from pathlib import Path
@@ -118,6 +119,17 @@ def read_modules(outdir):
     return rows
 
 
+def child_name(command):
+    """The directory name part of a child process's profile
+    (children/<command>.<pid>): its executable's basename made safe as a
+    file name, "process" where unknown."""
+    try:
+        name = re.sub(r"[^\w.+-]", "_", Path(command[0]).name)
+    except (IndexError, TypeError):
+        name = ""
+    return name or "process"
+
+
 def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
     """Complete the profile in `outdir` (see module doc); returns the meta
     dict plus `n_sites`. `info`: the backend's {"exit_status", "params",
@@ -156,7 +168,8 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
         "start_time": start.isoformat(),
         "end_time": end.isoformat(),
         "exit_status": None if killed else status,
-        "complete": (not killed) and sites_path.exists(),
+        "complete": sites_path.exists()
+        and (info["complete"] if info.get("complete") is not None else not killed),
         "pid": info.get("pid", params.get("pid")),
         "rank": rank,
         "host": _host(),

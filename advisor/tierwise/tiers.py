@@ -17,24 +17,14 @@ except ModuleNotFoundError:  # Python < 3.11
 from dataclasses import dataclass, asdict
 from pathlib import Path
 
+from tierwise.sizes import parse_size
+
 PRESET_DIR = Path(__file__).resolve().parent / "tiers"
 DEFAULT_PRESET = "optane-appdirect"
 TIERS_FORMAT = "tierwise-tiers"
 TIER_NAME = re.compile(r"dram|pmem|kmem|hbw|numa:\d+")
 TIER_FIELDS = ("read_latency_ns", "write_latency_ns", "read_bandwidth_gbs", "write_bandwidth_gbs")
 ALLOC_KINDS = re.compile(r"default|memkind-pmem|kmem-dax|hbw|numa:\d+")
-_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(text, what="size") -> int:
-    """'512M', '2G', '4096', '1.5T' -> bytes (binary suffixes, optional B/iB)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
-    if not m:
-        raise ValueError(
-            f"{what} '{text}': expected a number of bytes with an optional "
-            "K/M/G/T suffix, e.g. 512M"
-        )
-    return int(float(m.group(1)) * _SUFFIX[m.group(2).upper()])
 
 
 @dataclass(frozen=True)

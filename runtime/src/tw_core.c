@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
+#include "tw_dram_limit.h"
 #include "tw_clientreq.h"
 #include "tw_fast.h"
 
@@ -109,6 +110,7 @@ static void tw_config_read(void) {
   if (tw_cfg.census_dir && *tw_cfg.census_dir) {
     tw_cfg.mode = TW_MODE_CENSUS;
     tw_hdr_mode = 1;
+    tw_census_claim();
   } else if (tw_cfg.placement_path || tw_cfg.report_path)
     tw_cfg.mode = TW_MODE_PLACE;
   else
@@ -152,6 +154,7 @@ void tw_init(void) {
   pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
   *(void **)&tw_usable_fn = dlsym(RTLD_NEXT, "malloc_usable_size");
   if (tw_cfg.mode == TW_MODE_PLACE) {
+    tw_report_claim();
     int placed =
         tw_cfg.placement_path ? tw_placement_load(tw_cfg.placement_path) : 0;
     if (placed && tw_placement_depth() > 0)
@@ -159,6 +162,7 @@ void tw_init(void) {
     tw_tiers_init();
     if (placed)
       tw_placement_check_modules();
+    tw_dram_limit_init();
     tw_mode_now = TW_MODE_PLACE;
     /* The inline fast path (tw_fast.h); a DRAM limit needs the accounting
      * of tw_pl_place on every allocation. */

@@ -53,6 +53,7 @@ typedef struct tw_site {
   int tier;               /* tier decided for this site */
   uint64_t dram_head;     /* placement's dram_bytes: each object's first
                              bytes from DRAM (tw_split.c); 0: none */
+  double dram_frac;       /* placement's dram_fraction (wins); 0: none */
   uint64_t allocs, bytes; /* atomics */
   int64_t live;
   uint64_t peak;
@@ -144,9 +145,6 @@ TW_HIDDEN void tw_pl_free(void *p);
 TW_HIDDEN size_t tw_pl_usable(void *p);
 TW_HIDDEN void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp);
 TW_HIDDEN size_t tw_glibc_usable(void *p);
-/* TIERWISE_DRAM_LIMIT's account, for DRAM mappings (tw_mmap.c). */
-TW_HIDDEN int tw_dram_room(uint64_t n);
-TW_HIDDEN void tw_dram_charge(int64_t n);
 
 /* ---- tw_stack.c: unwinding, module map, the site table ---- */
 /* Site of the current call stack (full unwind). */
@@ -161,6 +159,22 @@ static inline void tw_site_served(tw_site *s, size_t size, int tier,
   if (head)
     __atomic_fetch_add(&s->tier_bytes[TW_T_DRAM], head, __ATOMIC_RELAXED);
   __atomic_fetch_add(&s->tier_bytes[tier], size - head, __ATOMIC_RELAXED);
+}
+/* Whether the placement gives the site's objects a DRAM head. */
+static inline int tw_site_has_head(const tw_site *s) {
+  return s->dram_head || s->dram_frac > 0;
+}
+/* The DRAM head of an object of \p size at site \p s (NULL: none):
+ * dram_fraction of it rounded to the nearest page, else dram_bytes. */
+static inline uint64_t tw_site_head(const tw_site *s, size_t size) {
+  if (!s)
+    return 0;
+  if (s->dram_frac > 0) {
+    double h = s->dram_frac * (double)size;
+    return h >= (double)size ? (uint64_t)size
+                             : ((uint64_t)(h + 2048.0) >> 12) << 12;
+  }
+  return s->dram_head;
 }
 /* Add \p size to the site's live bytes and raise its peak (census). */
 static inline void tw_site_live_add(tw_site *s, size_t size) {
@@ -219,6 +233,9 @@ TW_HIDDEN const char *tw_placement_field(int i, int which); /* 0 stack,
                                                              1 location */
 TW_HIDDEN int tw_placement_tier(int i);
 TW_HIDDEN uint64_t tw_placement_dram_bytes(int i); /* 0 for -1 */
+TW_HIDDEN double tw_placement_dram_fraction(int i); /* 0: none, or -1 */
+/* The advisor's DRAM rank of site \p i (0: none) and *planned bytes. */
+TW_HIDDEN int tw_placement_rank(int i, uint64_t *planned);
 TW_HIDDEN void tw_placement_check_modules(void);
 
 /* ---- tw_census.c / tw_report.c: output at exit ---- */
@@ -227,8 +244,13 @@ TW_HIDDEN void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
 TW_HIDDEN void tw_census_live(void *user);
 TW_HIDDEN void tw_census_dead(void *user);
 TW_HIDDEN void tw_census_write(void);
+/* Claim DIR/.census-owner if no process has (called when the census starts,
+ * so the program the user named owns the plain names, not a child it runs
+ * before its first big allocation). */
+TW_HIDDEN void tw_census_claim(void);
 TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_report_write(void);
+TW_HIDDEN void tw_report_claim(void); /* at start: named process or not */
 TW_HIDDEN void tw_report_warning(const char *line);
 TW_HIDDEN void tw_maps_snapshot(void);
 
@@ -272,6 +294,8 @@ TW_HIDDEN void tw_out_json(tw_out *o, const char *s); /* quoted, escaped */
 TW_HIDDEN void tw_out_u64(tw_out *o, uint64_t v);
 TW_HIDDEN void tw_out_flush(tw_out *o);
 TW_HIDDEN size_t tw_fmt_u64(char *buf, uint64_t v);
-/* A size: digits, optional K/M/G/T (powers of 1024), optional B. 0 and
- * *out set, or -1 (not a size). */
-TW_HIDDEN int tw_parse_size(const char *s, uint64_t *out);
+/* mkdir -p: parents as mkdir(2) with the umask, \p path itself mode 0700.
+ * 0, or -1 and errno. */
+TW_HIDDEN int tw_mkdirs(const char *path);
+/* tw_parse_size: the size grammar (common/tw_size.h) */
+#include "tw_size.h"

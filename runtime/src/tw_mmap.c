@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "tw_clientreq.h"
 #include "tw_core.h"
+#include "tw_dram_limit.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -126,22 +127,33 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
       !(flags & MAP_ANONYMOUS) || (flags & (MAP_FIXED | MAP_SHARED)) ||
       len == 0)
     return tw_sys_mmap(addr, len, prot, flags, fd, off);
+  void *p = NULL;
+  if (flags & MAP_HUGETLB) {
+    /* Huge pages come from the kernel or not at all (no tier has them); a
+     * request it refuses is no allocation (frameworks try MAP_HUGETLB first
+     * and fall back): no site, no census row. */
+    p = tw_sys_mmap(addr, len, prot, flags, fd, off);
+    if (p == MAP_FAILED)
+      return p;
+  }
   tw_in_core++;
   uint32_t site = tw_site_here();
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
-  int tier = s && mode == TW_MODE_PLACE ? s->tier : TW_T_DRAM, fell = 0;
-  void *p = NULL;
+  int tier = s && mode == TW_MODE_PLACE && !p ? s->tier : TW_T_DRAM, fell = 0;
   uint64_t head = 0; /* a split mapping's DRAM part (tw_split.c) */
-  if (tier != TW_T_DRAM && s->dram_head && len <= s->dram_head)
+  uint64_t want = tier != TW_T_DRAM ? tw_site_head(s, len) : 0;
+  tw_dram_ticket t = {-1, 0, 0};
+  if (want && len <= want)
     tier = TW_T_DRAM; /* wholly inside the site's DRAM head */
-  else if (tier != TW_T_DRAM && s->dram_head &&
-           prot == (PROT_READ | PROT_WRITE)) {
-    head = s->dram_head;
+  else if (want && prot == (PROT_READ | PROT_WRITE)) {
+    head = want;
     if (!(p = tw_split_alloc(site, len, 0, &head, tier)))
       head = 0;
   }
-  if (tier == TW_T_DRAM && mode == TW_MODE_PLACE && s &&
-      prot == (PROT_READ | PROT_WRITE) && !tw_dram_room(len) &&
+  if (p && s && mode == TW_MODE_PLACE)
+    tw_dram_keep(&t, p, len); /* huge pages, held until munmap */
+  else if (tier == TW_T_DRAM && mode == TW_MODE_PLACE && s &&
+      prot == (PROT_READ | PROT_WRITE) && !tw_dram_take(s, len, &t) &&
       tw_tier_available(TW_T_PMEM)) {
     tier = TW_T_PMEM; /* over the DRAM limit: the slow tier, as malloc */
     fell = 1;
@@ -162,7 +174,9 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     tier = TW_T_DRAM;
     p = tw_sys_mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED && s && mode == TW_MODE_PLACE)
-      tw_dram_charge((int64_t)len); /* credited at munmap */
+      tw_dram_keep(&t, p, len); /* credited at munmap */
+    else
+      tw_dram_undo(&t);
   }
   if (p != MAP_FAILED && s) {
     tw_site_served(s, len, tier, head);
@@ -196,7 +210,7 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
     tw_in_core--;
     if (m.tier == TW_T_DRAM) {
       if (tw_mode_now == TW_MODE_PLACE)
-        tw_dram_charge(-(int64_t)m.len);
+        tw_dram_give(addr, m.len);
       return tw_sys_munmap(addr, len);
     }
     if (m.tier == TW_PAGE_SPLIT)

@@ -10,32 +10,12 @@
 #define _GNU_SOURCE
 #include "tw_clientreq.h"
 #include "tw_core.h"
+#include "tw_dram_limit.h"
 #include "tw_fast.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
-
-/* Usable bytes of live DRAM blocks counted against TIERWISE_DRAM_LIMIT.
- * Signed: blocks that were never counted (served before the placement was
- * loaded, or by glibc for the runtime itself) may still be freed, and the
- * count must not wrap to 2^64 and push every later block to the slow tier. */
-static _Atomic int64_t tw_dram_live;
-
-static uint64_t tw_dram_live_bytes(void) {
-  int64_t v = atomic_load(&tw_dram_live);
-  return v > 0 ? (uint64_t)v : 0;
-}
-
-/* The DRAM limit's account for DRAM mappings (tw_mmap.c): room for n more
- * bytes, and charging (n > 0) or crediting (n < 0) it. */
-int tw_dram_room(uint64_t n) {
-  return !tw_cfg.dram_limit || tw_dram_live_bytes() + n <= tw_cfg.dram_limit;
-}
-void tw_dram_charge(int64_t n) {
-  if (tw_cfg.dram_limit)
-    atomic_fetch_add(&tw_dram_live, n);
-}
 
 static void *tw_dram(size_t size, size_t align, int zero) {
   if (align > 16) {
@@ -95,16 +75,18 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     return NULL;
   }
   uint64_t head = dram_bytes;
-  if (tw_cfg.dram_limit && tw_dram_live_bytes() + head > tw_cfg.dram_limit) {
+  tw_dram_ticket t;
+  if (!tw_dram_take(s, head, &t)) {
     *fell = 1; /* its DRAM part did not fit */
     return NULL;
   }
   void *p = tw_split_alloc(s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE,
                            size, align, &head, *tier);
-  if (!p)
+  if (!p) {
+    tw_dram_undo(&t);
     return NULL;
-  if (tw_cfg.dram_limit)
-    atomic_fetch_add(&tw_dram_live, (int64_t)head);
+  }
+  tw_dram_keep(&t, p, head);
   if (s)
     tw_site_served(s, size, *tier, head);
   return p;
@@ -120,10 +102,10 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
     if (p)
       return p;
   }
-  if (tier == TW_T_DRAM && tw_cfg.dram_limit &&
-      tw_dram_live_bytes() + size > tw_cfg.dram_limit &&
+  tw_dram_ticket t = {-1, 0, 0};
+  if (tier == TW_T_DRAM && !tw_dram_take(s, size, &t) &&
       tw_tier_available(TW_T_PMEM)) {
-    tier = TW_T_PMEM;
+    tier = TW_T_PMEM; /* over the DRAM limit (tw_dram_limit.c) */
     fell = 1;
   }
   void *p = tw_tier_block(tier, size, align, zero);
@@ -132,10 +114,12 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
     fell = 1;
     p = tw_dram(size, align, zero);
   }
-  if (!p)
+  if (!p) {
+    tw_dram_undo(&t);
     return NULL;
+  }
   if (tier == TW_T_DRAM && tw_cfg.dram_limit)
-    atomic_fetch_add(&tw_dram_live, (int64_t)tw_glibc_usable(p));
+    tw_dram_keep(&t, p, tw_glibc_usable(p));
   if (s) {
     tw_site_served(s, size, tier, 0);
     if (fell) {
@@ -149,7 +133,7 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
 
 /* Serve \p size for \p s from \p tier, with the site's DRAM head. */
 void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
-  return tw_pl_place_head(s, s ? s->dram_head : 0, size, align, zero, tier);
+  return tw_pl_place_head(s, tw_site_head(s, size), size, align, zero, tier);
 }
 
 void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
@@ -159,7 +143,7 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
   void *p;
   tw_in_core++;
   uint32_t site = tw_fast_site(size, ra, sp, &hit);
-  if (hit && !tw_cfg.dram_limit && !tw_site_get(hit->site)->dram_head &&
+  if (hit && !tw_cfg.dram_limit && !tw_site_has_head(tw_site_get(hit->site)) &&
       (p = tw_tier_block(hit->tier, size, align, zero))) {
     hit->pend_allocs++; /* cache hit: no atomic operation */
     hit->pend_bytes += size;
@@ -180,7 +164,7 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
  * counts are already in the entry; undone if the tier cannot serve it. */
 void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero) {
   tw_in_core++;
-  void *p = tw_site_get(e->site)->dram_head
+  void *p = tw_site_has_head(tw_site_get(e->site))
                 ? NULL /* a site with a DRAM head: tw_pl_place decides */
                 : tw_tier_block(e->tier, size, 0, zero);
   if (p)
@@ -203,7 +187,7 @@ void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
     site = tw_site_here();
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
   if (!dram_bytes && s)
-    dram_bytes = s->dram_head; /* a placement's head for the site */
+    dram_bytes = tw_site_head(s, size); /* a placement's head for the site */
   void *p = tw_pl_place_head(s, dram_bytes, size, align, zero, tier);
   tw_in_core--;
   return p;
@@ -216,13 +200,13 @@ void tw_pl_free(void *p) {
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
     uint64_t head = tw_split_free(p);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
-      atomic_fetch_sub(&tw_dram_live, (int64_t)head);
+      tw_dram_give(p, head);
     return;
   }
   tw_unannounce(p, tier);
   if (TW_LIKELY(tier == TW_T_DRAM)) {
     if (TW_UNLIKELY(tw_cfg.dram_limit))
-      atomic_fetch_sub(&tw_dram_live, (int64_t)tw_glibc_usable(p));
+      tw_dram_give(p, tw_glibc_usable(p));
     __libc_free(p);
     return;
   }
@@ -251,7 +235,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_in_core--;
   }
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
-  uint64_t head = s ? s->dram_head : 0;
+  uint64_t head = tw_site_head(s, size);
   tw_split_info b;
   if (TW_UNLIKELY(from == TW_PAGE_SPLIT) &&
       (!s || s->placed < 0 || tier == from) && tw_split_find(p, &b)) {
@@ -260,7 +244,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
      * site) the head it got, page-rounded. */
     s = b.site == TW_SITE_NONE ? NULL : tw_site_get(b.site);
     tier = b.tier;
-    head = s && s->dram_head ? s->dram_head : b.head;
+    head = s && tw_site_has_head(s) ? tw_site_head(s, size) : b.head;
   }
   void *q = NULL;
   /* Under another Valgrind tool a memkind block always moves: memkind's

@@ -106,6 +106,7 @@ def check_valgrind():
         "sim_tool": ok,
         "detail": why,
         "host_cache": sim.host_cache_geometry(),
+        "avx512": sim.host_avx512(),
     }
 
 
@@ -205,6 +206,11 @@ def run(args):
         print(
             f"  host cache:      L1d {hc.get('l1_size', 0) >> 10} KiB {hc.get('l1_ways')}-way, "
             f"LLC {hc.get('llc_size', 0) >> 10} KiB {hc.get('llc_ways')}-way, {hc.get('line_size')} B lines"
+        )
+    if v["avx512"]:
+        print(
+            f"  warning: the CPU has AVX-512 ({', '.join(v['avx512'])}). "
+            f"{sim.AVX512_ADVICE}"
         )
     print(f"THP:               {r['thp']['enabled']}")
     print("tierwise will use:")
