@@ -88,12 +88,15 @@ def place(args):
     prof, tier, fns = Path(args[0]), args[1], args[2:]
     meta = json.loads((prof / "meta.json").read_text())
     rows = list(csv.DictReader(open(prof / "sites.csv")))
+    # a function name, or text with a '.' (a file: "via lib.c") found in
+    # the location (which names the caller that tells a site apart)
+    hit = lambda loc, f: function_of(loc) == f or ("." in f and f in loc)
     sites = [
         {"stack": r["stack"], "location": r["location"], "tier": tier}
         for r in rows
-        if function_of(r["location"]) in fns
+        if any(hit(r["location"], f) for f in fns)
     ]
-    missing = set(fns) - {function_of(s["location"]) for s in sites}
+    missing = {f for f in fns if not any(hit(s["location"], f) for s in sites)}
     if missing:
         sys.exit(f"relcheck place: no site in {sorted(missing)}")
     doc = placement.make(sites, depth=meta["depth"], modules=meta["modules"])
