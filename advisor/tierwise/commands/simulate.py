@@ -56,19 +56,26 @@ def sim_args(placement: dict, llc_size=None) -> list:
     """Sim backend options of the placed run, taken from the profile the
     placement was made from (its meta.json), so that both describe the same
     thing: its region of interest (--roi) and its cache geometry, unless
-    --llc-size is given."""
+    --llc-size is given. A placement for a target run (advise --target)
+    names the census first: the first profile with a region or a cache
+    counts, and the cache is the target's (`target.llc_bytes`)."""
     meta = {}
-    for prof in placement.get("profiles", [])[:1]:
+    for prof in placement.get("profiles", []):
         try:
             meta = json.loads((Path(prof) / "meta.json").read_text())["backend_params"]
         except (OSError, ValueError, KeyError, TypeError):
             meta = {}
+        if not isinstance(meta, dict) or meta.get("roi") or meta.get("cache"):
+            break
     out = []
     roi = meta.get("roi") if isinstance(meta, dict) else None
     if isinstance(roi, dict) and roi.get("mode") == "markers":
         out += ["--roi", "markers"]
     elif isinstance(roi, dict) and roi.get("mode") == "function" and roi.get("function"):
         out += ["--roi", str(roi["function"])]
+    target = placement.get("target")
+    if not llc_size and isinstance(target, dict) and target.get("llc_bytes"):
+        llc_size = target["llc_bytes"]
     if llc_size:
         return out + ["--llc-size", str(llc_size)]
     cache = meta.get("cache") if isinstance(meta, dict) else None
