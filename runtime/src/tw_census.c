@@ -223,6 +223,8 @@ static void tw_write_file(const char *name, const char *ext, int which) {
     uint32_t n = tw_site_count();
     for (uint32_t i = 0; i < n; i++) {
       tw_site *s = tw_site_get(i);
+      if (!s->allocs)
+        continue; /* every call failed (mmap, malloc): no allocation */
       tw_out_u64(o, i);
       tw_out_str(o, ",");
       tw_csv_field(o, s->stack);

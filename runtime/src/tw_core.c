@@ -154,6 +154,7 @@ void tw_init(void) {
   pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
   *(void **)&tw_usable_fn = dlsym(RTLD_NEXT, "malloc_usable_size");
   if (tw_cfg.mode == TW_MODE_PLACE) {
+    tw_report_claim();
     int placed =
         tw_cfg.placement_path ? tw_placement_load(tw_cfg.placement_path) : 0;
     if (placed && tw_placement_depth() > 0)

@@ -250,6 +250,7 @@ TW_HIDDEN void tw_census_write(void);
 TW_HIDDEN void tw_census_claim(void);
 TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_report_write(void);
+TW_HIDDEN void tw_report_claim(void); /* at start: named process or not */
 TW_HIDDEN void tw_report_warning(const char *line);
 TW_HIDDEN void tw_maps_snapshot(void);
 

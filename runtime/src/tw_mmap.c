@@ -127,11 +127,19 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
       !(flags & MAP_ANONYMOUS) || (flags & (MAP_FIXED | MAP_SHARED)) ||
       len == 0)
     return tw_sys_mmap(addr, len, prot, flags, fd, off);
+  void *p = NULL;
+  if (flags & MAP_HUGETLB) {
+    /* Huge pages come from the kernel or not at all (no tier has them); a
+     * request it refuses is no allocation (frameworks try MAP_HUGETLB first
+     * and fall back): no site, no census row. */
+    p = tw_sys_mmap(addr, len, prot, flags, fd, off);
+    if (p == MAP_FAILED)
+      return p;
+  }
   tw_in_core++;
   uint32_t site = tw_site_here();
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
-  int tier = s && mode == TW_MODE_PLACE ? s->tier : TW_T_DRAM, fell = 0;
-  void *p = NULL;
+  int tier = s && mode == TW_MODE_PLACE && !p ? s->tier : TW_T_DRAM, fell = 0;
   uint64_t head = 0; /* a split mapping's DRAM part (tw_split.c) */
   uint64_t want = tier != TW_T_DRAM ? tw_site_head(s, len) : 0;
   tw_dram_ticket t = {-1, 0, 0};
@@ -142,7 +150,9 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     if (!(p = tw_split_alloc(site, len, 0, &head, tier)))
       head = 0;
   }
-  if (tier == TW_T_DRAM && mode == TW_MODE_PLACE && s &&
+  if (p && s && mode == TW_MODE_PLACE)
+    tw_dram_keep(&t, p, len); /* huge pages, held until munmap */
+  else if (tier == TW_T_DRAM && mode == TW_MODE_PLACE && s &&
       prot == (PROT_READ | PROT_WRITE) && !tw_dram_take(s, len, &t) &&
       tw_tier_available(TW_T_PMEM)) {
     tier = TW_T_PMEM; /* over the DRAM limit: the slow tier, as malloc */

@@ -121,6 +121,12 @@ def run(args):
             f"--roi {args.roi}: only the sim backend counts a region of interest "
             f"(the {name} backend counts the whole run)"
         )
+    pool_fns = (getattr(args, "alloc_fn", None) or []) + (getattr(args, "free_fn", None) or [])
+    if name != "sim" and pool_fns:
+        raise UserError(
+            f"--alloc-fn/--free-fn {pool_fns[0]}: only the sim backend sees a pool's "
+            f"hand-outs (the {name} backend sees malloc only)"
+        )
     ok, why = _backend(name).available(args)
     if not ok:
         raise UserError(f"{name} backend unavailable: {why}")

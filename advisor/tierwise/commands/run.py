@@ -4,7 +4,8 @@ runtime (build/lib/libtierwise-runtime.so), then print a one-line summary of
 its run report. The command's exit status is passed through.
 
 Start-up (cli.FAST_VERBS, issue 14): this module imports the standard
-library's os, json and re only (through placement, sizes, preload, paths):
+library's os, json, re and time only (through placement, sizes, preload,
+paths, jobreports):
 no subprocess, tempfile, shutil or pathlib, whose imports alone cost more
 than the 50 ms this verb may add (test/bench/run_startup.py). The program is
 started with os.posix_spawnp and waited for, so that the summary can be
@@ -15,10 +16,12 @@ import json
 import os
 import signal
 import sys
+import time
 
 from tierwise import placement as placement_mod
 from tierwise.cli import UserError
 from tierwise.paths import runtime_preload
+from tierwise.jobreports import other_reports, others_line
 from tierwise.preload import preload_blocker
 from tierwise.sizes import parse_size
 
@@ -60,8 +63,9 @@ def add_parser(sub):
     p.add_argument(
         "--report",
         metavar="FILE",
-        help="write the run report "
-        "here (`%%p` is the pid; default: a temporary file)",
+        help="write the run report of CMD here (`%%p` is the pid; default: a "
+        "temporary file); other processes of the job that load the runtime "
+        "(helper daemons, children) write FILE.COMMAND.PID beside it",
     )
     p.add_argument("cmd", nargs="*", metavar="-- CMD ARGS...")
     return p
@@ -75,6 +79,7 @@ def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
     env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
     env["TIERWISE_REPORT"] = str(report)
     env.pop("TIERWISE_CENSUS", None)
+    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
     if dram_limit:
         env["TIERWISE_DRAM_LIMIT"] = str(dram_limit)
     return env
@@ -204,8 +209,9 @@ def run(args):
         pmem_dir = args.pmem_dir or os.path.join(tmp, "pmem")
         if not args.pmem_dir:
             os.mkdir(pmem_dir, 0o700)
-        report = args.report or os.path.join(tmp, "report.%p.json")
+        report = args.report or os.path.join(tmp, "report.json")
         env = run_env(args.placement, pmem_dir, report, args.dram_limit)
+        started = time.time()
         pid, rc = _spawn(cmd, env)
         rep = report.replace("%p", str(pid)) if "%p" in report else report
         if os.path.exists(rep):
@@ -215,6 +221,9 @@ def run(args):
                     print(line, file=sys.stderr)
             if args.report:
                 print(f"tierwise run: report {rep}", file=sys.stderr)
+            others = other_reports(rep, started) if "%p" not in report else []
+            if others:
+                print(f"tierwise run: {others_line(rep, others)}", file=sys.stderr)
         else:
             print(
                 f"tierwise run: no run report at {rep} (killed, or the "

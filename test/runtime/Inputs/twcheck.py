@@ -10,6 +10,11 @@ where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
 report REPORT                               the run report as stable lines
 sites PROFILE_DIR PATTERN                   rows of sites.csv matching
 objects STDERR                              `object` lines as NAME BYTES
+job REPORT N                                waits (up to 60 s) for N reports of
+      other processes beside REPORT (REPORT.COMMAND.PID), then prints one
+      line per report: `named|other COMMAND named=BOOL pid-ok totals`
+same-sim A.json B.json PCT                  `same` if every per-tier count of
+      two `tierwise simulate --json` results agrees within PCT percent
 """
 
 import csv
@@ -126,6 +131,35 @@ def objects(args):
             print(m[1], m[2])
 
 
+def job(args):
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "advisor"))
+    from tierwise.simulation import other_reports
+
+    named, want = Path(args[0]), int(args[1])
+    t0 = time.monotonic()
+    while len(other_reports(named)) < want and time.monotonic() - t0 < 60:
+        time.sleep(0.1)
+    for kind, path in [("named", named)] + [("other", Path(q)) for q in other_reports(named)]:
+        rep = json.loads(path.read_text())
+        cmd = Path(rep["command"].split()[0]).name
+        pid_ok = kind == "named" or path.name.endswith(f".{cmd}.{rep['pid']}")
+        tot = " ".join(f"{k}={v}" for k, v in sorted(rep["totals"].items()))
+        print(f"{kind} {cmd} named={str(rep['named']).lower()} pid-ok={pid_ok} {tot}")
+
+
+def same_sim(args):
+    a, b = (json.loads(Path(x).read_text())["per_tier"] for x in args[:2])
+    pct = float(args[2])
+    worst = 0.0
+    for tier in set(a) | set(b):
+        for k in ("loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"):
+            x, y = a.get(tier, {}).get(k, 0), b.get(tier, {}).get(k, 0)
+            worst = max(worst, abs(x - y) / max(x, y, 1) * 100)
+    print("same" if worst <= pct else f"differ by {worst:.2f}%")
+
+
 if __name__ == "__main__":
     {
         "place": place,
@@ -133,4 +167,6 @@ if __name__ == "__main__":
         "report": report,
         "sites": sites,
         "objects": objects,
+        "job": job,
+        "same-sim": same_sim,
     }[sys.argv[1]](sys.argv[2:])
