@@ -14,7 +14,7 @@ include matching every site it allocates from) with no run report;
 repetitions are interleaved and medians printed (wall and CPU seconds), then
 instructions (callgrind, deterministic) of one run each.
 
-  python test/bench/runtime_startup.py --profile PROF [--reps 20] [-- CMD ...]
+  python test/bench/runtime_startup.py --profile PROF [--reps 20] [--runtime LIB] [-- CMD ...]
 Environment: TIERWISE_BUILD_DIR (default build/).
 """
 
@@ -74,13 +74,14 @@ def main():
     ap.add_argument("--profile", required=True, help="a profile directory whose stacks to use")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--no-instructions", action="store_true")
+    ap.add_argument("--runtime", help="the runtime library to measure (default: the build's)")
     ap.add_argument("cmd", nargs="*", help="-- CMD ARGS (default /bin/true)")
     args = ap.parse_args()
     cmd = [c for c in args.cmd if c != "--"] or ["/bin/true"]
     with open(Path(args.profile) / "sites.csv", newline="") as f:
         stacks = [(r["stack"], r["location"]) for r in csv.DictReader(f) if not r["stack"].startswith("[")]
     work = Path(tempfile.mkdtemp(prefix="tw-startup."))
-    lib = BUILD / "lib" / "libtierwise-runtime.so"
+    lib = Path(args.runtime or BUILD / "lib" / "libtierwise-runtime.so")
     envs = {}
     for n in SIZES:
         p = work / f"placement.{n}.json"
