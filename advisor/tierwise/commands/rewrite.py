@@ -7,7 +7,9 @@ their `stack` (module+offset frames, inline frames expanded, with columns)
 with llvm-symbolizer, so the tool can see through inlined wrappers and tell
 two allocations on one line apart. Modules are looked up in --binary paths,
 `modules[].path` of the placement, build/examples and the working directory;
-a module whose build-id differs from the placement's is not used."""
+a module whose build-id differs from the placement's is not used, and a user
+module (not a system library) that is not found stops the rewrite with one
+line saying why, before any site is reported."""
 
 import argparse
 import json
@@ -66,37 +68,58 @@ def _build_id(path):
     return m.group(1) if m else ""
 
 
-def find_modules(placement, binaries):
-    """module basename -> path, for the modules the placement's stacks name."""
+SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+
+
+def _is_system_library(mod, path):
+    """A shared library of the system (libgomp, libstdc++): its frames are
+    library code, not a user file, whether or not it is found."""
+    if path:
+        return str(path).startswith(SYSTEM_DIRS)
+    return bool(re.match(r"(lib|ld-).*\.so(\.|$)", mod))
+
+
+def find_modules(placement, binaries, placed_only=True):
+    """(module basename -> path, one line per user module not found) for the
+    modules the placement's stacks name. A module is looked up in --binary
+    paths, its placement `modules[].path`, build/examples and the working
+    directory, and used only if its build-id is the placement's."""
+    default = placement.get("default_tier", "dram")
     wanted = {
         f.split("+", 1)[0]
         for s in placement.get("sites", [])
+        if not placed_only or s.get("tier") != default
         for f in str(s.get("stack", "")).split(";")
         if "+" in f
     }
-    ids = {m.get("module"): m.get("build_id") for m in placement.get("modules", [])}
-    found = {}
+    recorded = {m.get("module"): m for m in placement.get("modules", [])}
+    found, missing = {}, []
     candidates = [Path(b) for b in binaries]
     candidates += [Path(m["path"]) for m in placement.get("modules", []) if m.get("path")]
     candidates += [paths.build_dir() / "examples", Path.cwd()]
     for mod in sorted(wanted):
-        paths_tried = set()
+        want = recorded.get(mod, {}).get("build_id")
+        why = []
+        tried = set()
         for c in candidates:
             path = (c / mod if c.is_dir() else c).resolve()
-            if path.name != mod or not path.is_file() or path in paths_tried:
+            if path.name != mod or not path.is_file() or path in tried:
                 continue
-            paths_tried.add(path)
-            want = ids.get(mod)
+            tried.add(path)
             if want and _build_id(path) != want:
-                print(
-                    f"tierwise rewrite: {path}: build-id differs from the placement's "
-                    f"module {mod}; not used",
-                    file=sys.stderr,
-                )
+                why.append(f"{path} has another build-id (rebuilt since profiling?)")
                 continue
             found[mod] = path
             break
-    return found
+        if mod in found:
+            continue
+        where = recorded.get(mod, {}).get("path", "")
+        if _is_system_library(mod, where):
+            continue
+        if not why:
+            why.append(f"no file at {where}" if where else "the placement records no path for it")
+        missing.append(f"module {mod}: " + "; ".join(why))
+    return found, missing
 
 
 def _symbolizer():
@@ -172,10 +195,24 @@ def run(args):
     placement_path = args.placement
     tmp = None
     if need:
-        modules = find_modules(placement, args.binary)
+        modules, missing = find_modules(placement, args.binary)
+        if missing:
+            raise UserError(
+                f"{args.placement}: cannot symbolize its stacks: {missing[0]}"
+                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                + "; give --binary PATH (the profiled program or a directory with it)"
+            )
         n = symbolize(placement, modules) if modules else 0
+        if modules and not n:
+            raise UserError(
+                f"{args.placement}: no line information for its stacks in "
+                + ", ".join(str(p) for p in modules.values())
+                + ": rebuild with -g (the same build otherwise) and profile again"
+            )
         print(
-            f"tierwise rewrite: symbolized {n} of {len(need)} sites without frames", file=sys.stderr
+            f"tierwise rewrite: symbolized {n} of {len(need)} sites without frames "
+            f"({', '.join(str(p) for p in modules.values())})",
+            file=sys.stderr,
         )
         if n:
             tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
