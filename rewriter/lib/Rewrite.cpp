@@ -111,13 +111,14 @@ bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
                                     "-Wno-unknown-warning-option",
                                     "-Wno-ignored-optimization-argument",
                                     "-Wno-unused-command-line-argument",
-                                    "-Wno-error"};
+                                    "-Wno-error", "-fno-caret-diagnostics"};
   std::string First;
   for (int Attempt = 0; Attempt < 2; ++Attempt) {
     SourceIndex One;
     FirstError Diags;
     tooling::ClangTool Tool(DB, {File});
-    Tool.setDiagnosticConsumer(&Diags);
+    Tool.setDiagnosticConsumer(&Diags); // one line per file, below
+    Tool.setPrintErrorMessage(false);
     Tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
         Extra, tooling::ArgumentInsertPosition::END));
     if (Attempt == 1)
