@@ -24,6 +24,7 @@ struct Located {
   unsigned Line = 0;
   std::vector<const AllocExpr *> Cands;
   std::string Problem;
+  bool Configurations = false; ///< Cands: one expression, several builds
 };
 
 bool placeable(const Site &S) { return S.Stack.empty() || S.Stack[0] != '['; }
@@ -143,6 +144,10 @@ Located locate(const Site &S, const SourceIndex &Index) {
     if (Calls.empty())
       L.Problem = "stale placement: nothing allocates at " + Where +
                   " (source changed since profiling?)";
+    else if (Calls == "mmap" || Calls == "mmap64")
+      L.Problem = "the allocation is the anonymous " + Calls + " at " + Where +
+                  ": tierwise.h has no mmap form; apply this site with "
+                  "`tierwise run` (LD_PRELOAD)";
     else if (std::string Lib = cLibraryCallsOnLine(Index, L.File, L.Line);
              !Lib.empty())
       L.Problem = "libc's own allocation, inside " + Lib + " at " + Where +
@@ -154,6 +159,23 @@ Located locate(const Site &S, const SourceIndex &Index) {
                   "): the placement lacks the frames inside that call";
     return L;
   }
+  // One expression that compiles to different allocations in different
+  // configurations of the file (a macro defined per -D): all of them.
+  auto SameRange = [](const AllocExpr *A, const AllocExpr *B) {
+    return A->Line == B->Line && A->Col == B->Col &&
+           A->EndLine == B->EndLine && A->EndCol == B->EndCol;
+  };
+  bool OneRange = L.Cands.size() > 1;
+  for (const AllocExpr *A : L.Cands)
+    OneRange = OneRange && SameRange(A, L.Cands.front());
+  if (OneRange) {
+    std::set<std::pair<std::string, unsigned>> Edits;
+    for (const AllocExpr *A : L.Cands)
+      Edits.insert({A->EditFile, A->EditOffset});
+    L.Configurations = Edits.size() == L.Cands.size();
+  }
+  if (L.Configurations)
+    return L;
   if (L.Cands.size() > 1 && F.Column) {
     const AllocExpr *Best = nullptr;
     for (const AllocExpr *A : L.Cands)
@@ -175,7 +197,7 @@ Located locate(const Site &S, const SourceIndex &Index) {
 void disambiguate(std::vector<Located> &All, const std::string &Default) {
   std::map<std::pair<std::string, unsigned>, std::vector<Located *>> Lines;
   for (Located &L : All)
-    if (L.Problem.empty() && L.Cands.size() > 1)
+    if (L.Problem.empty() && L.Cands.size() > 1 && !L.Configurations)
       Lines[{L.File, L.Line}].push_back(&L);
   for (auto &[Key, Ls] : Lines) {
     std::set<std::string> Calls, Tiers;
@@ -267,8 +289,22 @@ public:
   Emitter(Outcome &Out) : Out(Out) {}
   void add(const std::string &File, unsigned Offset, unsigned Length,
            const std::string &Text) {
-    if (Seen.insert({File, Offset, Length, Text}).second)
-      Out.Edits.emplace_back(File, Offset, Length, Text);
+    if (!Seen.insert({File, Offset, Length, Text}).second)
+      return;
+    // Two different edits of one range (configurations of a file that
+    // disagree on a macro, say): the first is kept, and said so.
+    for (const clang::tooling::Replacement &R : Out.Edits)
+      if (R.getFilePath() == File &&
+          (R.getOffset() == Offset ||
+           (R.getOffset() < Offset + Length &&
+            Offset < R.getOffset() + R.getLength()))) {
+        Out.Notes.push_back("two different edits of " + base(File) +
+                            " at offset " + std::to_string(Offset) +
+                            " (its configurations disagree?): kept \"" +
+                            R.getReplacementText().str() + "\"");
+        return;
+      }
+    Out.Edits.emplace_back(File, Offset, Length, Text);
   }
 
 private:
@@ -478,6 +514,56 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
       " that its allocation uses; callers passing a tier: " + List);
 }
 
+// The site's call of the function its allocation is in (its next frame).
+const CallSiteFact *callOf(const Located &L, const std::string &Key,
+                           const SourceIndex &Index) {
+  if (L.FrameIdx + 1 >= L.S->Frames.size())
+    return nullptr;
+  const Frame &F = L.S->Frames[L.FrameIdx + 1];
+  std::vector<std::string> Files = Index.resolveFile(F.File);
+  if (Files.size() != 1)
+    return nullptr;
+  const CallSiteFact *Found = nullptr;
+  for (const CallSiteFact &C : Index.CallSites)
+    if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == Key &&
+        (!F.Column || (C.Col <= F.Column && F.Column < C.EndCol))) {
+      if (Found)
+        return nullptr;
+      Found = &C;
+    }
+  return Found;
+}
+
+// Uses of a macro's allocation (the edit at Key) that no member reaches.
+bool unreachedUses(const SourceIndex &Index,
+                   const std::pair<std::string, unsigned> &Key,
+                   const std::vector<Member> &Members) {
+  std::set<std::tuple<std::string, unsigned, unsigned>> Uses, Reached;
+  for (const AllocExpr &A : Index.Allocs)
+    if (A.EditFile == Key.first && A.EditOffset == Key.second)
+      Uses.insert({A.File, A.Line, A.Col});
+  for (auto &[L, A] : Members)
+    Reached.insert({A->File, A->Line, A->Col});
+  return Uses.size() > Reached.size();
+}
+
+// Calls of the function holding an allocation that no member reaches, when
+// every member's call of it is known.
+bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
+                    const std::vector<Member> &Members) {
+  std::set<const CallSiteFact *> Reached;
+  for (auto &[L, A] : Members) {
+    const CallSiteFact *C = callOf(*L, Key, Index);
+    if (!C)
+      return false;
+    Reached.insert(C);
+  }
+  size_t Calls = 0;
+  for (const CallSiteFact &C : Index.CallSites)
+    Calls += C.CalleeKey == Key;
+  return Calls > Reached.size();
+}
+
 } // namespace
 
 Outcome resolve(const Placement &P, const SourceIndex &Index) {
@@ -574,6 +660,26 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
     int64_t Head = headOf(*Members.front().first->S);
     if (Tier == P.DefaultTier)
       continue;
+    // One tier for every site, but uses of the macro or calls of the
+    // function that no site reaches would follow them into it, where
+    // `tierwise run` leaves them in the default tier: place per use, or
+    // refactor the wrapper, instead.
+    if (!A0.Macro.empty() && unreachedUses(Index, Key, Members)) {
+      bool AllUsable = true;
+      for (auto &[L, A] : Members)
+        AllUsable = AllUsable && A->UseProblem.empty() && A->Problem.empty();
+      if (AllUsable && cannotPlace(A0, Tier, Head).empty()) {
+        Placed(Members, Tier, Head, true);
+        Out.Notes.push_back("expanded the placed uses of " + A0.Macro +
+                            " (the macro's other uses stay in " +
+                            P.DefaultTier + "): " + *Placements.begin());
+        continue;
+      }
+    } else if (A0.Macro.empty() && !A0.FunctionKey.empty() && !Head &&
+               unreachedCalls(Index, A0.FunctionKey, Members)) {
+      Mixed(Members, false);
+      continue;
+    }
     if (std::string Why = cannotPlace(A0, Tier, Head); !Why.empty()) {
       for (const Site *S : Sites)
         Failed.emplace(S, Why);

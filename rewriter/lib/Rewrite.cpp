@@ -17,6 +17,7 @@
 #include "llvm/Support/Path.h"
 
 #include <map>
+#include <set>
 
 using namespace clang;
 
@@ -99,11 +100,25 @@ std::vector<std::string> gnuMode(const std::vector<std::string> &Args) {
   return Out;
 }
 
-} // namespace
+// One compile command of a file, as a database of its own.
+class OneCommand : public tooling::CompilationDatabase {
+public:
+  explicit OneCommand(tooling::CompileCommand C) : C(std::move(C)) {}
+  std::vector<tooling::CompileCommand>
+  getCompileCommands(llvm::StringRef) const override {
+    return {C};
+  }
 
-bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
-               const RewriteOptions &Opts, SourceIndex &Index,
-               llvm::raw_ostream &Err) {
+private:
+  tooling::CompileCommand C;
+};
+
+// Parses File with DB's commands into Index, then once more in GNU mode;
+// false (and the first error in First) if neither parses.
+bool parseWithRetry(const tooling::CompilationDatabase &DB,
+                    const std::string &File, const RewriteOptions &Opts,
+                    SourceIndex &Index, std::string &First,
+                    llvm::raw_ostream &Err) {
   // Builtin headers from the installed clang, not next to this binary; a
   // compile command written for GCC may carry flags clang does not know,
   // and warnings the project makes errors are not errors here.
@@ -112,7 +127,6 @@ bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
                                     "-Wno-ignored-optimization-argument",
                                     "-Wno-unused-command-line-argument",
                                     "-Wno-error", "-fno-caret-diagnostics"};
-  std::string First;
   for (int Attempt = 0; Attempt < 2; ++Attempt) {
     SourceIndex One;
     FirstError Diags;
@@ -137,6 +151,85 @@ bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
     if (First.empty())
       First = Diags.First.empty() ? "the parser failed" : Diags.First;
   }
+  return false;
+}
+
+// The -D/-U flags of a command that not every other command has.
+std::string ownDefines(const tooling::CompileCommand &C,
+                       const std::vector<tooling::CompileCommand> &All) {
+  auto Defines = [](const tooling::CompileCommand &X) {
+    std::set<std::string> Out;
+    for (size_t I = 0; I < X.CommandLine.size(); ++I) {
+      llvm::StringRef A = X.CommandLine[I];
+      if ((A == "-D" || A == "-U") && I + 1 < X.CommandLine.size())
+        Out.insert(A.str() + X.CommandLine[++I]);
+      else if (A.starts_with("-D") || A.starts_with("-U"))
+        Out.insert(A.str());
+    }
+    return Out;
+  };
+  std::set<std::string> Mine = Defines(C), Common = Mine;
+  for (const tooling::CompileCommand &O : All) {
+    std::set<std::string> D = Defines(O), Keep;
+    for (const std::string &X : Common)
+      if (D.count(X))
+        Keep.insert(X);
+    Common = Keep;
+  }
+  std::string Out;
+  for (const std::string &X : Mine)
+    if (!Common.count(X))
+      Out += (Out.empty() ? "" : " ") + X;
+  return Out.empty() ? "no -D of its own" : Out;
+}
+
+} // namespace
+
+bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
+               const RewriteOptions &Opts, SourceIndex &Index,
+               llvm::raw_ostream &Err) {
+  std::string First;
+  std::vector<tooling::CompileCommand> Cmds = DB.getCompileCommands(File);
+  bool OK = true;
+  if (Cmds.size() < 2) {
+    OK = parseWithRetry(DB, File, Opts, Index, First, Err);
+  } else {
+    // Several configurations: each parsed on its own, the allocations
+    // each sees compared, all of them kept.
+    std::vector<std::set<std::string>> Seen;
+    for (const tooling::CompileCommand &C : Cmds) {
+      SourceIndex One;
+      if (!parseWithRetry(OneCommand(C), File, Opts, One, First, Err)) {
+        OK = false;
+        break;
+      }
+      std::set<std::string> Keys;
+      for (const AllocExpr &A : One.Allocs)
+        Keys.insert(llvm::sys::path::filename(A.File).str() + ":" +
+                    std::to_string(A.Line) + " (" + A.Callee + ")");
+      Seen.push_back(std::move(Keys));
+      Index.merge(One);
+    }
+    for (size_t I = 0; OK && I < Cmds.size(); ++I) {
+      std::string Only;
+      unsigned N = 0;
+      for (const std::string &K : Seen[I]) {
+        bool Everywhere = true;
+        for (const auto &S : Seen)
+          Everywhere = Everywhere && S.count(K);
+        if (!Everywhere && N++ < 4)
+          Only += (Only.empty() ? "" : ", ") + K;
+      }
+      if (N)
+        Err << "tierwise-rewrite: note: " << File << ": its " << Cmds.size()
+            << " compile commands disagree: the one with "
+            << ownDefines(Cmds[I], Cmds) << " alone has the allocations at "
+            << Only << (N > 4 ? " and more" : "")
+            << " (a site there is rewritten for every configuration)\n";
+    }
+  }
+  if (OK)
+    return true;
   llvm::SmallString<256> Real;
   std::string Key =
       llvm::sys::fs::real_path(File, Real) ? File : Real.str().str();

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tierwise import paths
+from tierwise import compiledb, paths
 from tierwise.cli import UserError
 
 SYMBOLIZER = ["llvm-symbolizer-19", "/usr/lib/llvm-19/bin/llvm-symbolizer", "llvm-symbolizer"]
@@ -118,7 +118,7 @@ def find_modules(placement, binaries, placed_only=True):
             continue
         if not why:
             why.append(f"no file at {where}" if where else "the placement records no path for it")
-        missing.append(f"module {mod}: " + "; ".join(why))
+        missing.append((mod, f"module {mod}: " + "; ".join(why)))
     return found, missing
 
 
@@ -196,11 +196,28 @@ def run(args):
     tmp = None
     if need:
         modules, missing = find_modules(placement, args.binary)
-        if missing:
+        # A hand-written placement (modules[] does not name the module) whose
+        # sites all have a location can do without: one frame per site.
+        recorded = {m.get("module") for m in placement.get("modules", [])}
+        unlocated = {
+            f.split("+", 1)[0]
+            for s in need
+            if not s.get("location")
+            for f in str(s.get("stack", "")).split(";")
+        }
+        fatal = [why for mod, why in missing if mod in recorded or mod in unlocated]
+        if fatal:
             raise UserError(
-                f"{args.placement}: cannot symbolize its stacks: {missing[0]}"
-                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                f"{args.placement}: cannot symbolize its stacks: {fatal[0]}"
+                + (f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else "")
                 + "; give --binary PATH (the profiled program or a directory with it)"
+            )
+        for mod, why in missing:
+            print(
+                f"tierwise rewrite: note: {why}, and the placement's modules[] does not "
+                f"name it: its sites are found by their `location` (--binary adds "
+                f"inline frames and columns)",
+                file=sys.stderr,
             )
         n = symbolize(placement, modules) if modules else 0
         if modules and not n:
@@ -220,8 +237,17 @@ def run(args):
             tmp.close()
             placement_path = tmp.name
     cmd = [str(tool), "--placement", placement_path]
-    if args.build_path:
-        cmd += ["-p", args.build_path]
+    build_path = args.build_path
+    dbdir = None
+    if build_path and not extra:
+        # Sources compiled more than once: the configuration in the binary.
+        binaries = list(find_modules(placement, args.binary)[0].values())
+        dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
+        build_path, notes = compiledb.filtered_database(build_path, files, binaries, dbdir.name)
+        for n in notes:
+            print(f"tierwise rewrite: note: {n}", file=sys.stderr)
+    if build_path:
+        cmd += ["-p", build_path]
     if args.in_place:
         cmd.append("-i")
     if args.patch:
@@ -231,3 +257,5 @@ def run(args):
     finally:
         if tmp:
             os.unlink(tmp.name)
+        if dbdir:
+            dbdir.cleanup()

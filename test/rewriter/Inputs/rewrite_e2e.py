@@ -16,8 +16,9 @@ build's compile commands plus `tierwise config --cflags --libs`; 5. the
 original runs with `tierwise run` (LD_PRELOAD) and the rebuilt one without
 LD_PRELOAD, both with a run report. Checks: the rebuilt program's checksum
 equals the unplaced run's, and for every placed (pmem) site the rebuilt
-report's bytes per tier (its sites symbolized and summed per innermost
-function and source line, lines mapped through the patch) equal the
+report's bytes per tier (its sites symbolized, inline frames expanded, and
+summed per innermost frame and caller frame: function without parameters,
+file, line, lines mapped through the patch) equal the
 LD_PRELOAD report's (for the head's site: its DRAM and pmem bytes, both
 non-zero). Prints `ok ...` lines, exits non-zero on a failure."""
 
@@ -50,15 +51,45 @@ def checksum(out):
     return m[1]
 
 
-def innermost(binary, stacks):
-    """stack -> (function, file basename, line) of its innermost frame."""
-    offs = {s: s.split(";")[0].split("+", 1)[1] for s in stacks}
-    out = run([SYMBOLIZER, "--output-style=JSON", "--obj", str(binary)] + sorted(set(offs.values())))
+def base_function(name):
+    """ns::f<T>(unsigned long) [clone .isra.0] -> ns::f<T>: a wrapper that
+    gained a tier parameter is still the same function, and so is a C
+    wrapper's f_tier variant (its body, with the tier passed in)."""
+    name = re.sub(r" \[clone [^]]*\]", "", name or "")
+    depth, end = 0, len(name)
+    for i in range(len(name) - 1, -1, -1):  # the trailing parameter list
+        if name[i] == ")":
+            depth += 1
+        elif name[i] == "(":
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+    name = name[:end] if name.endswith(")") or name.endswith("const") else name
+    return name[: -len("_tier")] if name.endswith("_tier") else name
+
+
+def frames_of(binary, stacks, depth=2):
+    """stack -> its first DEPTH symbolized frames (inline frames expanded),
+    each (function without parameters, file basename, line): a site is told
+    apart from the others that share its innermost line (a wrapper's) by
+    its caller's."""
+    mod = Path(binary).name  # frames of the program itself, not of libc
+    offs = {s: [f.split("+", 1)[1] for f in s.split(";") if f.startswith(mod + "+")] for s in stacks}
+    allo = sorted({o for os_ in offs.values() for o in os_})
+    out = run([SYMBOLIZER, "--output-style=JSON", "--obj", str(binary)] + allo)
     table = {}
     for e in json.loads(out.stdout or "[]"):
-        sym = (e.get("Symbol") or [{}])[0]
-        table[e["Address"]] = (sym.get("FunctionName"), Path(sym.get("FileName", "")).name, sym.get("Line"))
-    return {s: table.get(o) for s, o in offs.items()}
+        table[e["Address"]] = [
+            (base_function(y.get("FunctionName")), Path(y.get("FileName", "")).name, y.get("Line"))
+            for y in e.get("Symbol") or []
+            if y.get("Line")  # not _start: no line information
+        ]
+    res = {}
+    for s, os_ in offs.items():
+        fr = [f for o in os_ for f in table.get(o, [])]
+        res[s] = tuple(fr[:depth])
+    return res
 
 
 def line_map(old_dir, new_dir, names):
@@ -92,8 +123,12 @@ def main(argv):
     run([tierwise, "profile", "--backend", "alloc", "-o", prof, "--"] + cmd, env)
     rows = [r for r in csv.DictReader(open(prof / "sites.csv")) if r["bytes_allocated"]]
     exdir = src / "examples"
+    def in_examples(location):  # "fn /build/examples/../../examples/x.c:12"
+        path = location.rsplit(" ", 1)[-1].rsplit(":", 1)[0]
+        return os.path.normpath(path).startswith(f"{exdir}/")
+
     big = sorted(
-        (r for r in rows if int(r["bytes_allocated"]) >= BIG and f" {exdir}/" in r["location"]),
+        (r for r in rows if int(r["bytes_allocated"]) >= BIG and in_examples(r["location"])),
         key=lambda r: -int(r["bytes_allocated"]),
     )
     sites = [
@@ -222,16 +257,19 @@ def main(argv):
 
     pre = json.loads(preload_rep.read_text())
     reb = json.loads(rebuilt_rep.read_text())
-    where_pre = innermost(exe, [s["stack"] for s in pre["sites"]])
-    where_reb = innermost(rebuilt, [s["stack"] for s in reb["unmatched"]])
+    where_pre = frames_of(exe, [s["stack"] for s in pre["sites"]])
+    where_reb = frames_of(rebuilt, [s["stack"] for s in reb["unmatched"]])
 
-    # Both sides summed per innermost (function, file, line): sites that
-    # share an allocation expression (a wrapper) share it in the source too.
+    # Both sides per site: its innermost frame and its caller's (lines of
+    # the rebuilt program mapped through the patch), so the callers of a
+    # shared wrapper or macro are told apart.
     def per_location(entries, where, field, lines=None):
         acc = {}
         for s in entries:
-            fn, f, line = where[s["stack"]] or (None, None, None)
-            key = (fn, f, lines.get((f, line)) if lines is not None else line)
+            key = tuple(
+                (fn, f, lines.get((f, line)) if lines is not None else line)
+                for fn, f, line in where[s["stack"]]
+            )
             d = acc.setdefault(key, {})
             for t, b in s[field].items():
                 d[t] = d.get(t, 0) + b
@@ -254,7 +292,7 @@ def main(argv):
         if not (want.get("dram") and want.get("pmem")):
             sys.exit(f"FAIL {name}: {key}: the DRAM head was not applied under LD_PRELOAD: {want}")
         print(
-            f"ok {name}: head site {key[1]}:{key[2]}: dram={want['dram']} pmem={want['pmem']} "
+            f"ok {name}: head site {key[0][1]}:{key[0][2]}: dram={want['dram']} pmem={want['pmem']} "
             "under LD_PRELOAD and rebuilt"
         )
 
