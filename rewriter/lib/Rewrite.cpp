@@ -189,7 +189,11 @@ bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
                const RewriteOptions &Opts, SourceIndex &Index,
                llvm::raw_ostream &Err) {
   std::string First;
-  std::vector<tooling::CompileCommand> Cmds = DB.getCompileCommands(File);
+  // Looked up as ClangTool does: by absolute path.
+  std::string Abs = File;
+  if (auto A = tooling::getAbsolutePath(*llvm::vfs::getRealFileSystem(), File))
+    Abs = *A;
+  std::vector<tooling::CompileCommand> Cmds = DB.getCompileCommands(Abs);
   bool OK = true;
   if (Cmds.size() < 2) {
     OK = parseWithRetry(DB, File, Opts, Index, First, Err);

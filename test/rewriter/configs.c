@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
   (void)argv;
   ELEM *v = NEW_VEC(1000 * argc);
   v[0] = 1;
-  printf("%g\n", (double)v[0]);
+  printf("%g %p\n", (double)v[0], (void *)v); // v escapes: not elided
   free(v);
   return 0;
 }
