@@ -3,6 +3,7 @@
 #   make build  - install missing system packages, create .venv, build everything
 #   make test   - build, then run the whole lit + pytest suite
 #   make demo   - build, then run the whole pipeline on a bundled example
+#   make check-numa - the tests that need a real two-node NUMA kernel (QEMU)
 SHELL := /bin/bash
 BUILD ?= build
 VENV  ?= .venv
@@ -15,21 +16,33 @@ APT_PKGS := build-essential cmake pkg-config binutils python3 python3-venv \
   libcjson-dev libomp-19-dev libclang-rt-19-dev \
   libgraphblas-dev libigraph-dev libopenmpi-dev openmpi-bin
 
+# What `make check-numa` needs on top (its QEMU guest and initramfs); the
+# kernel it boots is fetched by test/numa/check-numa.sh (apt-get download).
+NUMA_APT_PKGS := qemu-system-x86 busybox-static
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PY   := $(VENV)/bin/python
 
-.PHONY: all build deps venv configure test demo clean check-sanitizers
+.PHONY: all build deps numa-deps venv configure test demo clean check-sanitizers check-numa
 
 all: build
 
-deps:
-	@missing=$$(for p in $(APT_PKGS); do \
+# $(call apt_install,PACKAGES,EXTRA apt-get install OPTIONS): the missing ones.
+define apt_install
+	@missing=$$(for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "tierwise: installing Debian packages:" $$missing; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(APT_PKGS))
+
+numa-deps:
+	$(call apt_install,$(NUMA_APT_PKGS),--no-install-recommends)
 
 $(VENV)/.stamp: advisor/pyproject.toml
 	@test -x $(PY) || /usr/bin/python3 -m venv $(VENV)
@@ -54,6 +67,11 @@ test: build
 # program; Valgrind memcheck/helgrind on the preloaded runtime (~1-2 min).
 check-sanitizers: build
 	test/reliability/check_sanitizers.sh $(BUILD)
+
+# A QEMU (TCG) guest with Debian 12's kernel, node 1 memory only, the host's
+# / over virtio-9p: placements on NUMA nodes checked from numa_maps (~5 min).
+check-numa: build numa-deps
+	test/numa/check-numa.sh $(BUILD)
 
 demo: build
 	$(BUILD)/bin/tierwise demo

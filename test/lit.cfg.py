@@ -13,7 +13,7 @@ import lit.formats
 config.name = "tierwise"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".test", ".c", ".cc", ".cpp", ".py"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt", "bench"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt", "bench", "numa"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tw_build_root, "test")
 

@@ -166,10 +166,12 @@ def test_unknown_preset():
 
 
 def test_parse_size():
-    assert tiers.parse_size("512M") == 512 << 20
-    assert tiers.parse_size("1.5G") == 3 << 29
-    assert tiers.parse_size("4096") == 4096
-    assert tiers.parse_size("2GiB") == 2 << 30
+    from tierwise.sizes import parse_size  # what tier files' capacity uses
+
+    assert parse_size("512M") == 512 << 20
+    assert parse_size("1.5G") == 3 << 29
+    assert parse_size("4096") == 4096
+    assert parse_size("2GiB") == 2 << 30
 
 
 def test_streamed_site_latency_hidden_by_prefetch(model, tmp_path):
@@ -207,3 +209,31 @@ def test_measured_sequential_misses_replace_the_ratio_rule(model):
     # not measured (empty): the ratio rule decides
     s = sites(("h", 4096, 16_000_000, 0, 1_000_000, 0, 0)).assign(llc_stream_misses=[None])
     assert cost.site_costs(s, model).iloc[0]["regime"] == "bandwidth"
+
+
+def test_measured_overlap_replaces_the_constant_mlp(model):
+    # 1e6 load misses, 900,000 of them overlapped with an earlier outstanding
+    # miss (interval model): only the 100,000 leading misses pay the latency
+    # (MLP 10), whatever the constant mlp (4) and the sequential share say
+    s = sites(("g", 4096, 2_000_000, 0, 1_000_000, 0, 0)).assign(
+        llc_stream_misses=0, llc_overlapped_misses=900_000, llc_dependent_misses=0
+    )
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e5 * 400e-9)
+    assert c["t_fast"] == pytest.approx(1e5 * 100e-9)
+    assert c["mlp"] == pytest.approx(10)
+    # a chase (none overlapped) pays every miss's latency: MLP 1
+    s = s.assign(llc_overlapped_misses=0, llc_dependent_misses=1_000_000)
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e6 * 400e-9)
+    assert c["mlp"] == pytest.approx(1)
+    # all overlapped (a prefetched sweep): no latency, the bandwidth term
+    s = s.assign(llc_overlapped_misses=1_000_000)
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e6 * 64 / 10e9)
+    assert c["regime"] == "bandwidth"
+    # not measured (pmu, census, older profiles): the constant, 4
+    s = s.assign(llc_overlapped_misses=[None])
+    c = cost.site_costs(s, model).iloc[0]
+    assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4)
+    assert c["mlp"] == pytest.approx(4)

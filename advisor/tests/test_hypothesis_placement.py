@@ -3,20 +3,24 @@
 (tierwise/placement.py): any JSON value is either accepted as a valid
 placement or rejected with ValueError (never another exception); what it
 accepts, the C runtime's parser accepts too (same grammar: JSON booleans
-are not numbers, sizes are ASCII digits with a K/M/G/T suffix that fit in 64
-bits); write/load round-trips."""
+are not numbers); the size grammar (FORMATS.md "Sizes") against an
+independent exact reference (fractions); write/load round-trips."""
 
 import json
+import math
 import re
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tierwise import placement
+from tierwise.sizes import parse_size
 
 # The size grammar of advisor/FORMATS.md and runtime/src/tw_out.c.
-SIZE_RE = re.compile(r"[0-9]+([kKmMgGtT]?)[bB]?", re.ASCII)
+# The size grammar (advisor/FORMATS.md "Sizes"), written out independently
+SIZE_RE = re.compile(r"([0-9]+(?:\.[0-9]{1,18})?)(?: *([kKmMgGtT])(?:[iI]?[bB])?| *[bB])?", re.ASCII)
 SHIFT = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 
 json_values = st.recursive(
@@ -75,17 +79,17 @@ def test_accepts_or_valueerror_and_runtime_agrees(doc):
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=14) | st.from_regex(SIZE_RE, fullmatch=True))
-def test_parse_size_is_the_runtime_grammar(text):
+def test_parse_size_is_the_grammar(text):
     m = SIZE_RE.fullmatch(text)
     expect = None
     if m:
-        v = int(text[: m.start(1)] or text.rstrip("bB")) << SHIFT[m[1].lower()]
+        v = math.floor(Fraction(m[1]) * 2 ** SHIFT[(m[2] or "").lower()])
         expect = v if v < 2**64 else None
     if expect is None:
         with pytest.raises(ValueError):
-            placement.parse_size(text)
+            parse_size(text)
     else:
-        assert placement.parse_size(text) == expect
+        assert parse_size(text) == expect
 
 
 @settings(max_examples=100, deadline=None)

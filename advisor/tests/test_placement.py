@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tierwise import placement
+from tierwise.sizes import parse_size
 
 
 def minimal(**over):
@@ -89,12 +90,13 @@ def test_not_json_and_missing(tmp_path):
     ],
 )
 def test_parse_size(text, value):
-    assert placement.parse_size(text) == value
+    # the one size grammar (tierwise/sizes.py; vectors in test_sizes.py)
+    assert parse_size(text) == value
 
 
 def test_parse_size_rejects_junk():
     with pytest.raises(ValueError, match="'12Q'"):
-        placement.parse_size("12Q")
+        parse_size("12Q")
 
 
 def test_dram_head_is_accepted(tmp_path):

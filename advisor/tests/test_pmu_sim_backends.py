@@ -13,6 +13,8 @@ from tierwise.backends import pmu, sim
 
 
 def test_parse_size():
+    # sysfs writes cache sizes as '32768K'; the sim backend reads them with
+    # the one size grammar
     assert sim.parse_size("1M") == 1 << 20
     assert sim.parse_size("32768K") == 32 << 20
     assert sim.parse_size("4096") == 4096

@@ -138,3 +138,60 @@ def test_write_csv_does_not_follow_a_planted_symlink(tmp_path):
     assert victim.read_text() == "keep me\n"
     assert target.read_text() == "a,b\n1,2\n"
     assert not target.is_symlink()
+
+
+TWO_CALLERS = r"""
+#include <stdlib.h>
+__attribute__((noinline)) void *wrap(size_t n) { return malloc(n); }
+int main(void) {
+  void *a = wrap(10);
+  void *b = wrap(20);
+  void *c = malloc(30);
+  return a == b || c == 0;
+}
+"""
+
+
+def test_locations_name_the_caller_of_a_shared_wrapper(tmp_path):
+    """Two sites through one wrapper get their caller lines (5 and 6) with
+    `(via prog.c:3)`; a site whose innermost frame is its own keeps it."""
+    if not shutil.which("cc") or not shutil.which("objdump"):
+        pytest.skip("no C compiler or objdump")
+    (tmp_path / "prog.c").write_text(TWO_CALLERS)
+    prog = tmp_path / "prog"
+    subprocess.run(["cc", "-g", "-O1", "-o", str(prog), str(tmp_path / "prog.c")], check=True)
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(prog)],
+                         capture_output=True, text=True).stdout
+    # return addresses of main's calls: the instruction after each call
+    main = dis[dis.index("<main>:"):].split("\n\n")[0].splitlines()[1:]
+    addrs = [int(l.split(":")[0], 16) for l in main if ":" in l]
+    rets = {}
+    for i, l in enumerate(main):
+        for callee in ("wrap", "malloc"):
+            if "call" in l and f"<{callee}" in l:
+                rets.setdefault(callee, []).append(addrs[i + 1])
+    w = symbol_offset(prog, "wrap")
+    sym = Symbolizer({"prog": str(prog)})
+    inner = f"prog+0x{w + 4:x}"
+    stacks = [f"{inner};prog+0x{r - 1:x}" for r in rets["wrap"]] + [f"prog+0x{rets['malloc'][0] - 1:x}"]
+    locs = sym.locations(stacks)
+    assert locs[0].startswith("main ") and locs[0].endswith("prog.c:5 (via prog.c:3)")
+    assert locs[1].endswith("prog.c:6 (via prog.c:3)")
+    assert locs[2].startswith("main ") and locs[2].endswith("prog.c:7")
+    # one site on its own: the wrapper's line, as before
+    assert sym.location(stacks[0]).endswith("prog.c:3")
+
+
+def test_short_and_fitted_locations():
+    from tierwise.symbolize import fit_location, short_location
+
+    loc = ("void Compute<fwlike::AsymmetricVertex>(fwlike::Graph<fwlike::AsymmetricVertex>&, "
+           "Options) [clone .isra.0] /src/x/../pagerank.cc:45 (via array.h:18)")
+    assert short_location(loc) == "Compute<fwlike::AsymmetricVertex> pagerank.cc:45 (via array.h:18)"
+    assert fit_location(loc, 40) == "Compu... pagerank.cc:45 (via array.h:18)"  # 40 chars
+    # too narrow for any of the function: the distinguishing part stays whole
+    assert fit_location(loc, 10) == "pagerank.cc:45 (via array.h:18)"
+    assert short_location("fwlike::Array<unsigned long>::Array(unsigned long) /a/array.h:18") == (
+        "fwlike::Array<unsigned long>::Array array.h:18")
+    for other in ("bfs+0x1a", "[static]", "GB_malloc_memory libgraphblas.so.7.4.0"):
+        assert short_location(other) == fit_location(other, 4) == other

@@ -169,3 +169,22 @@ def test_optional_stream_misses_column(tmp_path):
     c = write_profile(tmp_path / "c", ["0,x+0x10;x+0x20,f0 x.c:1,1,4096,4096,,,,,"])
     m = reader.read_profiles([c, d]).sites.set_index("stack")
     assert m.at["x+0x10;x+0x20", "llc_stream_misses"] == 12
+
+
+def test_optional_interval_columns(tmp_path):
+    # the interval model's counts: read, summed on merge, unknown where a
+    # profile counted the site's misses without them (pmu)
+    a = reader.read_profile(write_profile(tmp_path / "a", good_rows()))
+    assert a.sites["llc_overlapped_misses"].isna().all()
+    d = write_profile(tmp_path / "b", [site_row(0, "x+0x10;x+0x20", 4096, 100, 50, 10, 5, 3)])
+    text = (d / "sites.csv").read_text().splitlines()
+    (d / "sites.csv").write_text(
+        f"{text[0]},llc_stream_misses,llc_overlapped_misses,llc_dependent_misses,"
+        f"llc_inflight_misses\n{text[1]},2,9,4,30\n"
+    )
+    b = reader.read_profile(d).sites
+    assert (b.at[0, "llc_overlapped_misses"], b.at[0, "llc_dependent_misses"]) == (9, 4)
+    m = reader.read_profiles([d, d]).sites.set_index("stack")
+    assert m.at["x+0x10;x+0x20", "llc_inflight_misses"] == 60
+    m = reader.read_profiles([tmp_path / "a", d]).sites.set_index("stack")
+    assert pd.isna(m.at["x+0x10;x+0x20", "llc_overlapped_misses"])

@@ -7,6 +7,8 @@ import pandas as pd
 
 from tierwise import cost
 from tierwise.select import parse_budget, peak_footprint, select, split_supported
+from tierwise.sizes import format_size  # noqa: F401 (advice.format_size)
+from tierwise.symbolize import fit_location, short_location
 
 PLACEMENT_FORMAT = "tierwise-placement"
 
@@ -25,6 +27,8 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
             "write_share": (c["stores"] / acc.where(acc > 0)).fillna(0),
             # of the LLC misses, those continuing a sweep (empty: not counted)
             "sequential_share": c[cost.STREAM] / miss.where(miss > 0),
+            # memory-level parallelism the misses are charged with
+            "mlp": costs["mlp"],
             "tier": [tier_of.get(i, "") for i in s.index],
             "benefit_s": costs["benefit"],
             "regime": costs["regime"],
@@ -115,35 +119,38 @@ def advise(
     return placement, table, sel, costs
 
 
-def format_size(n) -> str:
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-
-
 def format_partial(table: pd.DataFrame, sel, model) -> list:
     """The line under the table for the split site: its DRAM head."""
     lines = []
     for i, h in sel.partial.items():
         b = int(table.at[i, "bytes"])
         lines.append(
-            f"site {table.at[i, 'site']} ({table.at[i, 'location']}) is split: the first "
+            f"site {table.at[i, 'site']} ({short_location(table.at[i, 'location'])}) is split: the first "
             f"{format_size(h)} of each object in {model.fast.name} ({h / max(b, 1):.0%} of "
             f"{format_size(b)}), the rest in {model.slow.name}"
         )
     return lines
 
 
+def location_column(locations, cap: int = 56):
+    """(width, cells) of a table's location column: short_location() of
+    each, the column as wide as the longest (at most `cap`), a longer one
+    cut in its function name only (fit_location), never in the file:line
+    or `(via ...)` part that tells sites apart."""
+    locations = [str(x) for x in locations]
+    width = max([8] + [len(short_location(x)) for x in locations])
+    width = min(width, cap)
+    return width, [fit_location(x, width) for x in locations]
+
+
 def format_table(table: pd.DataFrame, limit: int = 30) -> str:
-    head = f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'writes':>6}  {'tier':<9} {'benefit':>10}"
+    rows = table.head(limit)
+    w, locs = location_column(rows["location"])
+    head = f"{'site':>4}  {'location':<{w}} {'size':>10} {'miss/KiB':>9} {'writes':>6}  {'tier':<9} {'benefit':>10}"
     lines = [head]
-    for _, r in table.head(limit).iterrows():
-        loc = str(r["location"])
-        loc = loc if len(loc) <= 36 else "..." + loc[-33:]
+    for loc, (_, r) in zip(locs, rows.iterrows()):
         lines.append(
-            f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} "
+            f"{r['site']:>4}  {loc:<{w}} {format_size(r['bytes']):>10} "
             f"{r['misses_per_kib']:>9.1f} {r['write_share']:>6.0%}  {r['tier']:<9} "
             f"{r['benefit_s'] * 1e3:>8.3f}ms"
         )

@@ -1,7 +1,14 @@
 # SPDX-License-Identifier: MIT
 """The `tierwise` command line: one sub-command per module in
 tierwise/commands/. Each module provides `add_parser(subparsers)` (returning
-its parser) and `run(args) -> int`."""
+its parser) and `run(args) -> int`.
+
+Start-up: the verbs in FAST_VERBS wrap a user's program (`run`) or a
+compiler command line (`config`), so they must add only milliseconds. Their
+modules import the standard library only (no pandas, numpy, matplotlib,
+pyelftools), main() imports no other verb's module for them, and
+build/bin/tierwise starts Python without `site` (-S) for them
+(test/cli/run-startup.test, test/bench/run_startup.py)."""
 
 import argparse
 import importlib
@@ -23,6 +30,7 @@ VERBS = [
     "config",
     "demo",
 ]
+FAST_VERBS = ("run", "config")
 
 
 class UserError(Exception):
@@ -47,7 +55,7 @@ def _load(verb):
         raise
 
 
-def build_parser():
+def build_parser(verbs=VERBS):
     parser = argparse.ArgumentParser(
         prog="tierwise",
         description="Profiling-guided data placement for tiered memory: "
@@ -56,7 +64,7 @@ def build_parser():
     )
     parser.add_argument("--version", action="version", version=f"tierwise {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
-    for verb in VERBS:
+    for verb in verbs:
         mod = _load(verb)
         if mod is None:
             continue
@@ -66,7 +74,9 @@ def build_parser():
 
 
 def main(argv=None):
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    fast = argv[:1] if argv[:1] and argv[0] in FAST_VERBS else None
+    parser = build_parser(fast or VERBS)
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()

@@ -2,11 +2,19 @@
 """Cost model: modelled time of each site on each tier, the benefit of the
 fast tier, and the modelled time of a whole placement.
 
-Per site s on tier t (line = 64 B, MLP = assumed memory-level parallelism):
-  latency_s   = (llc_load_misses * t.read_latency + llc_store_misses * t.write_latency) / MLP
+Per site s on tier t (line = 64 B):
+  latency_s   = (llc_load_misses * t.read_latency + llc_store_misses * t.write_latency) / MLP_s
   bandwidth_s = (llc_load_misses + llc_store_misses) * line / t.read_bandwidth
               + writebacks * line / t.write_bandwidth
   time(s, t)  = max(latency_s, bandwidth_s)
+MLP_s, the site's memory-level parallelism, is measured where the profile
+has the interval model's count (llc_overlapped_misses, sim backend: misses
+that overlap an earlier outstanding miss, or are prefetched, and so cost no
+latency of their own; profiler/sim/tw_interval.c):
+  MLP_s = misses / (misses - llc_overlapped_misses)
+i.e. only the misses that lead an interval pay the tier's latency. Without
+the count (pmu and alloc backends, older profiles) MLP_s is the tier
+model's constant `mlp` and sequential misses are discounted as follows.
 Sequential misses (llc_stream_misses: misses that continue a sweep of
 consecutive lines, counted by the sim backend) have their latency divided by
 prefetch_factor: prefetchers hide most of it (calibrated on seed 004 table
@@ -35,17 +43,46 @@ from tierwise.reader import PSEUDO_SITES
 COUNTS = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
 # Optional count: of the LLC misses, those continuing a sweep (sim backend).
 STREAM = "llc_stream_misses"
+# Optional counts of the interval model (sim backend): of the LLC misses,
+# those overlapped with an earlier outstanding one (or prefetched), those
+# whose address depends on an earlier missing load; and the sum over misses
+# of the misses in flight with each.
+OVERLAPPED = "llc_overlapped_misses"
+DEPENDENT = "llc_dependent_misses"
+INFLIGHT = "llc_inflight_misses"
+INTERVAL = [OVERLAPPED, DEPENDENT, INFLIGHT]
+OPTIONAL = [STREAM] + INTERVAL
 
 
 def counts_of(df: pd.DataFrame) -> pd.DataFrame:
-    """Access counts as float64, empty (not measured) as 0; and STREAM,
-    NaN where not measured."""
+    """Access counts as float64, empty (not measured) as 0; and the
+    OPTIONAL counts, NaN where not measured."""
     num = lambda c: pd.to_numeric(df[c], errors="coerce").astype("float64")
     out = pd.DataFrame(
         {c: (num(c).fillna(0.0) if c in df else 0.0) for c in COUNTS}, index=df.index
     )
-    out[STREAM] = num(STREAM) if STREAM in df else float("nan")
+    for c in OPTIONAL:
+        out[c] = num(c) if c in df else float("nan")
     return out
+
+
+def latency_share(c: pd.DataFrame):
+    """Share of each row's LLC misses that pay the tier's latency (1 / MLP):
+    the misses that lead an interval, measured by the interval model; NaN
+    where it was not counted."""
+    miss = c["llc_load_misses"] + c["llc_store_misses"]
+    lead = (1 - c[OVERLAPPED] / miss.where(miss > 0)).clip(0, 1)
+    return lead.where(miss > 0, 0.0).where(c[OVERLAPPED].notna())
+
+
+def mlp_of(c: pd.DataFrame, model) -> pd.Series:
+    """Memory-level parallelism each row's misses are charged with: measured
+    (misses / leading misses; inf when every miss overlapped), else the
+    model's constant; NaN for a row without misses."""
+    share = latency_share(c)
+    miss = c["llc_load_misses"] + c["llc_store_misses"]
+    mlp = (1 / share.where(share > 0)).fillna(np.inf).where(share.notna(), model.mlp)
+    return mlp.where(miss > 0)  # NaN: no misses
 
 
 def streamed(c: pd.DataFrame, model) -> pd.Series:
@@ -68,15 +105,11 @@ def stream_share(c: pd.DataFrame, model) -> pd.Series:
 
 def _time_parts(c: pd.DataFrame, tier, model):
     lat = (
-        (
-            c["llc_load_misses"] * tier.read_latency_ns
-            + c["llc_store_misses"] * tier.write_latency_ns
-        )
-        * 1e-9
-        / model.mlp
-    )
+        c["llc_load_misses"] * tier.read_latency_ns + c["llc_store_misses"] * tier.write_latency_ns
+    ) * 1e-9
     q = stream_share(c, model)
-    lat = lat * ((1 - q) + q / model.prefetch_factor)
+    fallback = lat / model.mlp * ((1 - q) + q / model.prefetch_factor)
+    lat = (lat * latency_share(c)).where(c[OVERLAPPED].notna(), fallback)
     bw = (c["llc_load_misses"] + c["llc_store_misses"]) * model.line_bytes / (
         tier.read_bandwidth_gbs * 1e9
     ) + c["writebacks"] * model.line_bytes / (tier.write_bandwidth_gbs * 1e9)
@@ -115,6 +148,7 @@ def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
         bw_s > lat_s, "bandwidth", np.where(stream_share(c, model) >= 0.5, "streamed", "latency")
     )
     out["placeable"] = ~sites["stack"].isin(PSEUDO_SITES)
+    out["mlp"] = mlp_of(c, model)
     return out
 
 

@@ -1,31 +1,16 @@
 # SPDX-License-Identifier: MIT
 """placement.json (advisor/FORMATS.md, format `tierwise-placement` v1): load
 and validate (ValueError naming the file, field and value), build and write.
-The runtime (runtime/src/tw_placement.c) reads the same grammar."""
+The runtime (runtime/src/tw_placement.c) reads the same grammar. Standard
+library only, no pathlib (used by `tierwise run`, cli.FAST_VERBS)."""
 
 import json
+import os
 import re
-from pathlib import Path
 
 FORMAT = "tierwise-placement"
 VERSION = 1
 TIERS = ("dram", "pmem", "kmem", "hbw")
-# The runtime's grammar (runtime/src/tw_out.c tw_parse_size): ASCII digits,
-# no spaces, an optional K/M/G/T then an optional B, at most 2^64 - 1.
-_SIZE = re.compile(r"([0-9]+)([kKmMgGtT]?)[bB]?", re.ASCII)
-
-
-def parse_size(text):
-    """`64M` -> 67108864 (suffixes K/M/G/T, powers of 1024)."""
-    m = _SIZE.fullmatch(str(text))
-    v = int(m[1]) << (10 * " kmgt".index(m[2].lower() or " ")) if m else None
-    if v is None or v >= 2**64:
-        raise ValueError(
-            f"size {text!r}: expected a number with an optional K/M/G/T suffix"
-        )
-    return v
-
-
 def valid_tier(name):
     return name in TIERS or bool(re.fullmatch(r"numa:\d+", str(name)))
 
@@ -88,9 +73,9 @@ def validate(doc, source="placement"):
 
 def load(path):
     """Read and validate a placement file."""
-    path = Path(path)
     try:
-        doc = json.loads(path.read_text())
+        with open(path, encoding="utf-8") as f:
+            doc = json.loads(f.read())
     except FileNotFoundError:
         raise ValueError(f"{path}: placement file not found") from None
     except json.JSONDecodeError as e:
@@ -116,6 +101,7 @@ def make(sites, default_tier="dram", depth=None, modules=None, **extra):
 
 def write(doc, path):
     validate(doc, str(path))
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, path)

@@ -7,6 +7,7 @@ it symbolizes `location`, fills missing build-ids and writes meta.json."""
 import csv
 import json
 import os
+import re
 import platform
 import socket
 from pathlib import Path
@@ -22,7 +23,12 @@ SITE_COLUMNS = (
     "llc_load_misses,llc_store_misses,writebacks"
 ).split(",")
 # Optional trailing columns, kept where the backend wrote them.
-OPTIONAL_SITE_COLUMNS = ["llc_stream_misses"]
+OPTIONAL_SITE_COLUMNS = [
+    "llc_stream_misses",
+    "llc_overlapped_misses",
+    "llc_dependent_misses",
+    "llc_inflight_misses",
+]
 OBJECT_COLUMNS = ["site", "size", "alloc_time", "free_time"]
 MODULE_COLUMNS = ["module", "path", "build_id"]
 
@@ -113,6 +119,17 @@ def read_modules(outdir):
     return rows
 
 
+def child_name(command):
+    """The directory name part of a child process's profile
+    (children/<command>.<pid>): its executable's basename made safe as a
+    file name, "process" where unknown."""
+    try:
+        name = re.sub(r"[^\w.+-]", "_", Path(command[0]).name)
+    except (IndexError, TypeError):
+        name = ""
+    return name or "process"
+
+
 def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
     """Complete the profile in `outdir` (see module doc); returns the meta
     dict plus `n_sites`. `info`: the backend's {"exit_status", "params",
@@ -126,12 +143,10 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
     sites_path = outdir / "sites.csv"
     sites = _read_csv(sites_path, SITE_COLUMNS) if sites_path.exists() else []
     sym = Symbolizer({m["module"]: m["path"] for m in modules})
-    sym.resolve(
-        [f for s in sites if not s.get("location") for f in s["stack"].split(";")]
-    )
-    for s in sites:
-        if not s.get("location") and not s["stack"].startswith("["):
-            s["location"] = sym.location(s["stack"])
+    todo = [s for s in sites if not s.get("location") and not s["stack"].startswith("[")]
+    sym.resolve([f for s in todo for f in s["stack"].split(";")])
+    for s, loc in zip(todo, sym.locations([s["stack"] for s in todo])):
+        s["location"] = loc
     if sites_path.exists():
         extra = [c for c in OPTIONAL_SITE_COLUMNS if sites and c in sites[0]]
         _write_csv(sites_path, SITE_COLUMNS + extra, sites)
@@ -153,7 +168,8 @@ def finish_profile(outdir, cmd, backend, info, start, end, depth=6, rank=None):
         "start_time": start.isoformat(),
         "end_time": end.isoformat(),
         "exit_status": None if killed else status,
-        "complete": (not killed) and sites_path.exists(),
+        "complete": sites_path.exists()
+        and (info["complete"] if info.get("complete") is not None else not killed),
         "pid": info.get("pid", params.get("pid")),
         "rank": rank,
         "host": _host(),

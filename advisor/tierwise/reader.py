@@ -37,8 +37,20 @@ SITE_COLUMNS = {
     # optional (sim backend; empty = not measured, as from the pmu backend):
     # the LLC misses that continue a sweep of consecutive lines
     "llc_stream_misses": "int",
+    # optional (sim backend's interval model, profiler/sim/tw_interval.c): of
+    # the LLC misses, those overlapped with an earlier outstanding miss (or
+    # prefetched), those whose address depends on an earlier missing load;
+    # the sum over misses of the misses in flight with each
+    "llc_overlapped_misses": "int",
+    "llc_dependent_misses": "int",
+    "llc_inflight_misses": "int",
 }
-OPTIONAL_COLUMNS = {"llc_stream_misses"}
+OPTIONAL_COLUMNS = {
+    "llc_stream_misses",
+    "llc_overlapped_misses",
+    "llc_dependent_misses",
+    "llc_inflight_misses",
+}
 COUNT_COLUMNS = [c for c, k in SITE_COLUMNS.items() if k == "int" and c != "site"]
 OBJECT_COLUMNS = {"site": "int", "size": "int", "alloc_time": "int", "free_time": "int"}
 MODULE_COLUMNS = {"module": "str", "path": "str", "build_id": "str"}
@@ -200,14 +212,14 @@ def merge(profiles: list) -> Profile:
     for c in COUNT_COLUMNS:
         measured = allsites.groupby("stack", sort=False)[c].apply(lambda x: x.notna().any())
         merged[c] = merged[c].astype("Int64").where(merged["stack"].map(measured), pd.NA)
-    # sequential misses describe a share of the misses: unknown for a site
-    # where a profile counted its misses but not which were sequential (pmu)
-    partial = (allsites["llc_load_misses"].notna() & allsites["llc_stream_misses"].isna()).groupby(
-        allsites["stack"], sort=False
-    ).any()
-    merged["llc_stream_misses"] = merged["llc_stream_misses"].where(
-        ~merged["stack"].map(partial), pd.NA
-    )
+    # sequential misses and the interval counts describe a share of the
+    # misses: unknown for a site where a profile counted its misses but not
+    # them (pmu)
+    for c in OPTIONAL_COLUMNS:
+        partial = (allsites["llc_load_misses"].notna() & allsites[c].isna()).groupby(
+            allsites["stack"], sort=False
+        ).any()
+        merged[c] = merged[c].where(~merged["stack"].map(partial), pd.NA)
     merged = merged.sort_values("_order").drop(columns="_order").reset_index(drop=True)
     merged.insert(0, "site", np.arange(len(merged), dtype="int64"))
     merged["site"] = merged["site"].astype("Int64")

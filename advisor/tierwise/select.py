@@ -59,7 +59,7 @@ class Selection:
 
 def parse_budget(text: str, total_bytes: int) -> int:
     """'--dram-budget' value: SIZE (512M, 2G) or N% of the peak (live) footprint."""
-    from tierwise.tiers import parse_size
+    from tierwise.sizes import GRAMMAR, parse_size
 
     s = str(text).strip()
     if s.endswith("%"):
@@ -74,8 +74,8 @@ def parse_budget(text: str, total_bytes: int) -> int:
         return parse_size(s, "--dram-budget")
     except ValueError:
         raise ValueError(
-            f"--dram-budget '{text}': expected a number of bytes with an optional "
-            "K/M/G/T suffix (e.g. 512M) or N% of the footprint (e.g. 20%)"
+            f"--dram-budget '{text}': expected {GRAMMAR} "
+            "(advisor/FORMATS.md \"Sizes\"), or N% of the footprint (e.g. 20%)"
         ) from None
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tierwise.cost import COUNTS, STREAM, counts_of, system_tier
+from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
 
 REPORT_FORMAT = "tierwise-run-report"
 
@@ -95,4 +95,4 @@ def counts_from_report(profile, report: dict, placement: dict, model) -> pd.Data
                         **{k: v * b / total for k, v in c.items()},
                     }
                 )
-    return pd.DataFrame(rows, columns=["site", "stack", "tier"] + COUNTS + [STREAM])
+    return pd.DataFrame(rows, columns=["site", "stack", "tier"] + COUNTS + OPTIONAL)

@@ -2,8 +2,12 @@
 """Offline symbolization of site frames (`module+0xoffset`, advisor/FORMATS.md)
 with binutils addr2line, batched per module: one addr2line process per
 module for all its frames. `inline_chain()` gives the rewriter every inlined
-frame; `location()` the innermost user frame as `function file:line`."""
+frame; `locations()` each site's location: the frame that tells it apart from
+the other sites (through a shared wrapper, macro-free allocation helper or
+container constructor), `function file:line (via innermost-file:line)`;
+`short_location()` the form tables print."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -86,24 +90,122 @@ class Symbolizer:
         self.resolve([frame])
         return self.cache.get(frame, [])
 
-    def location(self, stack):
-        """Innermost user frame of `stack` as `function file:line`: the first
-        inlined or real frame whose file is not a toolchain/system header;
-        else the innermost resolved frame; else, for frames in stripped
-        libraries (no line table), the innermost named function as
-        `function MODULE` (e.g. `GB_malloc_memory libgraphblas.so.7.4.0`);
-        "" if nothing resolves."""
+    def _chain(self, stack):
+        """(user frames, fallback) of `stack`: the resolved frames with a
+        line outside the toolchain/system headers, innermost first, inlined
+        ones included, as (function, file, line); fallback is the location
+        when there is none: the innermost resolved frame, else for frames in
+        stripped libraries (no line table) the innermost named function as
+        `function MODULE` (e.g. `GB_malloc_memory libgraphblas.so.7.4.0`),
+        else ""."""
         frames = [f for f in stack.split(";") if f]
         self.resolve(frames)
-        first = named = None
+        user, first, named = [], None, None
         for f in frames:
             for func, file, line in self.cache.get(f, []):
                 if file in ("??", "") or line == 0:
                     if not named and func not in ("??", ""):
                         named = f"{func} {parse_frame(f)[0]}"
                     continue
-                entry = f"{func} {file}:{line}"
-                first = first or entry
+                first = first or f"{func} {file}:{line}"
                 if not file.startswith(SYSTEM_PREFIXES):
-                    return entry
-        return first or named or ""
+                    user.append((func, file, line))
+        return user, first or named or ""
+
+    def locations(self, stacks):
+        """The location of each of `stacks` (one site each), told apart from
+        the others: the first user frame (inlined ones included) that no
+        other of these sites has, `function file:line`, followed by
+        ` (via FILE:LINE)` (basename) of the innermost user frame when that
+        is shared (a wrapper, an inlined helper, a container's constructor),
+        e.g. `Compute<V>(...) /src/pagerank.cc:45 (via array.h:18)`. A site
+        with no frame of its own gets the frame that the fewest others
+        share, or its innermost user frame (`function file:line`, as a site
+        whose innermost frame is its own); "" if nothing resolves."""
+        chains = [self._chain(st) for st in stacks]
+        count = {}
+        for user, _ in chains:
+            for fr in {(file, line) for _, file, line in user}:
+                count[fr] = count.get(fr, 0) + 1
+        out = []
+        for user, fallback in chains:
+            if not user:
+                out.append(fallback)
+                continue
+            n = [count[(file, line)] for _, file, line in user]
+            best = n.index(min(n))
+            func, file, line = user[best]
+            loc = f"{func} {file}:{line}"
+            if best > 0 and n[best] < n[0]:
+                loc += f" (via {os.path.basename(user[0][1])}:{user[0][2]})"
+            else:
+                loc = "{} {}:{}".format(*user[0])
+            out.append(loc)
+        return out
+
+    def location(self, stack):
+        """The location of one site on its own: its innermost user frame
+        (see locations())."""
+        return self.locations([stack])[0]
+
+
+VIA_RE = re.compile(r" \(via (?P<via>[^()]*)\)$")
+
+
+def _split_location(loc):
+    """(function, file:line, via) of `function file:line[ (via X)]`; None
+    for other strings."""
+    m = VIA_RE.search(loc)
+    head = loc[: m.start()] if m else loc
+    func, sep, where = head.rpartition(" ")
+    if not sep or not func or ":" not in where:
+        return None
+    return func, where, m.group(0) if m else ""
+
+
+def short_location(loc):
+    """The form of a location tables print: the function without its
+    return type, parameters and clone suffix, the file's basename, and the
+    `(via ...)` part, e.g. `Compute<fwlike::AsymmetricVertex> pagerank.cc:45
+    (via array.h:18)`. Strings that are not `function file:line` (a bare
+    `module+0xoffset`, a pseudo-site) come back as they are."""
+    parts = _split_location(str(loc))
+    if not parts:
+        return str(loc)
+    func, where, via = parts
+    return f"{short_function(func)} {os.path.basename(where)}{via}"
+
+
+def short_function(func):
+    """`void ns::f<T>(int, long) [clone .isra.0]` -> `ns::f<T>`: drops the
+    clone suffix, the parameter list and a return type."""
+    func = re.sub(r" \[clone [^\]]*\]$", "", func.strip())
+    if func.endswith(")"):
+        depth = 0
+        for i in range(len(func) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(func[i], 0)
+            if depth == 0:
+                # `operator()` keeps its own parentheses
+                if not func[:i].endswith("operator"):
+                    func = func[:i]
+                break
+    depth = 0
+    for i, c in enumerate(func):  # a return type ends at a space outside <>
+        depth += {"<": 1, ">": -1}.get(c, 0)
+        if c == " " and depth == 0 and not func[:i].endswith("operator"):
+            return short_function(func[i + 1 :]) if i + 1 < len(func) else func
+    return func
+
+
+def fit_location(loc, width):
+    """short_location(loc) in at most `width` characters where possible,
+    cutting only the function name (its end, marked `...`): the file:line
+    and the `(via ...)` part are what tell sites apart, and stay whole."""
+    text = short_location(loc)
+    parts = _split_location(text)
+    if len(text) <= width or not parts:
+        return text
+    func, where, via = parts
+    rest = f"{where}{via}"
+    room = width - len(rest) - 1 - 3
+    return f"{func[:room]}... {rest}" if room >= 4 else rest

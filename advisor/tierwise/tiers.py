@@ -2,8 +2,12 @@
 """Tier models: the fast and slow tier of a machine (latency, bandwidth,
 capacity, how to allocate) and the cost-model parameters, read from a preset
 in tierwise/tiers/*.toml or a user TOML file (format `tierwise-tiers` v1,
-grammar in advisor/README.md)."""
+grammar in advisor/README.md), or built from this machine (`auto`: NUMA
+distances and HMAT, see tierwise/machine.py). A model whose slow tier
+names a NUMA node says which node of this machine it means (`resolve_slow`),
+and one naming a tier this machine cannot serve says so, in `notes`."""
 
+import dataclasses
 import re
 
 try:
@@ -13,24 +17,14 @@ except ModuleNotFoundError:  # Python < 3.11
 from dataclasses import dataclass, asdict
 from pathlib import Path
 
+from tierwise.sizes import parse_size
+
 PRESET_DIR = Path(__file__).resolve().parent / "tiers"
 DEFAULT_PRESET = "optane-appdirect"
 TIERS_FORMAT = "tierwise-tiers"
 TIER_NAME = re.compile(r"dram|pmem|kmem|hbw|numa:\d+")
 TIER_FIELDS = ("read_latency_ns", "write_latency_ns", "read_bandwidth_gbs", "write_bandwidth_gbs")
 ALLOC_KINDS = re.compile(r"default|memkind-pmem|kmem-dax|hbw|numa:\d+")
-_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(text, what="size") -> int:
-    """'512M', '2G', '4096', '1.5T' -> bytes (binary suffixes, optional B/iB)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
-    if not m:
-        raise ValueError(
-            f"{what} '{text}': expected a number of bytes with an optional "
-            "K/M/G/T suffix, e.g. 512M"
-        )
-    return int(float(m.group(1)) * _SUFFIX[m.group(2).upper()])
 
 
 @dataclass(frozen=True)
@@ -55,6 +49,10 @@ class TierModel:
     compute_ns_per_access: float = 0.3
     stream_miss_ratio: float = 0.25
     prefetch_factor: float = 64.0
+    # What the advisor must say about this model on this machine: where it
+    # came from (auto), which node a preset's slow tier resolved to, tiers
+    # this machine cannot serve.
+    notes: tuple = ()
 
     def tier(self, name: str) -> Tier:
         if name == self.fast.name:
@@ -74,6 +72,11 @@ class TierModel:
         }
 
 
+AUTO = "auto"
+# Presets whose slow tier is a NUMA node: candidates for `auto`'s parameters.
+NUMA_PRESETS = ("cxl", "numa-remote", "optane-kmem")
+
+
 def presets() -> list:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
@@ -84,9 +87,123 @@ def _num(src, where, key, value):
     return float(value)
 
 
-def load(spec=None) -> TierModel:
-    """A preset name or a TOML file path (None: the default preset)."""
+def load(spec=None, sysfs=None) -> TierModel:
+    """A preset name, a TOML file path or `auto` (None: the default preset),
+    resolved against the machine whose sysfs is at `sysfs` (default:
+    machine.sysfs_root())."""
+    from tierwise import machine
+
     spec = spec or DEFAULT_PRESET
+    if spec == AUTO:
+        return _auto(machine, sysfs)
+    model, resolve = _load_file(spec)
+    ns = machine.nodes(sysfs)
+    notes = []
+    if resolve:
+        node = machine.slow_node(ns, resolve)
+        what = "memory-only NUMA node" if resolve == "memory-only" else "other NUMA node"
+        if node is not None:
+            local = machine.local_node(ns)
+            name = f"numa:{node.node}"
+            notes.append(
+                f"tier model {model.name}: slow tier {name} = the nearest {what} of this "
+                f"machine (node {node.node}, {node.memory_bytes >> 20} MiB"
+                + (", memory only" if node.memory_only else f", cpus {node.cpus}")
+                + f", distance {node_distance(local, node)} from node {local.node})"
+            )
+            model = dataclasses.replace(
+                model, slow=dataclasses.replace(model.slow, name=name, alloc=name)
+            )
+        else:
+            notes.append(
+                f"tier model {model.name}: this machine has no {what}; the slow tier "
+                f"stays {model.slow.name} as the preset says"
+            )
+    for t in (model.fast, model.slow):
+        ok, why = machine.servable(t.name, ns)
+        if not ok:
+            notes.append(
+                f"warning: tier {t.name} cannot be served on this machine ({why}): "
+                f"the runtime here would put its sites in dram (fallback)"
+            )
+    return dataclasses.replace(model, notes=tuple(notes))
+
+
+def node_distance(local, node) -> int:
+    return local.distance.get(node.node, 0) if local else 0
+
+
+def _auto(machine, sysfs) -> TierModel:
+    """The tier model of this machine: dram = the local node, slow = the
+    nearest memory-only node (else the nearest other node); latencies and
+    bandwidths from the HMAT where the firmware publishes them, the rest from
+    the NUMA preset whose slow/fast latency ratio is nearest to the SLIT
+    distance ratio, which also gives the model parameters."""
+    root = machine.sysfs_root(sysfs)
+    ns = machine.nodes(sysfs)
+    local = machine.local_node(ns)
+    slow = machine.slow_node(ns, "memory-only") or machine.slow_node(ns, "nearest")
+    if local is None or slow is None:
+        raise ValueError(
+            f"--tiers auto: {root}/devices/system/node shows {len(ns)} NUMA node(s)"
+            + (" and none with CPUs" if ns and local is None else "")
+            + ", no second node with memory to be the slow tier; use a preset "
+            f"({', '.join(presets())}) or a TOML file"
+        )
+    d_local = local.distance.get(local.node, 10) or 10
+    ratio = node_distance(local, slow) / d_local
+    cands = [_load_file(p)[0] for p in NUMA_PRESETS]
+    base = min(cands, key=lambda m: abs(m.slow.read_latency_ns / m.fast.read_latency_ns - ratio))
+    notes = [
+        f"tier model auto: dram = node {local.node} (cpus {local.cpus}, "
+        f"{local.memory_bytes >> 20} MiB), numa:{slow.node} = node {slow.node} "
+        f"({slow.memory_bytes >> 20} MiB, {'memory only' if slow.memory_only else 'cpus ' + slow.cpus}"
+        f", distance {node_distance(local, slow)}, {ratio:.2f}x local)"
+    ]
+    units = {"read_latency": 1.0, "write_latency": 1.0, "read_bandwidth": 1e-3, "write_bandwidth": 1e-3}
+    tiers_out = []
+    for role, node, preset_tier, name, alloc in (
+        ("fast", local, base.fast, "dram", "default"),
+        ("slow", slow, base.slow, f"numa:{slow.node}", f"numa:{slow.node}"),
+    ):
+        acc = "access1" if "access1" in node.hmat else "access0"
+        h = node.hmat.get(acc, {})
+        vals, got, missing = {}, [], []
+        for f, key in zip(machine.HMAT_FIELDS, TIER_FIELDS):
+            if f in h:
+                vals[key] = h[f] * units[f]
+                unit = "ns" if "latency" in f else "GB/s"
+                got.append(f"{f.replace('_', ' ')} {vals[key]:g} {unit}")
+            else:
+                vals[key] = getattr(preset_tier, key)
+                missing.append(f.replace("_", " "))
+        if got:
+            notes.append(
+                f"tier model auto: {name} from the HMAT ({node.dir}/{acc}/initiators): "
+                + ", ".join(got)
+            )
+        if missing:
+            where = "no HMAT published" if not got else "the HMAT lacks " + ", ".join(missing)
+            notes.append(
+                f"tier model auto: {name}: {where} for node {node.node}; "
+                f"{'its numbers come' if not got else 'those come'} from the nearest preset "
+                f"{base.name} ({role} tier {preset_tier.name}; preset latency ratio "
+                f"{base.slow.read_latency_ns / base.fast.read_latency_ns:.2f}, node distance "
+                f"ratio {ratio:.2f})"
+            )
+        tiers_out.append(Tier(name, **vals, capacity=node.memory_bytes, alloc=alloc))
+    return dataclasses.replace(
+        base,
+        name=AUTO,
+        source=f"this machine ({root}/devices/system/node)",
+        fast=tiers_out[0],
+        slow=tiers_out[1],
+        notes=tuple(notes),
+    )
+
+
+def _load_file(spec):
+    """(model, resolve_slow or None) of a preset name or TOML file."""
     path = Path(spec)
     if not path.suffix == ".toml" or not path.exists():
         if (PRESET_DIR / f"{spec}.toml").exists():
@@ -95,7 +212,8 @@ def load(spec=None) -> TierModel:
             raise ValueError(f"--tiers {spec}: no such file")
         else:
             raise ValueError(
-                f"--tiers {spec}: not a preset ({', '.join(presets())}) " "nor a .toml file"
+                f"--tiers {spec}: not a preset ({', '.join(presets())}), {AUTO} "
+                "(this machine) nor a .toml file"
             )
     try:
         doc = tomllib.loads(path.read_text())
@@ -131,6 +249,13 @@ def load(spec=None) -> TierModel:
     for role in ("fast", "slow"):
         if doc.get(role) not in built:
             raise ValueError(f"{path}: '{role}' = {doc.get(role)!r} names no [tiers.*] table")
+    resolve = doc.get("resolve_slow")
+    if resolve is not None and resolve not in ("memory-only", "nearest"):
+        raise ValueError(
+            f"{path}: resolve_slow = {resolve!r}: expected \"memory-only\" or \"nearest\""
+        )
+    if resolve is not None and not re.fullmatch(r"numa:\d+", doc["slow"]):
+        raise ValueError(f"{path}: resolve_slow needs a numa:N slow tier, not {doc['slow']!r}")
     model = doc.get("model", {})
     return TierModel(
         name=str(doc.get("name", path.stem)),
@@ -142,4 +267,4 @@ def load(spec=None) -> TierModel:
         compute_ns_per_access=float(model.get("compute_ns_per_access", 0.3)),
         stream_miss_ratio=float(model.get("stream_miss_ratio", 0.25)),
         prefetch_factor=_num(path, "model", "prefetch_factor", model.get("prefetch_factor", 64)),
-    )
+    ), resolve

@@ -290,7 +290,7 @@ static inline void relearn(TwWay *l, UInt slot, UInt fl, Bool store) {
     way_set(l, slot, way_flags(*l) | F_UNIFORM);
 }
 
-static inline void access_line(Addr a, Bool store, Bool count) {
+static inline void access_line(Addr a, Bool store, Bool count, UWord arg) {
   Addr ln = a >> line_bits;
   TwWay *l;
   TwLine victim;
@@ -326,7 +326,8 @@ static inline void access_line(Addr a, Bool store, Bool count) {
         tw_slots[slot].n.llc_store_misses++;
       else
         tw_slots[slot].n.llc_load_misses++;
-      tw_stream_miss(slot, ln);
+      tw_interval_miss(slot, TW_ACC_DESC(arg), a, TW_ACC_SIZE(arg), store,
+                       tw_stream_miss(slot, ln));
     }
     /* A store miss dirties the LLC copy at once; a D1 line whose LLC copy
      * is dirty needs no write-back-in search when it leaves D1. */
@@ -344,16 +345,18 @@ static inline void access_line(Addr a, Bool store, Bool count) {
   }
 }
 
-static void __attribute__((noinline)) load_slow(Addr a, UWord size) {
-  access_line(a, False, True);
+static void __attribute__((noinline)) load_slow(Addr a, UWord arg) {
+  UWord size = TW_ACC_SIZE(arg);
+  access_line(a, False, True, arg);
   if (UNLIKELY(((a & (line_size - 1)) + size) > line_size))
-    access_line(a + size - 1, False, False);
+    access_line(a + size - 1, False, False, arg);
 }
 
-static void __attribute__((noinline)) store_slow(Addr a, UWord size) {
-  access_line(a, True, True);
+static void __attribute__((noinline)) store_slow(Addr a, UWord arg) {
+  UWord size = TW_ACC_SIZE(arg);
+  access_line(a, True, True, arg);
   if (UNLIKELY(((a & (line_size - 1)) + size) > line_size))
-    access_line(a + size - 1, True, False);
+    access_line(a + size - 1, True, False, arg);
 }
 
 /* The common case inline: a D1 hit on the most recently used way of a
@@ -367,21 +370,21 @@ static inline TwWay *d1_mru_uniform(Addr a, UWord size) {
   return NULL;
 }
 
-VG_REGPARM(2) void tw_load(Addr a, UWord size) {
-  TwWay *l = d1_mru_uniform(a, size);
+VG_REGPARM(2) void tw_load(Addr a, UWord arg) {
+  TwWay *l = d1_mru_uniform(a, TW_ACC_SIZE(arg));
   if (LIKELY(l != NULL))
     tw_slots[way_slot(*l)].n.loads++;
   else
-    load_slow(a, size);
+    load_slow(a, arg);
 }
 
-VG_REGPARM(2) void tw_store(Addr a, UWord size) {
-  TwWay *l = d1_mru_uniform(a, size);
+VG_REGPARM(2) void tw_store(Addr a, UWord arg) {
+  TwWay *l = d1_mru_uniform(a, TW_ACC_SIZE(arg));
   if (LIKELY(l != NULL)) {
     *l |= F_DIRTY;
     tw_slots[way_slot(*l)].n.stores++;
   } else {
-    store_slow(a, size);
+    store_slow(a, arg);
   }
 }
 

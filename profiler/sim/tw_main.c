@@ -121,6 +121,8 @@ static Bool tw_process_cmd_line_option(const HChar *arg) {
   } else if VG_BINT_CLO (arg, "--l1-size", clo_l1_size, 256, 1LL << 30) {
   } else if VG_BINT_CLO (arg, "--l1-ways", clo_l1_ways, 1, 64) {
   } else if VG_BINT_CLO (arg, "--line-size", clo_line, 8, 4096) {
+  } else if VG_BINT_CLO (arg, "--rob", tw_rob, 1, 1 << 16) {
+  } else if VG_BINT_CLO (arg, "--mshr", tw_mshr, 1, 1 << 16) {
   } else if VG_BINT_CLO (arg, "--objects-min-bytes", tw_objects_min_bytes, 0,
                          1LL << 62) {
   } else
@@ -136,6 +138,10 @@ static void tw_print_usage(void) {
       "    --llc-size=BYTES --llc-ways=N   simulated LLC [8388608, 16]\n"
       "    --l1-size=BYTES --l1-ways=N     simulated D1 [32768, 8]\n"
       "    --line-size=BYTES       cache line size [64]\n"
+      "    --rob=N                 instructions in the interval model's window:\n"
+      "                            the reorder buffer (Skylake/Cascade Lake) [224]\n"
+      "    --mshr=N                LLC misses in flight at once (L1D fill\n"
+      "                            buffers, Skylake) [10]\n"
       "    --objects-min-bytes=N   objects.csv lists blocks >= N [4096]\n"
       "    --roi=all|markers|FUNC  count accesses over the whole run, between\n"
       "                            TIERWISE_ROI_BEGIN/END, or inside FUNC [all]\n");
@@ -226,9 +232,10 @@ static void write_site_row(TwOut *o, UInt site, const TwCounts *c) {
   else
     tw_out_printf(o, "%u,%s,,%llu,%llu,%llu,", out_id(site), s->stack,
                   s->allocs, s->bytes_allocated, s->peak_bytes);
-  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu\n", c->loads, c->stores,
-                c->llc_load_misses, c->llc_store_misses, c->writebacks,
-                c->llc_stream_misses);
+  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+                c->loads, c->stores, c->llc_load_misses, c->llc_store_misses,
+                c->writebacks, c->llc_stream_misses, c->llc_overlapped_misses,
+                c->llc_dependent_misses, c->llc_inflight_misses);
 }
 
 static Int exit_code;
@@ -241,7 +248,8 @@ static void write_sites(void) {
   if (tw_out_open(o, ".sites.csv")) {
     tw_out_printf(o, "site,stack,location,allocs,bytes_allocated,peak_bytes,"
                      "loads,stores,llc_load_misses,llc_store_misses,"
-                     "writebacks,llc_stream_misses\n");
+                     "writebacks,llc_stream_misses,llc_overlapped_misses,"
+                     "llc_dependent_misses,llc_inflight_misses\n");
     for (UInt s = TW_FIRST_SITE; s < tw_n_sites; s++)
       write_site_row(o, s, &sum[s]);
     for (UInt s = 0; s < TW_FIRST_SITE; s++)
@@ -251,7 +259,8 @@ static void write_sites(void) {
   if (any_tier && tw_out_open(o, ".tiers.csv")) {
     tw_out_printf(o, "site,tier,allocs,bytes_allocated,loads,stores,"
                      "llc_load_misses,llc_store_misses,writebacks,"
-                     "llc_stream_misses\n");
+                     "llc_stream_misses,llc_overlapped_misses,"
+                     "llc_dependent_misses,llc_inflight_misses\n");
     for (UInt i = 0; i < tw_n_slots; i++) {
       TwSlot *c = &tw_slots[i];
       if (!c->allocs && !c->n.loads && !c->n.stores && !c->n.writebacks)
@@ -262,11 +271,14 @@ static void write_sites(void) {
         VG_(sprintf)(dflt, "tier%u", c->tier - 1);
         name = dflt;
       }
-      tw_out_printf(o, "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+      tw_out_printf(o,
+                    "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+                    "%llu\n",
                     out_id(c->site), name, c->allocs, c->bytes_allocated,
                     c->n.loads, c->n.stores, c->n.llc_load_misses,
                     c->n.llc_store_misses, c->n.writebacks,
-                    c->n.llc_stream_misses);
+                    c->n.llc_stream_misses, c->n.llc_overlapped_misses,
+                    c->n.llc_dependent_misses, c->n.llc_inflight_misses);
     }
     tw_out_close(o);
   }
@@ -278,9 +290,11 @@ static void write_sites(void) {
     tw_out_printf(o,
                   "{\"instructions\": %llu, \"llc_size\": %lld, "
                   "\"llc_ways\": %lld, \"l1_size\": %lld, \"l1_ways\": %lld, "
-                  "\"line_size\": %lld, \"sites\": %u, \"exit_code\": %d, ",
+                  "\"line_size\": %lld, \"rob\": %lld, \"mshr\": %lld, "
+                  "\"sites\": %u, \"exit_code\": %d, ",
                   tw_icount, clo_llc_size, clo_llc_ways, clo_l1_size,
-                  clo_l1_ways, clo_line, tw_n_sites - TW_FIRST_SITE, exit_code);
+                  clo_l1_ways, clo_line, tw_rob, tw_mshr,
+                  tw_n_sites - TW_FIRST_SITE, exit_code);
     tw_roi_write_stats(o);
     tw_out_printf(o, ", \"command\": ");
     out_client_command(o);

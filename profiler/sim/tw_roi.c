@@ -11,6 +11,12 @@
  *                  OpenMP workers run the caller's parallel regions). FUNC is
  *                  a symbol name; a C++ name matches with or without its
  *                  parameter list.
+ *   --roi=symbols:NAME,NAME,...
+ *                  the same, entering any of these functions, each NAME a
+ *                  symbol as in the symbol table (mangled, clone suffix
+ *                  included; run with --demangle=no so Valgrind reports
+ *                  them so). `tierwise profile --roi` finds them from any
+ *                  spelling of the name (advisor/tierwise/roi.py).
  *
  * The cache is simulated over the whole run (so the region starts with the
  * cache, and the dirty lines, that the program left), and allocation
@@ -38,6 +44,10 @@ typedef enum { ROI_ALL, ROI_MARKERS, ROI_FUNC } RoiMode;
 
 static RoiMode mode = ROI_ALL;
 static HChar *func_name;
+/* symbols: mode: the names (pointers into names_buf), else NULL */
+static HChar *names_buf;
+static const HChar **names;
+static UInt n_names;
 static Bool inside;
 static UInt marker_depth;
 static ThreadId entry_tid;
@@ -59,6 +69,19 @@ Bool tw_roi_set(const HChar *spec) {
         return False; /* not a symbol name */
     mode = ROI_FUNC;
     func_name = VG_(strdup)("tw.roi", spec);
+    if (VG_(strncmp)(spec, "symbols:", 8) == 0) {
+      names_buf = VG_(strdup)("tw.roi", spec + 8);
+      n_names = 1;
+      for (const HChar *c = names_buf; *c; c++)
+        n_names += *c == ',';
+      names = VG_(malloc)("tw.roi", n_names * sizeof *names);
+      HChar *save = NULL, *tok = VG_(strtok_r)(names_buf, ",", &save);
+      n_names = 0;
+      for (; tok; tok = VG_(strtok_r)(NULL, ",", &save))
+        names[n_names++] = tok;
+      if (n_names == 0)
+        return False;
+    }
   } else
     return False;
   return True;
@@ -110,6 +133,16 @@ Bool tw_roi_is_entry(Addr a) {
   const HChar *name;
   if (!VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &name))
     return False;
+  if (names) {
+    /* the symbol's name, without a @VERSION */
+    for (UInt i = 0; i < n_names; i++) {
+      SizeT n = VG_(strlen)(names[i]);
+      if (VG_(strncmp)(name, names[i], n) == 0 &&
+          (name[n] == 0 || name[n] == '@'))
+        return True;
+    }
+    return False;
+  }
   SizeT n = VG_(strlen)(func_name);
   /* "f" matches "f" and, for demangled C++, "f(int, long)" */
   return VG_(strncmp)(name, func_name, n) == 0 &&

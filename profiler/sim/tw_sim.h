@@ -19,6 +19,11 @@ enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
 typedef struct {
   ULong loads, stores, llc_load_misses, llc_store_misses, writebacks;
   ULong llc_stream_misses; /* of the LLC misses, those continuing a sweep */
+  /* interval model (tw_interval.c): of the LLC misses, those overlapped
+   * with an earlier outstanding miss, those whose address depends on an
+   * earlier missing load; and the sum over misses of the misses in flight
+   * in the window when each issued (itself included) */
+  ULong llc_overlapped_misses, llc_dependent_misses, llc_inflight_misses;
 } TwCounts;
 
 /* to += plus - minus, counter by counter (minus may be NULL). */
@@ -33,6 +38,12 @@ static inline void tw_counts_add(TwCounts *to, const TwCounts *plus,
   to->llc_store_misses += plus->llc_store_misses - minus->llc_store_misses;
   to->writebacks += plus->writebacks - minus->writebacks;
   to->llc_stream_misses += plus->llc_stream_misses - minus->llc_stream_misses;
+  to->llc_overlapped_misses +=
+      plus->llc_overlapped_misses - minus->llc_overlapped_misses;
+  to->llc_dependent_misses +=
+      plus->llc_dependent_misses - minus->llc_dependent_misses;
+  to->llc_inflight_misses +=
+      plus->llc_inflight_misses - minus->llc_inflight_misses;
 }
 
 /* A counter slot: one (site, tier) pair. Simulated cache lines carry the
@@ -111,8 +122,12 @@ HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth);
 extern UInt tw_max_slots; /* counter slots a simulated cache way can name */
 void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
                    UInt l1_ways);
-VG_REGPARM(2) void tw_load(Addr a, UWord size);
-VG_REGPARM(2) void tw_store(Addr a, UWord size);
+/* The second argument of tw_load/tw_store: the access size in the low 16
+ * bits, above them the access's descriptor id (tw_interval.c; 0: none). */
+#define TW_ACC_SIZE(arg) ((arg) & 0xFFFFu)
+#define TW_ACC_DESC(arg) ((UInt)((arg) >> 16))
+VG_REGPARM(2) void tw_load(Addr a, UWord arg);
+VG_REGPARM(2) void tw_store(Addr a, UWord arg);
 void tw_cache_forget_range(Addr a, SizeT len);
 void tw_cache_forget_fresh_range(Addr a, SizeT len);
 void tw_cache_forget_inside(Addr a, SizeT len);
@@ -120,7 +135,24 @@ void tw_cache_flush(void);
 void tw_cache_reset(void);
 
 /* tw_stream.c: an LLC miss of slot on line: sequential or not */
-void tw_stream_miss(UInt slot, Addr line);
+Bool tw_stream_miss(UInt slot, Addr line);
+
+/* tw_interval.c: the interval model (memory-level parallelism) */
+extern Long tw_rob, tw_mshr; /* --rob, --mshr */
+typedef struct {
+  ULong prod; /* loads of this superblock (bit k: descriptor base + k) whose
+                 values its address depends on */
+  UInt base;  /* descriptor id of the superblock's first load */
+  UShort regs;  /* guest integer registers, as at superblock entry, its
+                   address depends on (bit r: amd64 GPR r) */
+  UShort instr; /* its instruction's index in the superblock (from 1) */
+  UShort seg;   /* instructions since tw_icount was last advanced */
+} TwAccDesc;
+UInt tw_desc_new(const TwAccDesc *d); /* its id */
+UInt tw_desc_next(void);               /* the id the next one gets */
+Int tw_gpr_at(Int offset); /* guest state offset -> GPR bit number, or -1 */
+void tw_interval_miss(UInt slot, UInt desc, Addr a, UWord size, Bool store,
+                      Bool stream);
 
 /* tw_instr.c */
 IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,

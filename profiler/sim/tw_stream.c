@@ -31,7 +31,7 @@ typedef struct {
 static TwStreams *streams;
 static UInt cap;
 
-void tw_stream_miss(UInt slot, Addr line) {
+Bool tw_stream_miss(UInt slot, Addr line) {
   if (UNLIKELY(slot >= cap)) {
     UInt n = slot < 64 ? 128 : slot * 2;
     streams = VG_(realloc)("tw.streams", streams, n * sizeof *streams);
@@ -45,9 +45,10 @@ void tw_stream_miss(UInt slot, Addr line) {
         (line - last <= TW_STREAM_REACH || last - line <= TW_STREAM_REACH)) {
       s->last[i] = line;
       tw_slots[slot].n.llc_stream_misses++;
-      return;
+      return True;
     }
   }
   s->last[s->next] = line;
   s->next = (s->next + 1) % TW_STREAMS;
+  return False;
 }

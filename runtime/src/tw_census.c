@@ -46,28 +46,36 @@ static void tw_census_path(char *buf, size_t cap, const char *name,
 static int tw_is_main = -1;
 static char tw_objs_tmp[4096];
 
+/* The process that creates DIR/.census-owner first owns the plain names:
+ * the first to start the census, which is the program the user named (its
+ * children start later). It writes its pid there: an image exec'd by the
+ * owner (same pid) is the owner too, and drops the objects the image before
+ * exec left unwritten. Children write NAME.PID files, which `tierwise
+ * profile` moves to DIR/children/<command>.<pid>/ (advisor/FORMATS.md). */
+void tw_census_claim(void) {
+  char path[4096];
+  if (tw_is_main >= 0)
+    return;
+  char pid[24], got[24] = {0};
+  size_t n = tw_fmt_u64(pid, (uint64_t)getpid());
+  tw_census_path(path, sizeof(path), ".census-owner", "", 1);
+  int fd =
+      open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  tw_is_main = fd >= 0;
+  if (fd >= 0) {
+    if (write(fd, pid, n) != (ssize_t)n)
+      tw_is_main = 1;
+    close(fd);
+  } else if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+    tw_is_main =
+        read(fd, got, sizeof(got) - 1) == (ssize_t)n && !memcmp(got, pid, n);
+    close(fd);
+  }
+}
+
 static void tw_objs_open(void) {
   char path[4096];
-  /* The process that creates DIR/.census-owner first owns the plain names. */
-  /* It writes its pid there: an image exec'd by the owner (same pid) is the
-   * owner too, and drops the objects the image before exec left unwritten. */
-  if (tw_is_main < 0) {
-    char pid[24], got[24] = {0};
-    size_t n = tw_fmt_u64(pid, (uint64_t)getpid());
-    tw_census_path(path, sizeof(path), ".census-owner", "", 1);
-    int fd =
-        open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    tw_is_main = fd >= 0;
-    if (fd >= 0) {
-      if (write(fd, pid, n) != (ssize_t)n)
-        tw_is_main = 1;
-      close(fd);
-    } else if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-      tw_is_main = read(fd, got, sizeof(got) - 1) == (ssize_t)n &&
-                   !memcmp(got, pid, n);
-      close(fd);
-    }
-  }
+  tw_census_claim();
   tw_census_path(path, sizeof(path), "objects", ".csv", tw_is_main);
   if (tw_is_main && strlen(path) + 30 < sizeof(tw_objs_tmp)) {
     char stale[4200]; /* same name tw_out_open uses */
@@ -180,6 +188,24 @@ static void tw_module_row(void *ctx, const char *path, const char *base,
   tw_out_str(o, "\n");
 }
 
+/* This process's command line (/proc/self/cmdline, first 4 KiB) as a JSON
+ * list: `tierwise profile` names a child's profile after its executable. */
+static void tw_command_list(tw_out *o) {
+  char buf[4096];
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  tw_out_str(o, "[");
+  if (n > 0)
+    buf[n] = 0;
+  for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+    tw_out_str(o, i ? ", " : "");
+    tw_out_json(o, buf + i);
+  }
+  tw_out_str(o, "]");
+}
+
 static tw_out tw_file; /* one at a time, at exit */
 
 static void tw_write_file(const char *name, const char *ext, int which) {
@@ -224,6 +250,8 @@ static void tw_write_file(const char *name, const char *ext, int which) {
     tw_out_u64(o, (uint64_t)getpid());
     tw_out_str(o, ", \"main_process\": ");
     tw_out_str(o, tw_is_main ? "true" : "false");
+    tw_out_str(o, ", \"command\": ");
+    tw_command_list(o);
     tw_out_str(o, "}\n");
   }
   if (tw_out_close(o, tmp, path))

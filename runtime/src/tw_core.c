@@ -109,6 +109,7 @@ static void tw_config_read(void) {
   if (tw_cfg.census_dir && *tw_cfg.census_dir) {
     tw_cfg.mode = TW_MODE_CENSUS;
     tw_hdr_mode = 1;
+    tw_census_claim();
   } else if (tw_cfg.placement_path || tw_cfg.report_path)
     tw_cfg.mode = TW_MODE_PLACE;
   else

@@ -227,6 +227,10 @@ TW_HIDDEN void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
 TW_HIDDEN void tw_census_live(void *user);
 TW_HIDDEN void tw_census_dead(void *user);
 TW_HIDDEN void tw_census_write(void);
+/* Claim DIR/.census-owner if no process has (called when the census starts,
+ * so the program the user named owns the plain names, not a child it runs
+ * before its first big allocation). */
+TW_HIDDEN void tw_census_claim(void);
 TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_report_write(void);
 TW_HIDDEN void tw_report_warning(const char *line);
@@ -272,6 +276,8 @@ TW_HIDDEN void tw_out_json(tw_out *o, const char *s); /* quoted, escaped */
 TW_HIDDEN void tw_out_u64(tw_out *o, uint64_t v);
 TW_HIDDEN void tw_out_flush(tw_out *o);
 TW_HIDDEN size_t tw_fmt_u64(char *buf, uint64_t v);
-/* A size: digits, optional K/M/G/T (powers of 1024), optional B. 0 and
- * *out set, or -1 (not a size). */
-TW_HIDDEN int tw_parse_size(const char *s, uint64_t *out);
+/* mkdir -p: parents as mkdir(2) with the umask, \p path itself mode 0700.
+ * 0, or -1 and errno. */
+TW_HIDDEN int tw_mkdirs(const char *path);
+/* tw_parse_size: the size grammar (common/tw_size.h) */
+#include "tw_size.h"

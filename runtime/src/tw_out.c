@@ -2,8 +2,9 @@
 /*
  * Buffered output with write(2) for the census and the run report: no stdio
  * (which may allocate) and files are written to a temporary name with
- * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place. Also the size
- * parser of the TIERWISE_* variables (callable on a buffer: runtime/fuzz).
+ * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place; and mkdir -p for
+ * the pmem directory. (The size
+ * parser of the TIERWISE_* variables is common/tw_size.c.)
  */
 #define _GNU_SOURCE
 #include "tw_core.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 size_t tw_fmt_u64(char *buf, uint64_t v) {
@@ -28,25 +30,21 @@ size_t tw_fmt_u64(char *buf, uint64_t v) {
   return i;
 }
 
-int tw_parse_size(const char *s, uint64_t *out) {
-  char *end;
-  unsigned shift = 0;
-  if (*s < '0' || *s > '9') /* strtoull takes spaces, + and - (wrapping) */
+int tw_mkdirs(const char *path) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (!n || n >= sizeof(buf))
     return -1;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  switch (*end) {
-  case 'k': case 'K': shift = 10; end++; break;
-  case 'm': case 'M': shift = 20; end++; break;
-  case 'g': case 'G': shift = 30; end++; break;
-  case 't': case 'T': shift = 40; end++; break;
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i < n; i++) { /* parents: as mkdir -p, umask applies */
+    if (buf[i] != '/' || buf[i - 1] == '/')
+      continue;
+    buf[i] = 0;
+    if (mkdir(buf, 0777) && errno != EEXIST)
+      return -1;
+    buf[i] = '/';
   }
-  if (*end == 'B' || *end == 'b')
-    end++;
-  if (*end || errno == ERANGE || (v << shift) >> shift != v)
-    return -1; /* trailing text, or more than 64 bits */
-  *out = v << shift;
-  return 0;
+  return mkdir(buf, 0700) && errno != EEXIST ? -1 : 0;
 }
 
 int tw_out_open(tw_out *o, const char *path, char *tmp, size_t cap) {

@@ -93,6 +93,24 @@ static void tw_command(tw_out *o) {
   tw_out_json(o, buf);
 }
 
+/* Fast-path mismatches are the allocations the cache may have served from
+ * another call path's tier (runtime/README.md "what it can get wrong"): a
+ * warning, so that the summary and the report's warnings say so. */
+static void tw_warn_mismatches(uint64_t n) {
+  char num[24], left[24];
+  tw_fmt_u64(num, n);
+  tw_fmt_u64(left, tw_cfg.fast_check ? tw_cfg.fast_check - 1 : 0);
+  char msg[200] = "fast path: ";
+  strcat(msg, num);
+  strcat(msg, " cache key(s) shared by call paths of different tiers "
+              "(mismatches): up to ");
+  strcat(msg, left);
+  tw_warn(msg,
+          " small allocations per key went to the other path's tier before "
+          "validation caught it; ",
+          "TIERWISE_FASTPATH_LEARN=0 unwinds every allocation");
+}
+
 void tw_report_write(void) {
   char path[4096], tmp[4200];
   if (tw_cfg.maps_copy)
@@ -107,6 +125,8 @@ void tw_report_write(void) {
   }
   uint64_t fs[4];
   tw_fast_stats(fs); /* first: flushes the cache hits' counts into the sites */
+  if (fs[2])
+    tw_warn_mismatches(fs[2]);
   uint32_t n = tw_site_count();
   int np = tw_placement_nsites();
   uint64_t totals[TW_NTIERS] = {0};

@@ -96,6 +96,12 @@ static void tw_tier_open(int tier) {
               "the pmem tier falls back to dram", "");
       return;
     }
+    if (stat(dir, &st) && errno == ENOENT && tw_mkdirs(dir)) {
+      tw_warn("TIERWISE_PMEM_DIR ", dir,
+              ": does not exist and cannot be created; the pmem tier falls "
+              "back to dram");
+      return;
+    }
     if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
       tw_warn("TIERWISE_PMEM_DIR ", dir,
               ": not a writable directory; the pmem tier falls back to dram");

@@ -5,14 +5,16 @@ command with the tierwise runtime preloaded in census mode
 and the timeline of objects of at least --objects-min bytes, at near native
 speed. No access counts (those columns stay empty)."""
 
+import json
 import os
-import shutil
-import stat
 import subprocess
 import sys
 from pathlib import Path
 
+from tierwise import profiledir
 from tierwise.paths import artifact, runtime_preload
+from tierwise.preload import preload_blocker
+from tierwise.sizes import parse_size
 
 RAW = [
     "sites.csv",
@@ -27,37 +29,48 @@ RAW = [
 def add_arguments(group):
     group.add_argument(
         "--objects-min",
-        type=int,
-        default=4096,
-        metavar="BYTES",
-        help="objects at least this big go into objects.csv " "(default 4096)",
+        default="4096",
+        metavar="SIZE",
+        help="objects of at least SIZE bytes go into objects.csv (default 4096)",
     )
 
 
-def preload_blocker(program):
-    """Why LD_PRELOAD cannot apply to `program` (a command name or path), or
-    None: a statically linked ELF (no PT_INTERP: nothing loads the runtime)
-    or a setuid/setgid one (the loader ignores LD_PRELOAD paths). Scripts
-    and programs that cannot be read are not judged (None)."""
-    path = shutil.which(program)
-    if not path:
-        return None
-    try:
-        with open(path, "rb") as f:
-            if f.read(4) != b"\x7fELF":
-                return None
-            from elftools.elf.elffile import ELFFile
+def _child_files(outdir):
+    """The census files of processes other than the one the user named:
+    NAME.PID.csv / backend.PID.json (runtime/src/tw_census.c)."""
+    return [
+        f
+        for pattern in ("sites.*.csv", "objects.*.csv", "modules.*.csv", "backend.*.json")
+        for f in outdir.glob(pattern)
+        if f.name.split(".")[1].isdigit()
+    ]
 
-            f.seek(0)
-            static = not any(s["p_type"] == "PT_INTERP" for s in ELFFile(f).iter_segments())
-        mode = os.stat(path).st_mode
-    except Exception:  # unreadable or not a valid ELF file: let it run
-        return None
-    if static:
-        return f"{program} is statically linked (no PT_INTERP): LD_PRELOAD cannot apply"
-    if mode & (stat.S_ISUID | stat.S_ISGID):
-        return f"{program} is setuid/setgid: the loader ignores LD_PRELOAD"
-    return None
+
+def _collect_children(outdir):
+    """Each child process's census (fork or exec children: NAME.PID files)
+    becomes a profile of its own in children/<command>.<pid>/, as the sim
+    backend's (advisor/FORMATS.md); the list for backend_params.children.
+    A child's census is written by its exit path, so it is complete, but its
+    exit status is its parent's to know (null)."""
+    pids = sorted({int(f.name.split(".")[1]) for f in _child_files(outdir)})
+    kids = []
+    for pid in pids:
+        try:
+            command = json.loads((outdir / f"backend.{pid}.json").read_text())["command"]
+        except (OSError, ValueError, KeyError, TypeError):
+            command = None
+        rel = f"children/{profiledir.child_name(command)}.{pid}"
+        dest = outdir / rel
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in ("sites.csv", "objects.csv", "modules.csv", "backend.json"):
+            base, ext = name.split(".")
+            src = outdir / f"{base}.{pid}.{ext}"
+            if src.exists():
+                os.replace(src, dest / name)
+        kids.append(
+            {"pid": pid, "dir": rel, "exit_status": None, "command": command, "complete": True}
+        )
+    return kids
 
 
 def available(args):
@@ -90,7 +103,10 @@ def run(args, cmd, outdir):
         (outdir / name).unlink(missing_ok=True)
     for old in outdir.glob("*.tmp.*"):
         old.unlink(missing_ok=True)
-    env = census_env(outdir, args.depth, getattr(args, "objects_min", 4096))
+    for old in _child_files(outdir):
+        old.unlink(missing_ok=True)
+    objects_min = parse_size(getattr(args, "objects_min", "4096"), "--objects-min")
+    env = census_env(outdir, args.depth, objects_min)
     print(f"tierwise profile: alloc census of {' '.join(cmd)}", file=sys.stderr)
     try:
         proc = subprocess.Popen(cmd, env=env)
@@ -103,9 +119,18 @@ def run(args, cmd, outdir):
             "the profile is incomplete",
             file=sys.stderr,
         )
+    params = {"objects_min_bytes": objects_min}
+    kids = _collect_children(outdir)
+    if kids:
+        params["children"] = kids
+        print(
+            f"tierwise profile: alloc: {len(kids)} child process profile(s) in "
+            f"{outdir / 'children'}",
+            file=sys.stderr,
+        )
     return {
         "exit_status": status if status >= 0 else None,
-        "params": {"objects_min_bytes": getattr(args, "objects_min", 4096)},
+        "params": params,
         "clock": "ns",
         "estimated": False,
         "pid": proc.pid,

@@ -18,13 +18,15 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-from tierwise import paths, tiers
+from tierwise import paths, profiledir
+from tierwise.sizes import parse_size
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
 RAW_FILES = {
@@ -36,12 +38,11 @@ RAW_FILES = {
 HEARTBEAT_S = 30.0
 CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
-
-def parse_size(text):
-    """'1M', '32768K', '1048576' -> bytes: the CLI's size grammar
-    (tierwise.tiers.parse_size; sysfs writes cache sizes as '32768K')."""
-    return tiers.parse_size(text)
-
+# Interval model defaults (profiler/sim/tw_interval.c): the reorder buffer of
+# Skylake-SP / Cascade Lake (224 entries) and Skylake's 10 L1D fill buffers,
+# Intel 64 and IA-32 Architectures Optimization Reference Manual (248966).
+ROB = 224
+MSHR = 10
 
 def host_cache_geometry(sysfs=CACHE_SYSFS):
     """The host's L1 data cache and last-level cache from sysfs:
@@ -88,6 +89,23 @@ def add_arguments(group):
         "--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)"
     )
     group.add_argument(
+        "--rob",
+        type=int,
+        default=ROB,
+        metavar="N",
+        help="instructions in the interval model's window, which misses overlap within "
+        f"(the reorder buffer; default {ROB}: Skylake-SP / Cascade Lake, Intel optimization "
+        "manual)",
+    )
+    group.add_argument(
+        "--mshr",
+        type=int,
+        default=MSHR,
+        metavar="N",
+        help=f"LLC misses in flight at once in the interval model (L1D fill buffers; default "
+        f"{MSHR}: Skylake)",
+    )
+    group.add_argument(
         "--objects-min-bytes",
         default="4096",
         metavar="SIZE",
@@ -99,8 +117,10 @@ def add_arguments(group):
         metavar="all|markers|FUNC",
         help="which part of the run the access counts describe: all of it (default), "
         "between TIERWISE_ROI_BEGIN() and TIERWISE_ROI_END() of tierwise.h (markers), "
-        "or while inside function FUNC (a symbol name, e.g. a kernel; like callgrind's "
-        "--toggle-collect). The cache is simulated throughout; allocation sizes and "
+        "or while inside function FUNC (e.g. a kernel; like callgrind's --toggle-collect): "
+        "plain, qualified, template-instance ('Compute<V>'; without <...> every instance), "
+        "return-type-prefixed or mangled, looked up before the run in the program and its "
+        "libraries. The cache is simulated throughout; allocation sizes and "
         "lifetimes stay whole-run",
     )
     group.add_argument(
@@ -135,6 +155,44 @@ def geometry(args):
     return geo
 
 
+def host_avx512(cpuinfo=None):
+    """The AVX-512 flags of the host CPU (/proc/cpuinfo, or the file in
+    $TIERWISE_CPUINFO: tests give another CPU's), sorted; [] if none or
+    unreadable. Valgrind 3.19 (Debian 12) decodes no AVX-512 instruction:
+    code built with -march=native on such a host dies of SIGILL under the
+    sim backend."""
+    path = cpuinfo or os.environ.get("TIERWISE_CPUINFO") or "/proc/cpuinfo"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return sorted({w for w in line.split(":", 1)[-1].split() if w.startswith("avx512")})
+    except OSError:
+        pass
+    return []
+
+
+AVX512_ADVICE = (
+    "Valgrind 3.19 cannot run AVX-512 instructions: rebuild the program without "
+    "-march=native, or add -mno-avx512f (e.g. CFLAGS='-O3 -march=native -mno-avx512f'), "
+    "for the sim backend (the alloc census and `tierwise run` take the native build)"
+)
+
+
+def sigill_message(cmd, flags):
+    """What to say when the program dies of SIGILL under Valgrind."""
+    why = (
+        f"this host has {', '.join(flags[:3])}{', ...' if len(flags) > 3 else ''}, "
+        "so a -march=native build uses AVX-512"
+        if flags
+        else "an instruction Valgrind cannot decode (AVX-512 is the usual one)"
+    )
+    return (
+        f"{cmd[0]} died of SIGILL (illegal instruction) under Valgrind: {why}. "
+        f"{AVX512_ADVICE}"
+    )
+
+
 def available(args=None):
     if not shutil.which("valgrind"):
         return False, "valgrind not found on PATH (Debian package valgrind)"
@@ -166,18 +224,75 @@ def _simulate_flags(cmd):
 
 
 def roi_spec(args):
-    """The --roi value, checked: all, markers or a symbol name."""
-    spec = getattr(args, "roi", None) or "all"
-    if not re.fullmatch(r"[^\s\"\\]+", spec):
+    """The --roi value, checked: all, markers or a function name (any
+    spelling tierwise.roi accepts: spaces, template arguments, parameters)."""
+    spec = (getattr(args, "roi", None) or "all").strip()
+    if not spec or re.search(r"[\"\\\x00-\x1f]", spec):
         raise ValueError(f"--roi {spec!r}: expected all, markers or a function name")
     return spec
 
 
-def valgrind_command(args, cmd, prefix, geo):
+# Programs whose region function may be in another program they start or a
+# library they load later (dlopen): a name not found in them is a warning.
+STARTERS_RE = re.compile(
+    r"(ba|da|z|k|c|tc)?sh|python[\d.]*|perl[\d.]*|ruby[\d.]*|node|java|"
+    r"mpirun|mpiexec|orterun|prterun|srun|make"
+)
+
+
+def resolve_roi(spec, cmd):
+    """(tool --roi value, extra valgrind options, symbols for backend.json)
+    of --roi `spec`: for a function name, the functions it names in the
+    program and its libraries (tierwise.roi), said on stderr; an error if
+    there are none, unless the program starts others (a shell, Python,
+    mpirun: then a warning and the name as given)."""
+    if spec in ("all", "markers"):
+        return spec, [], None
+    from tierwise import roi
+
+    res = roi.resolve(spec, cmd)
+    if res.symbols:
+        print(
+            f"tierwise profile: --roi {spec}: {len(res.symbols)} function(s): {res.describe()}",
+            file=sys.stderr,
+        )
+        syms = [{"module": x.module, "symbol": x.name, "name": x.demangled} for x in res.symbols]
+        return res.tool_arg(), ["--demangle=no"], syms
+    where = (
+        f"{res.program} or the {len(res.searched) - 1} libraries it links"
+        if res.program
+        else f"{cmd[0]} (not found)"
+    )
+    near = f"; similar: {', '.join(res.near)}" if res.near else ""
+    if res.program and STARTERS_RE.fullmatch(Path(res.program).name):
+        print(
+            f"tierwise profile: warning: --roi {spec}: no such function in {where}{near}; "
+            f"it may be in a program or library {Path(res.program).name} loads later: "
+            "profiling with the name as given",
+            file=sys.stderr,
+        )
+        return spec, [], None
+    raise ValueError(f"--roi {spec}: no function of that name in {where}{near}")
+
+
+def interval_params(args):
+    """The interval model's window (--rob) and miss bound (--mshr), checked."""
+    p = {"rob": getattr(args, "rob", ROB) or ROB, "mshr": getattr(args, "mshr", MSHR) or MSHR}
+    for k, v in p.items():
+        if not isinstance(v, int) or not 1 <= v <= 65536:
+            raise ValueError(f"--{k} {v!r}: expected an integer from 1 to 65536")
+    return p
+
+
+def valgrind_command(args, cmd, prefix, geo, roi=None):
+    """`roi`: resolve_roi()'s (tool value, extra options), default the
+    --roi value as given."""
+    roi_arg, roi_opts = roi[:2] if roi else (roi_spec(args), [])
     return [
         "valgrind",
         "--tool=tierwise",
         "-q",
+        *roi_opts,
         f"--trace-children={'no' if getattr(args, 'no_children', False) else 'yes'}",
         f"--out={prefix}.%p",
         *_simulate_flags(cmd),
@@ -187,8 +302,10 @@ def valgrind_command(args, cmd, prefix, geo):
         f"--l1-size={geo['l1_size']}",
         f"--l1-ways={geo['l1_ways']}",
         f"--line-size={geo['line_size']}",
+        f"--rob={interval_params(args)['rob']}",
+        f"--mshr={interval_params(args)['mshr']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
-        f"--roi={roi_spec(args)}",
+        f"--roi={roi_arg}",
         *cmd,
     ]
 
@@ -222,6 +339,10 @@ def _collect(raw_dir, pid, dest, params):
         command=stats.get("command"),
         roi=stats.get("roi"),
     )
+    # the tool saw the symbols --roi named; record the name and the symbols
+    req = p.pop("roi_request", None)
+    if req and isinstance(p["roi"], dict) and p["roi"].get("mode") == "function":
+        p["roi"] = dict(p["roi"], **req)
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
     (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
@@ -232,13 +353,11 @@ def _child_name(raw_dir, pid):
     """The basename of process pid's executable (from its stats file), made
     safe as a directory name; "process" where unknown."""
     try:
-        command = json.loads((raw_dir / f"tw.{pid}.stats.json").read_text(errors="replace"))[
-            "command"
-        ]
-        name = re.sub(r"[^\w.+-]", "_", Path(command[0]).name)
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        name = ""
-    return name or "process"
+        stats = json.loads((raw_dir / f"tw.{pid}.stats.json").read_text(errors="replace"))
+        command = stats["command"]
+    except (OSError, ValueError, KeyError, TypeError):
+        command = None
+    return profiledir.child_name(command)
 
 
 def run(args, cmd, outdir):
@@ -246,12 +365,13 @@ def run(args, cmd, outdir):
     if not ok:
         raise FileNotFoundError(why)
     geo = geometry(args)
+    roi_res = resolve_roi(roi_spec(args), cmd)  # before the run: a wrong name costs nothing
     outdir = Path(outdir)
     raw_dir = outdir / ".raw"
     shutil.rmtree(raw_dir, ignore_errors=True)
     raw_dir.mkdir(parents=True)
     env = dict(os.environ, VALGRIND_LIB=str(paths.build_dir() / "lib" / "valgrind"))
-    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo)
+    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo, roi_res)
     params = {
         "tool": "tierwise (Valgrind)",
         "valgrind": valgrind_version(),
@@ -259,8 +379,11 @@ def run(args, cmd, outdir):
         "write_policy": "write-back, write-allocate, LRU; dirty lines left at exit count as writebacks",
         "valgrind_command": vcmd[: -len(cmd)],
         "depth": getattr(args, "depth", 6),
+        "interval_model": interval_params(args),
         "objects_min_bytes": parse_size(getattr(args, "objects_min_bytes", "4096")),
     }
+    if roi_res[2] is not None:
+        params["roi_request"] = {"function": roi_spec(args), "symbols": roi_res[2]}
     print(
         f"tierwise profile: sim: LLC {geo['llc_size'] >> 10} KiB {geo['llc_ways']}-way, "
         f"L1 {geo['l1_size'] >> 10} KiB {geo['l1_ways']}-way, {geo['line_size']} B lines "
@@ -275,6 +398,9 @@ def run(args, cmd, outdir):
         rc = proc.wait()
     finally:
         stop.set()
+    if rc == -signal.SIGILL:  # "Process terminating with ... signal 4 (SIGILL)"
+        shutil.rmtree(raw_dir, ignore_errors=True)
+        raise ValueError(sigill_message(cmd, host_avx512()))
     if not (raw_dir / f"tw.{proc.pid}.sites.csv").exists():
         raise FileNotFoundError(
             f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above"
@@ -304,6 +430,8 @@ def run(args, cmd, outdir):
             + (
                 "(no TIERWISE_ROI_BEGIN() ran)"
                 if roi == "markers"
+                else "(the function(s) it names exist but none was called)"
+                if roi_res[2]
                 else f"(no function named {roi} was called: check the name with nm; "
                 "an inlined or static function from a stripped binary has no entry)"
             )

@@ -29,8 +29,10 @@ def add_parser(sub):
     p.add_argument(
         "--tiers",
         metavar="PRESET|FILE",
-        help=f"tier model: {', '.join(tiers.presets())} or a TOML file "
-        f"(default {tiers.DEFAULT_PRESET})",
+        help=f"tier model: {', '.join(tiers.presets())}, {tiers.AUTO} (this machine: NUMA "
+        "distances and HMAT latencies/bandwidths, else the nearest preset) or a TOML file "
+        f"(default {tiers.DEFAULT_PRESET}); cxl and numa-remote name this machine's "
+        "memory-only / nearest other node",
     )
     p.add_argument(
         "--policy",
@@ -74,6 +76,7 @@ def run(args):
         lifetime=not args.no_lifetime,
         partial=not args.whole_sites,
     )
+    placement["notes"] = list(model.notes) + placement["notes"]
     out = Path(args.output)
     out.write_text(json.dumps(placement, indent=1) + "\n")
     ms = placement["modelled_seconds"]

@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: MIT
 """`tierwise config`: print the flags that compile and link a program
-against libtierwise (runtime/include/tierwise.h, build/lib/libtierwise.so)."""
+against libtierwise (runtime/include/tierwise.h, build/lib/libtierwise.so).
+Standard library only (cli.FAST_VERBS): it runs inside compiler command
+lines."""
+
+import os
 
 from tierwise.cli import UserError
-from tierwise.paths import artifact, source_dir
+from tierwise.paths import artifact_path, source_path
 
 
 def add_parser(sub):
@@ -22,9 +26,9 @@ def add_parser(sub):
 def flags(cflags=True, libs=True):
     out = []
     if cflags:
-        out.append(f"-I{source_dir() / 'runtime' / 'include'}")
+        out.append(f"-I{os.path.join(source_path(), 'runtime', 'include')}")
     if libs:
-        lib = artifact("lib/libtierwise.so").parent
+        lib = os.path.dirname(artifact_path("lib/libtierwise.so"))
         out += [f"-L{lib}", f"-Wl,-rpath,{lib}", "-ltierwise"]
     return out
 

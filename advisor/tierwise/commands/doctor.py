@@ -12,6 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
+from tierwise import machine
 from tierwise.backends import pmu, sim
 
 
@@ -86,24 +87,43 @@ def check_pmem():
 
 
 def check_numa():
-    nodes = []
-    for d in sorted(
-        glob.glob("/sys/devices/system/node/node[0-9]*"), key=lambda p: int(p.rsplit("node", 1)[1])
-    ):
-        mem = 0
-        for line in (_read(f"{d}/meminfo", "") or "").splitlines():
-            if "MemTotal:" in line:
-                mem = int(line.split()[-2]) * 1024
-        cpus = _read(f"{d}/cpulist", "")
-        nodes.append(
+    """Each NUMA node: CPUs, memory, distance from the local node, the HMAT
+    numbers the firmware publishes, and which tier names mean it here
+    (memory-only nodes are slow tiers: kmem, numa:N, the cxl preset)."""
+    ns = machine.nodes()
+    local = machine.local_node(ns)
+    out = []
+    for n in ns:
+        names = machine.tier_names(n, ns)
+        out.append(
             {
-                "node": int(d.rsplit("node", 1)[1]),
-                "memory_bytes": mem,
-                "cpus": cpus,
-                "memory_only": not cpus,
+                "node": n.node,
+                "memory_bytes": n.memory_bytes,
+                "cpus": n.cpus,
+                "memory_only": n.memory_only,
+                "distance": local.distance.get(n.node) if local else None,
+                "local": local is not None and n.node == local.node,
+                "slow_tier": local is not None and n.node != local.node and n.memory_bytes > 0,
+                "tier_names": names,
+                "hmat": n.hmat,
             }
         )
-    return nodes
+    return out
+
+
+def _hmat_text(h):
+    if not h:
+        return ""
+    acc = "access1" if "access1" in h else "access0"
+    v = h[acc]
+    parts = [
+        f"{k.split('_')[0]} {v[k]} ns" for k in ("read_latency", "write_latency") if k in v
+    ] + [
+        f"{k.split('_')[0]} {v[k] / 1000:g} GB/s"
+        for k in ("read_bandwidth", "write_bandwidth")
+        if k in v
+    ]
+    return f"; HMAT ({acc}): " + ", ".join(parts)
 
 
 def check_valgrind():
@@ -113,6 +133,7 @@ def check_valgrind():
         "sim_tool": ok,
         "detail": why,
         "host_cache": sim.host_cache_geometry(),
+        "avx512": sim.host_avx512(),
     }
 
 
@@ -131,13 +152,23 @@ def decide(r):
             f"alloc census only (pmu: {r['pmu']['detail']}; sim: {r['valgrind']['detail']})"
         )
     mounts = r["pmem"]["fsdax_mounts"]
-    kmem_nodes = [n["node"] for n in r["numa"] if n["memory_only"]]
+    kmem_nodes = [n for n in r["numa"] if n["memory_only"]]
+    remote = [n for n in r["numa"] if n["slow_tier"]]
     if mounts:
         use["slow_tier"] = f"pmem: memkind file kind on {mounts[0]['mount']} (fsdax)"
     elif kmem_nodes:
-        use["slow_tier"] = f"kmem: memory-only NUMA node {kmem_nodes[0]}"
-    elif len(r["numa"]) > 1:
-        use["slow_tier"] = f"numa:{r['numa'][-1]['node']} (remote NUMA node)"
+        use["slow_tier"] = (
+            f"kmem: memory-only NUMA node{'s' if len(kmem_nodes) > 1 else ''} "
+            f"{', '.join(str(n['node']) for n in kmem_nodes)} "
+            f"(also {', '.join(t for t in kmem_nodes[0]['tier_names'] if t != 'kmem')})"
+        )
+    elif remote:
+        near = min(remote, key=lambda n: (n["distance"] or 0, n["node"]))
+        name = f"numa:{near['node']}"
+        also = [t for t in near["tier_names"] if t != name]
+        use["slow_tier"] = f"{name} (remote NUMA node, distance {near['distance']}" + (
+            f"; also {', '.join(also)})" if also else ")"
+        )
     else:
         use["slow_tier"] = (
             "pmem emulated: memkind file kind on a plain directory (--pmem-dir); "
@@ -156,6 +187,13 @@ def run(args):
         "thp": check_thp(),
         "cpu": os.cpu_count(),
     }
+    kmem_nodes = [str(n["node"]) for n in r["numa"] if n["memory_only"]]
+    if kmem_nodes and "kmem" in r["memkind"]["kinds"]:
+        r["memkind"]["kinds"]["kmem"] = (
+            f"tier kmem = memory-only NUMA node{'s' if len(kmem_nodes) > 1 else ''} "
+            f"{', '.join(kmem_nodes)} (memkind MEMKIND_DAX_KMEM: "
+            f"{r['memkind']['kinds']['kmem']})"
+        )
     r["will_use"] = decide(r)
     if args.json:
         print(json.dumps(r, indent=1))
@@ -175,16 +213,31 @@ def run(args):
     )
     for m in r["pmem"]["fsdax_mounts"]:
         print(f"  {m['mount']} ({m['device']}, {m['fstype']})")
-    print(f"NUMA nodes:        {len(r['numa'])}")
+    print(f"NUMA nodes:        {len(r['numa'])} (distances from the local node)")
     for n in r["numa"]:
         kind = "memory only" if n["memory_only"] else f"cpus {n['cpus']}"
-        print(f"  node {n['node']}: {n['memory_bytes'] >> 20} MiB, {kind}")
+        if n["local"]:
+            role = "local: dram"
+        elif n["slow_tier"]:
+            role = f"{'memory-only ' if n['memory_only'] else ''}slow tier: {', '.join(n['tier_names'])}"
+        else:
+            role = "no memory"
+        dist = f", distance {n['distance']}" if n["distance"] is not None else ""
+        print(
+            f"  node {n['node']}: {n['memory_bytes'] >> 20} MiB, {kind}{dist}; {role}"
+            f"{_hmat_text(n['hmat'])}"
+        )
     print(f"Valgrind:          {v['valgrind'] or 'not installed'}; sim tool: {v['detail']}")
     hc = v["host_cache"]
     if hc:
         print(
             f"  host cache:      L1d {hc.get('l1_size', 0) >> 10} KiB {hc.get('l1_ways')}-way, "
             f"LLC {hc.get('llc_size', 0) >> 10} KiB {hc.get('llc_ways')}-way, {hc.get('line_size')} B lines"
+        )
+    if v["avx512"]:
+        print(
+            f"  warning: the CPU has AVX-512 ({', '.join(v['avx512'])}). "
+            f"{sim.AVX512_ADVICE}"
         )
     print(f"THP:               {r['thp']['enabled']}")
     print("tierwise will use:")

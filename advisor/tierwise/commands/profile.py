@@ -144,7 +144,13 @@ def run(args):
     for child in (info.get("params") or {}).get("children", []):
         # One profile per process (sim follows fork/exec): finish each too,
         # with the child's own command line where the backend saw it.
-        kid = dict(info, exit_status=child.get("exit_status"), pid=child["pid"], params={})
+        kid = dict(
+            info,
+            exit_status=child.get("exit_status"),
+            pid=child["pid"],
+            params={},
+            complete=child.get("complete"),
+        )
         profiledir.finish_profile(
             outdir / child["dir"],
             child.get("command") or cmd,

@@ -17,7 +17,9 @@ def add_parser(sub):
         help="tables and plots of a profile",
         description="Summarise a profile: per allocation site its peak size, LLC "
         "misses per KiB, the share of them that continue a sweep (seq: what a "
-        "prefetcher covers; '-' where not counted), write share and modelled benefit "
+        "prefetcher covers; '-' where not counted), the memory-level parallelism its "
+        "misses are charged with (mlp: measured by the sim backend's interval model, "
+        "else the tier model's constant; '-' without misses), write share and modelled benefit "
         "of the fast tier; with -o, "
         "write sites.csv (the table) and sites.png (misses/KiB against write "
         "share, and the largest sites) into DIR.",
@@ -43,7 +45,7 @@ def coverage(sites: pd.DataFrame) -> dict:
 
 
 def run(args):
-    from tierwise.advice import format_size, site_table
+    from tierwise.advice import format_size, location_column, site_table
     from tierwise.plot import plot_sites
 
     profile = reader.read_profiles(args.profiles)
@@ -63,17 +65,19 @@ def run(args):
         f"{format_size(peak_footprint(profile))} peak live footprint; LLC misses: "
         + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
     )
+    rows = table.head(args.top)
+    w, locs = location_column(rows["location"])
     print(
-        f"{'site':>4}  {'location':<36} {'size':>10} {'miss/KiB':>9} {'seq':>5} {'writes':>6} "
+        f"{'site':>4}  {'location':<{w}} {'size':>10} {'miss/KiB':>9} {'seq':>5} {'mlp':>5} "
+        f"{'writes':>6} "
         f"{'benefit':>10}  regime"
     )
-    for _, r in table.head(args.top).iterrows():
-        loc = str(r["location"])
-        loc = loc if len(loc) <= 36 else "..." + loc[-33:]
+    for loc, (_, r) in zip(locs, rows.iterrows()):
         seq = "-" if pd.isna(r["sequential_share"]) else f"{r['sequential_share']:.0%}"
+        mlp = "-" if pd.isna(r["mlp"]) else "inf" if r["mlp"] > 1e4 else f"{r['mlp']:.1f}"
         print(
-            f"{r['site']:>4}  {loc:<36} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
-            f"{seq:>5} {r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}"
+            f"{r['site']:>4}  {loc:<{w}} {format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
+            f"{seq:>5} {mlp:>5} {r['write_share']:>6.0%} {r['benefit_s'] * 1e3:>8.3f}ms  {r['regime']}"
         )
     if args.output:
         out = Path(args.output)

@@ -1,20 +1,26 @@
 # SPDX-License-Identifier: MIT
 """`tierwise run`: run a command with a placement applied by the LD_PRELOAD
 runtime (build/lib/libtierwise-runtime.so), then print a one-line summary of
-its run report. The command's exit status is passed through."""
+its run report. The command's exit status is passed through.
+
+Start-up (cli.FAST_VERBS, issue 14): this module imports the standard
+library's os, json and re only (through placement, sizes, preload, paths):
+no subprocess, tempfile, shutil or pathlib, whose imports alone cost more
+than the 50 ms this verb may add (test/bench/run_startup.py). The program is
+started with os.posix_spawnp and waited for, so that the summary can be
+printed and the private directory removed; a program the runtime cannot
+apply to is exec'ed in place of this process."""
 
 import json
 import os
-import shutil
-import subprocess
+import signal
 import sys
-import tempfile
-from pathlib import Path
 
 from tierwise import placement as placement_mod
-from tierwise.backends.alloc import preload_blocker
 from tierwise.cli import UserError
 from tierwise.paths import runtime_preload
+from tierwise.preload import preload_blocker
+from tierwise.sizes import parse_size
 
 
 def add_parser(sub):
@@ -36,15 +42,16 @@ def add_parser(sub):
         "--pmem-dir",
         metavar="DIR",
         help="directory for the pmem "
-        "tier's file (an fsdax mount on real hardware; default: a "
-        "private temporary directory, removed afterwards)",
+        "tier's file (an fsdax mount on real hardware; created with mode "
+        "0700 if missing; default: a private temporary directory, removed "
+        "afterwards)",
     )
     p.add_argument(
         "--dram-limit",
         metavar="SIZE",
         help="most bytes of live "
-        "DRAM-placed data (suffixes K/M/G); beyond it, allocations "
-        "fall back to the slow tier",
+        "DRAM-placed data (e.g. 512M, 1.5GiB, '32.0 MiB': advisor/FORMATS.md "
+        '"Sizes"); beyond it, allocations fall back to the slow tier',
     )
     p.add_argument(
         "--report",
@@ -60,7 +67,7 @@ def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
     """The environment that runs a command under the runtime."""
     env = dict(os.environ if env is None else env)
     env["LD_PRELOAD"] = runtime_preload(env)
-    env["TIERWISE_PLACEMENT"] = str(Path(placement).resolve())
+    env["TIERWISE_PLACEMENT"] = os.path.realpath(placement)
     env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
     env["TIERWISE_REPORT"] = str(report)
     env.pop("TIERWISE_CENSUS", None)
@@ -71,7 +78,8 @@ def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
 
 def summary(report_path):
     """One line from a run report."""
-    rep = json.loads(Path(report_path).read_text())
+    with open(report_path, encoding="utf-8") as f:
+        rep = json.load(f)
     totals = rep.get("totals", {})
     tiers = ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in totals.items())
     sites = rep.get("sites", [])
@@ -79,10 +87,67 @@ def summary(report_path):
     fb = sum(s.get("fallback_bytes", 0) for s in sites)
     fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
     warn = len(rep.get("warnings", []))
+    mismatches = (rep.get("cache") or {}).get("mismatches", 0)
     return (
         f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
         f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
+        + (f" ({mismatches} fast-path mismatch(es): see the report's warnings)" if mismatches else "")
     )
+
+
+def _private_dir():
+    """A new directory only this user can enter, as tempfile.mkdtemp makes
+    it (mkdir with a random name, mode 0700, never an existing one) in the
+    first usable of tempfile's candidates ($TMPDIR, $TEMP, $TMP, /tmp,
+    /var/tmp, /usr/tmp, the working directory)."""
+    env = [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")]
+    for base in [d for d in env if d] + ["/tmp", "/var/tmp", "/usr/tmp", os.getcwd()]:
+        for _ in range(100):
+            path = os.path.join(base, f"tierwise-run.{os.urandom(6).hex()}")
+            try:
+                os.mkdir(path, 0o700)
+                return path
+            except FileExistsError:
+                continue
+            except OSError:
+                break
+    raise UserError("no writable temporary directory ($TMPDIR, /tmp, /var/tmp, .)")
+
+
+def _remove_tree(path):
+    """rm -rf of the private directory, as far as it goes (shutil.rmtree
+    with ignore_errors, without importing shutil)."""
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files + dirs:
+            p = os.path.join(root, name)
+            try:
+                os.rmdir(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
+            except OSError:
+                pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _spawn(cmd, env):
+    """Start cmd and wait for it: its exit status as a shell gives it
+    (128 + N when killed by signal N). SIGPIPE and SIGXFSZ, which Python
+    ignores, are default again in the program (as subprocess does)."""
+    try:
+        pid = os.posix_spawnp(
+            cmd[0], cmd, env, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)
+        )
+    except OSError as e:
+        raise UserError(f"{cmd[0]}: cannot run: {e.strerror}") from e
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    rc = os.waitstatus_to_exitcode(status)
+    return pid, rc if rc >= 0 else 128 - rc
 
 
 def run(args):
@@ -93,29 +158,27 @@ def run(args):
         raise UserError("no command given: tierwise run --placement P -- CMD ARGS...")
     placement_mod.load(args.placement)  # one clear error before running
     if args.dram_limit:
-        placement_mod.parse_size(args.dram_limit)
+        parse_size(args.dram_limit, "--dram-limit")
     why = preload_blocker(cmd[0])
     if why:  # never keep the user's program from running: run it unplaced
         print(f"tierwise run: warning: {why}; running it unplaced", file=sys.stderr)
+        sys.stderr.flush()
         try:
-            return subprocess.call(cmd)
+            os.execvp(cmd[0], cmd)
         except OSError as e:
             raise UserError(f"{cmd[0]}: cannot run: {e.strerror}") from e
-    tmp = Path(tempfile.mkdtemp(prefix="tierwise-run."))
-    os.chmod(tmp, 0o700)
+    if args.pmem_dir:
+        _pmem_dir(args.pmem_dir)
+    tmp = _private_dir()
     try:
-        pmem_dir = Path(args.pmem_dir) if args.pmem_dir else tmp / "pmem"
+        pmem_dir = args.pmem_dir or os.path.join(tmp, "pmem")
         if not args.pmem_dir:
-            pmem_dir.mkdir(mode=0o700)
-        report = args.report or str(tmp / "report.%p.json")
+            os.mkdir(pmem_dir, 0o700)
+        report = args.report or os.path.join(tmp, "report.%p.json")
         env = run_env(args.placement, pmem_dir, report, args.dram_limit)
-        try:
-            proc = subprocess.Popen(cmd, env=env)
-        except OSError as e:
-            raise UserError(f"{cmd[0]}: cannot run: {e.strerror}") from e
-        proc.wait()
-        rep = report.replace("%p", str(proc.pid)) if "%p" in report else report
-        if Path(rep).exists():
+        pid, rc = _spawn(cmd, env)
+        rep = report.replace("%p", str(pid)) if "%p" in report else report
+        if os.path.exists(rep):
             print(summary(rep), file=sys.stderr)
             if args.report:
                 print(f"tierwise run: report {rep}", file=sys.stderr)
@@ -125,6 +188,20 @@ def run(args):
                 "command does not exit normally)",
                 file=sys.stderr,
             )
-        return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+        return rc
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_tree(tmp)
+
+
+def _pmem_dir(path):
+    """--pmem-dir: created (mode 0700, parents too, as mkdir -p) when it does
+    not exist; anything else wrong with it is the runtime's to report (the
+    pmem tier falls back to DRAM, a warning in the summary)."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as e:
+        print(
+            f"tierwise run: warning: --pmem-dir {path}: cannot create it "
+            f"({e.strerror}); the pmem tier will fall back to dram",
+            file=sys.stderr,
+        )

@@ -2,11 +2,13 @@
 """Reference results for the example kernels, computed independently in
 plain Python from an edge-list file: BFS depths, Dijkstra distances, the
 fixed-point PageRank of examples/common/graph.h, adjlist's undirected degrees,
-strengths and degree histogram,
+strengths and degree histogram, fwlike's asynchronous PageRank (the least
+fixed point, here by synchronous sweeps: a different order of updates),
 and the FNV-1a checksum. Prints exactly what `EXAMPLE -f FILE -p` prints on
 stdout, so a test can diff the two.
 
 usage: graphref.py KERNEL FILE [-n ITER] [-r ROOT]
+       (KERNEL: bfs, sssp, adjlist, pagerank, fwlike-pagerank[-sym])
        graphref.py gen VERTICES EDGES SEED OUT   (random weighted graph)
 """
 
@@ -98,6 +100,26 @@ def pagerank(n, edges, iters):
     return rank
 
 
+def fwlike_pagerank(n, edges):
+    """examples/fwlike/pagerank.cc: 1/n is 2^20, contributions truncated,
+    iterated from the base rank until nothing changes (Jacobi sweeps; the
+    kernel updates in place, and both reach the least fixed point)."""
+    one = 1 << 20
+    base = 15 * one // 100
+    deg = [0] * n
+    for s, _, _ in edges:
+        deg[s] += 1
+    rank = [base] * n
+    while True:
+        acc = [0] * n
+        for s, d, _ in edges:
+            acc[d] += rank[s] // deg[s]
+        new = [base + a * 85 // 100 for a in acc]
+        if new == rank:
+            return rank
+        rank = new
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("kernel")
@@ -114,7 +136,7 @@ def main():
                 f.write(f"{rnd.randrange(nv)} {rnd.randrange(nv)} {rnd.randint(1, 255)}\n")
         return
     n, edges = read_edges(a.args[0])
-    if a.kernel == "adjlist":  # undirected: each edge both ways
+    if a.kernel in ("adjlist", "fwlike-pagerank-sym"):  # undirected: each edge both ways
         edges = edges + [(d, s, w) for s, d, w in edges]
     adj = out_lists(n, edges)
     if a.kernel in ("bfs", "sssp", "adjlist"):
@@ -131,6 +153,10 @@ def main():
             for l in adj:
                 hist[len(l).bit_length()] += 1
             res = res + strength + hist + [max(len(l) for l in adj)]
+    elif a.kernel.startswith("fwlike-pagerank"):
+        res = fwlike_pagerank(n, edges)
+        for v, x in enumerate(res):
+            print(v, x)
     else:
         res = pagerank(n, edges, a.n)
         for v, x in enumerate(res):

@@ -2,7 +2,7 @@
 # Test programs for test/runtime, built into build/test/runtime/Inputs.
 set(TW_RT_IN ${CMAKE_SOURCE_DIR}/test/runtime/Inputs)
 set(TW_RT_OUT ${CMAKE_BINARY_DIR}/test/runtime/Inputs)
-foreach(prog tw_sites tw_threads tw_edge tw_fork_private)
+foreach(prog tw_sites tw_threads tw_edge tw_fork_private tw_mismatch tw_system)
   add_executable(${prog} ${TW_RT_IN}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
   target_link_libraries(${prog} PRIVATE pthread)
@@ -32,3 +32,7 @@ add_executable(tw_dlopen ${TW_RT_IN}/tw_dlopen.c)
 target_compile_options(tw_dlopen PRIVATE -O1 -g)
 target_link_libraries(tw_dlopen PRIVATE dl)
 set_target_properties(tw_dlopen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
+# The size grammar's C implementation against the shared vectors (sizes.test).
+add_executable(tw_size_check ${TW_RT_IN}/tw_size_check.c ${CMAKE_SOURCE_DIR}/runtime/common/tw_size.c)
+target_include_directories(tw_size_check PRIVATE ${CMAKE_SOURCE_DIR}/runtime/common)
+set_target_properties(tw_size_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})

@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: MIT
+"""Whether LD_PRELOAD can apply to a program (statically linked or setuid
+programs escape it), for `tierwise run` and the alloc census. Imports os,
+stat and struct only: `tierwise run` calls it on every start
+(cli.FAST_VERBS), where shutil and pyelftools would cost more than the
+check itself."""
+
+import os
+import stat
+import struct
+
+
+def which(program):
+    """The path `program` runs from (a path as given, or the first
+    executable file of that name on $PATH), or None: shutil.which's rule
+    without importing shutil."""
+    if os.sep in program:
+        return program if os.path.isfile(program) else None
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(d or ".", program)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _has_interp(f):
+    """Whether the ELF file `f` (opened binary, at offset 0) has a PT_INTERP
+    program header: read with struct, not pyelftools, because `tierwise run`
+    calls this on every start (cli.FAST_VERBS) and importing pyelftools
+    costs more than the whole check. ValueError if it is not a valid ELF
+    file."""
+    ident = f.read(64)
+    if len(ident) < 52 or ident[:4] != b"\x7fELF" or ident[4] not in (1, 2):
+        raise ValueError("not an ELF file")
+    end = "<" if ident[5] == 1 else ">"
+    if ident[4] == 2:  # ELF64: e_phoff at 32, e_phentsize/e_phnum at 54/56
+        phoff, = struct.unpack_from(end + "Q", ident, 32)
+        entsize, num = struct.unpack_from(end + "HH", ident, 54)
+    else:  # ELF32: e_phoff at 28, e_phentsize/e_phnum at 42/44
+        phoff, = struct.unpack_from(end + "I", ident, 28)
+        entsize, num = struct.unpack_from(end + "HH", ident, 42)
+    f.seek(phoff)
+    table = f.read(entsize * num)
+    if entsize < 4 or len(table) < entsize * num:
+        raise ValueError("truncated program headers")
+    PT_INTERP = 3
+    return any(
+        struct.unpack_from(end + "I", table, i * entsize)[0] == PT_INTERP for i in range(num)
+    )
+
+
+def preload_blocker(program):
+    """Why LD_PRELOAD cannot apply to `program` (a command name or path), or
+    None: a statically linked ELF (no PT_INTERP: nothing loads the runtime)
+    or a setuid/setgid one (the loader ignores LD_PRELOAD paths). Scripts
+    and programs that cannot be read are not judged (None)."""
+    path = which(program)
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return None
+            f.seek(0)
+            static = not _has_interp(f)
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError, struct.error):  # unreadable or not valid ELF: let it run
+        return None
+    if static:
+        return f"{program} is statically linked (no PT_INTERP): LD_PRELOAD cannot apply"
+    if mode & (stat.S_ISUID | stat.S_ISGID):
+        return f"{program} is setuid/setgid: the loader ignores LD_PRELOAD"
+    return None

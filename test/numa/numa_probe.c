@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/* Test program of `make check-numa` (test/numa): three big objects from
+ * three allocation sites (make_a: malloc, make_b: calloc, make_c: malloc in
+ * another function) plus many small blocks, touched and summed; prints
+ * `checksum: <hex>` (depends only on the sizes and the pass counts, never on
+ * where the data lies) and, for each big object, where its pages are:
+ *   object NAME ADDR BYTES pages=P mp=N0:x,N1:y,none:z runs=0x12,1x300
+ *     nm=N0:x,N1:y vma_bytes=B policy=bind:1,default
+ * `mp` and `runs` come from move_pages(2) (the node of each page, runs in
+ * address order), `nm` from /proc/self/numa_maps (the N<node>= page counts
+ * of the VMAs overlapping the object, whose sizes add up to vma_bytes), and a
+ * final `numa_maps total N0=x N1=y anon N0=x N1=y` line sums every VMA of
+ * the process, then only its anonymous ones (no file pages: those may have
+ * been in the page cache before the process started).
+ *
+ * Usage: numa_probe [-a MIB] [-b MIB] [-c MIB] [-n SMALL] [-p PASSES]
+ *                   [-w] [-f] [-o FILE]
+ *        numa_probe --hold MIB
+ *   -a/-b/-c  size of each object in MiB (default 16 each; fractions allowed)
+ *   -p        passes over object b (the hot one; a gets 1, c gets 2)
+ *   -w        after allocating and before the first touch, print
+ *             `allocated` on stdout and wait for a line on stdin
+ *   -f        fork after the work: the child writes every object (copy on
+ *             write), allocates one more object at site a and reports its
+ *             objects (named child-*) in FILE.child
+ *   -o FILE   write the object lines to FILE (default stderr)
+ *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
+ *             (fills a node under `numactl --membind`) */
+#define _GNU_SOURCE
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PAGE 4096UL
+#define MAXNODE 8
+
+static size_t mib(const char *s) { return (size_t)(strtod(s, NULL) * 1048576.0); }
+
+__attribute__((noinline)) static unsigned char *make_a(size_t n) { return malloc(n); }
+
+__attribute__((noinline)) static unsigned char *make_b(size_t n) { return calloc(n / 8, 8); }
+
+__attribute__((noinline)) static unsigned char *make_c(size_t n) { return malloc(n); }
+
+/* Fill then sum `passes` times with a stride that visits every byte. */
+static uint64_t work(unsigned char *p, size_t n, unsigned seed, int passes) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char)(i * 31 + seed);
+  for (int k = 0; k < passes; k++)
+    for (size_t i = 0; i < n; i += 64)
+      sum += p[i] * (uint64_t)(k + 1) + p[n - 1 - i];
+  return sum;
+}
+
+/* Node counts of the VMAs overlapping [lo, hi) from numa_maps, with their
+ * extents from /proc/self/maps (numa_maps gives only start addresses). */
+static void numa_maps_of(uintptr_t lo, uintptr_t hi, long nm[MAXNODE], size_t *vma_bytes,
+                         char *policy, size_t polsz, long total[MAXNODE], long anon[MAXNODE]) {
+  FILE *nf = fopen("/proc/self/numa_maps", "r"), *mf = fopen("/proc/self/maps", "r");
+  char nl[4096], ml[4096];
+  *vma_bytes = 0;
+  policy[0] = 0;
+  if (!nf || !mf) {
+    perror("numa_probe: /proc/self/numa_maps");
+    exit(3);
+  }
+  while (fgets(nl, sizeof nl, nf) && fgets(ml, sizeof ml, mf)) {
+    uintptr_t s, e, ns;
+    if (sscanf(ml, "%lx-%lx", &s, &e) != 2 || sscanf(nl, "%lx", &ns) != 1 || ns != s) {
+      fprintf(stderr, "numa_probe: maps and numa_maps disagree at %s", ml);
+      exit(3);
+    }
+    int overlap = s < hi && e > lo;
+    if (overlap) {
+      *vma_bytes += e - s;
+      char pol[64];
+      if (sscanf(nl, "%*s %63s", pol) == 1 && !strstr(policy, pol) &&
+          strlen(policy) + strlen(pol) + 2 < polsz) {
+        if (policy[0])
+          strcat(policy, ",");
+        strcat(policy, pol);
+      }
+    }
+    int is_anon = strstr(nl, " anon=") && !strstr(nl, " file=");
+    for (char *t = strtok(nl, " \n"); t; t = strtok(NULL, " \n")) {
+      int node;
+      long pages;
+      if (sscanf(t, "N%d=%ld", &node, &pages) == 2 && node >= 0 && node < MAXNODE) {
+        total[node] += pages;
+        if (is_anon)
+          anon[node] += pages;
+        if (overlap)
+          nm[node] += pages;
+      }
+    }
+  }
+  fclose(nf);
+  fclose(mf);
+}
+
+static void report(FILE *out, const char *name, void *ptr, size_t bytes) {
+  uintptr_t lo = (uintptr_t)ptr & ~(PAGE - 1), hi = ((uintptr_t)ptr + bytes + PAGE - 1) & ~(PAGE - 1);
+  size_t np = (hi - lo) / PAGE;
+  void **pages = malloc(np * sizeof *pages);
+  int *status = malloc(np * sizeof *status);
+  long mp[MAXNODE] = {0}, none = 0, nm[MAXNODE] = {0}, total[MAXNODE] = {0}, anon[MAXNODE] = {0};
+  for (size_t i = 0; i < np; i++)
+    pages[i] = (void *)(lo + i * PAGE);
+  /* A page can read as absent while khugepaged collapses its range (seen
+   * under TCG with THP "always"): ask again for those, a few times. */
+  for (int tries = 0; tries < 5; tries++) {
+    size_t absent = 0;
+    if (move_pages(0, np, pages, NULL, status, 0) != 0) {
+      perror("numa_probe: move_pages");
+      exit(3);
+    }
+    for (size_t i = 0; i < np; i++)
+      absent += status[i] < 0;
+    if (!absent)
+      break;
+    usleep(200000);
+  }
+  fprintf(out, "object %s %p %zu pages=%zu mp=", name, ptr, bytes, np);
+  for (size_t i = 0; i < np; i++) {
+    if (status[i] >= 0 && status[i] < MAXNODE)
+      mp[status[i]]++;
+    else
+      none++;
+  }
+  for (int n = 0; n < MAXNODE; n++)
+    if (mp[n])
+      fprintf(out, "N%d:%ld,", n, mp[n]);
+  fprintf(out, "none:%ld runs=", none);
+  for (size_t i = 0; i < np;) {
+    size_t j = i;
+    while (j < np && status[j] == status[i])
+      j++;
+    fprintf(out, "%s%dx%zu", i ? "," : "", status[i], j - i); /* negative: -errno */
+    i = j;
+  }
+  size_t vma_bytes;
+  char policy[256];
+  numa_maps_of(lo, hi, nm, &vma_bytes, policy, sizeof policy, total, anon);
+  fprintf(out, " nm=");
+  for (int n = 0, first = 1; n < MAXNODE; n++)
+    if (nm[n]) {
+      fprintf(out, "%sN%d:%ld", first ? "" : ",", n, nm[n]);
+      first = 0;
+    }
+  fprintf(out, " vma_bytes=%zu policy=%s\n", vma_bytes, policy[0] ? policy : "?");
+  free(pages);
+  free(status);
+}
+
+static void totals(FILE *out) {
+  long nm[MAXNODE] = {0}, total[MAXNODE] = {0}, anon[MAXNODE] = {0};
+  size_t vb;
+  char pol[8];
+  numa_maps_of(0, 0, nm, &vb, pol, sizeof pol, total, anon);
+  fprintf(out, "numa_maps total");
+  for (int n = 0; n < MAXNODE; n++)
+    if (total[n])
+      fprintf(out, " N%d=%ld", n, total[n]);
+  fprintf(out, " anon");
+  for (int n = 0; n < MAXNODE; n++)
+    if (anon[n])
+      fprintf(out, " N%d=%ld", n, anon[n]);
+  fprintf(out, "\n");
+}
+
+static int hold(size_t n) {
+  char *p = malloc(n);
+  if (!p)
+    return 1;
+  memset(p, 1, n);
+  printf("held %zu\n", n);
+  fflush(stdout);
+  while (getchar() != EOF)
+    ;
+  return p[n / 2] == 1 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  size_t na = 16 << 20, nb = 16 << 20, nc = 16 << 20, nsmall = 1000;
+  int passes = 6, wait = 0, forkit = 0;
+  const char *outpath = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : "";
+    if (!strcmp(argv[i], "--hold"))
+      return hold(mib(v));
+    else if (!strcmp(argv[i], "-a"))
+      na = mib(v), i++;
+    else if (!strcmp(argv[i], "-b"))
+      nb = mib(v), i++;
+    else if (!strcmp(argv[i], "-c"))
+      nc = mib(v), i++;
+    else if (!strcmp(argv[i], "-n"))
+      nsmall = strtoull(v, NULL, 10), i++;
+    else if (!strcmp(argv[i], "-p"))
+      passes = atoi(v), i++;
+    else if (!strcmp(argv[i], "-o"))
+      outpath = v, i++;
+    else if (!strcmp(argv[i], "-w"))
+      wait = 1;
+    else if (!strcmp(argv[i], "-f"))
+      forkit = 1;
+    else {
+      fprintf(stderr, "numa_probe: unknown argument '%s' (see the comment at the top of numa_probe.c)\n",
+              argv[i]);
+      return 2;
+    }
+  }
+  nb &= ~7UL;
+  unsigned char *a = make_a(na), *b = make_b(nb), *c = make_c(nc);
+  if (!a || !b || !c) {
+    fprintf(stderr, "numa_probe: allocation failed\n");
+    return 1;
+  }
+  if (wait) {
+    printf("allocated\n");
+    fflush(stdout);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin))
+      return 1;
+  }
+  uint64_t sum = work(a, na, 1, 1) + work(b, nb, 2, passes) + work(c, nc, 3, 2);
+  unsigned long small = 0;
+  void *keep[64] = {0};
+  for (size_t i = 0; i < nsmall; i++) {
+    int *s = malloc(16 + (i % 7) * 8);
+    s[0] = (int)i;
+    if (keep[i % 64]) {
+      small += (unsigned)*(int *)keep[i % 64];
+      free(keep[i % 64]);
+    }
+    keep[i % 64] = s;
+  }
+  for (int i = 0; i < 64; i++)
+    free(keep[i]);
+  FILE *out = outpath ? fopen(outpath, "w") : stderr;
+  if (!out) {
+    perror(outpath);
+    return 1;
+  }
+  report(out, "a", a, na);
+  report(out, "b", b, nb);
+  report(out, "c", c, nc);
+  totals(out);
+  fflush(out);
+  if (forkit) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s.child", outpath ? outpath : "numa_probe.out");
+      FILE *co = fopen(path, "w");
+      if (!co)
+        _exit(1);
+      memset(a, 5, na); /* copy on write: the copies follow the mapping's policy */
+      memset(b, 6, nb);
+      memset(c, 7, nc);
+      unsigned char *a2 = make_a(na);
+      memset(a2, 8, na);
+      report(co, "child-a", a, na);
+      report(co, "child-b", b, nb);
+      report(co, "child-c", c, nc);
+      report(co, "child-a2", a2, na);
+      totals(co);
+      free(a2);
+      _exit(fclose(co) ? 1 : 0);
+    }
+    int st;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+      fprintf(stderr, "numa_probe: fork child failed\n");
+      return 1;
+    }
+  }
+  if (outpath)
+    fclose(out);
+  printf("checksum: %lx\n", (unsigned long)(sum + small));
+  free(a);
+  free(b);
+  free(c);
+  return 0;
+}
