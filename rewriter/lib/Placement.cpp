@@ -200,6 +200,7 @@ Expected<Placement> readPlacement(const std::string &Path) {
       if (!Frames)
         return Frames.takeError();
       Out.Frames = std::move(*Frames);
+      Out.FromStack = true;
     } else if (auto F = parseLocation(Out.Location)) {
       Out.Frames.push_back(*F);
     }

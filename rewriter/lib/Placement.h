@@ -30,6 +30,7 @@ struct Site {
   std::string Tier;          ///< "dram", "pmem", ...
   int64_t DramBytes = 0;     ///< "dram_bytes": a DRAM head (malloc/calloc)
   std::vector<Frame> Frames; ///< from "frames", else parsed from "location"
+  bool FromStack = false;    ///< Frames are the symbolized stack ("frames")
   std::string name() const;  ///< "site N (location)" for messages
 };
 

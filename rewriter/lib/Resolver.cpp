@@ -153,6 +153,15 @@ Located locate(const Site &S, const SourceIndex &Index) {
       L.Problem = "libc's own allocation, inside " + Lib + " at " + Where +
                   ": a site never has the C library's frames (by design), "
                   "and there is nothing to rewrite";
+    else if (S.FromStack)
+      // The whole stack, inline frames included, and its innermost frame
+      // calls no allocator: the frames inside the call are of a module a
+      // site never has (libc's; a tail call into libc leaves no frame of
+      // the function that made it).
+      L.Problem = "libc's own allocation, reached through a call made at " +
+                  Where + " (" + Calls +
+                  "): a site never has the C library's frames (by design), "
+                  "and there is nothing to rewrite";
     else
       L.Problem = "no allocation call at " + Where +
                   "; it allocates inside a call made here (" + Calls +

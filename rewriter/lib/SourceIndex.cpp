@@ -548,9 +548,12 @@ private:
     // The body with the allocation's edits and the arguments.
     std::string Text;
     size_t Applied = 0;
+    unsigned SkipUntil = 0; // the rest of an edit over several tokens
     for (const Token &T : MI->tokens()) {
       if (T.isOneOf(tok::hash, tok::hashhash))
         return Fail(A.Macro + " uses # or ##");
+      if (offset(T.getLocation()) < SkipUntil)
+        continue;
       if (!Text.empty() && (T.hasLeadingSpace() || T.isAtStartOfLine()))
         Text += ' ';
       if (const IdentifierInfo *TI = T.getIdentifierInfo()) {
@@ -564,8 +567,8 @@ private:
       std::string Spelled = Lexer::getSpelling(T, SM, LO);
       std::string After;
       for (const EditTemplate &E : A.Edits) {
-        if (E.Offset == O && E.Length == N)
-          Spelled = E.Text, ++Applied;
+        if (E.Offset == O && E.Length >= N) // std::malloc: 3 tokens
+          Spelled = E.Text, ++Applied, SkipUntil = O + E.Length;
         else if (E.Offset == O + N && E.Length == 0)
           After += E.Text, ++Applied;
       }

@@ -35,7 +35,12 @@ def add_parser(sub):
         "placement puts outside the default tier into libtierwise calls "
         "(tw_malloc(TW_TIER_PMEM, n), new (tw::pmem) T[n]; a site with a DRAM "
         "head, dram_bytes N: tw_malloc_head(TW_TIER_PMEM, N, n) for malloc and "
-        "calloc only). Prints a unified "
+        "calloc only). A macro whose uses need different tiers is expanded at "
+        "each placed use; a wrapper (function, constructor) serving several tiers "
+        "gains a tier parameter that its placed callers pass. Stacks are "
+        "symbolized against the placement's modules[].path (or --binary); with "
+        "-p, a source compiled several times is parsed with the configuration "
+        "in the binary. Prints a unified "
         "diff; -i edits in place, -o writes the patch. Exit status 0: all "
         "placed sites rewritten, 1: some were not (listed), 2: bad arguments.",
     )
