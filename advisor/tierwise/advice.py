@@ -74,6 +74,7 @@ def advise(
         shown[i] = f"{model.fast.name}+{model.slow.name}"
     table = site_table(profile, costs, shown)
     fractions = sel.fractions(costs)
+    ranks = dram_ranks(costs, sel)
     sites = []
     for i in table.index:
         entry = {
@@ -85,6 +86,11 @@ def advise(
             entry["dram_bytes"] = int(sel.partial[i])
         entry["bytes"] = int(costs.at[i, "bytes"])
         entry["benefit"] = round(float(costs.at[i, "benefit"]) * fractions.get(i, 1.0), 9)
+        size = object_size(profile, i) if i in sel.partial else None
+        if size:
+            entry["dram_fraction"] = min(1.0, int(sel.partial[i]) / size)
+        if i in ranks:
+            entry["rank"], entry["planned_bytes"] = ranks[i]
         sites.append(entry)
     placement = {
         "format": PLACEMENT_FORMAT,
@@ -117,6 +123,55 @@ def advise(
         "sites": sites,
     }
     return placement, table, sel, costs
+
+
+def llc_warning(profile):
+    """A warning when the profile's peak live footprint fits in the LLC its
+    sim backend simulated: then (almost) every access hits the cache, no
+    placement changes the modelled time, and every policy reads 1.000x.
+    None when it does not fit, or the LLC was not simulated."""
+    llc = 0
+    for meta in profile.meta:
+        params = meta.get("backend_params") or {}
+        cache = params.get("cache") if meta.get("backend") == "sim" else None
+        if isinstance(cache, dict) and cache.get("llc_size"):
+            llc = max(llc, int(cache["llc_size"]))
+    peak = peak_footprint(profile)
+    if not llc or peak >= llc:
+        return None
+    return (
+        f"the peak live footprint ({format_size(peak)}) is below the simulated LLC "
+        f"({format_size(llc)}): the data fits in the cache, so placements barely differ "
+        f"(ratios near 1.000x); profile a larger input, or pass --llc-size below "
+        f"{format_size(peak)}"
+    )
+
+
+def dram_ranks(costs: pd.DataFrame, sel) -> dict:
+    """Site -> (rank, planned DRAM bytes) for the sites with DRAM bytes:
+    rank 1 has the most modelled benefit per byte (a head's share of its
+    site's benefit per head byte is the site's own: accesses uniform over
+    the bytes); planned bytes are the site's peak bytes, or its head. The
+    runtime reserves DRAM under a limit in this order (runtime/README.md)."""
+    planned = {i: int(costs.at[i, "bytes"]) for i in sel.fast}
+    planned.update({i: int(h) for i, h in sel.partial.items()})
+    density = {i: float(costs.at[i, "benefit"]) / max(int(costs.at[i, "bytes"]), 1) for i in planned}
+    order = sorted(planned, key=lambda i: (-density[i], planned[i], i))
+    return {i: (r + 1, planned[i]) for r, i in enumerate(order)}
+
+
+def object_size(profile, site):
+    """The size of every object of a site when they all have one (so that a
+    head stated as a fraction of the object equals dram_bytes here), else
+    None."""
+    o = profile.objects
+    sizes = o.loc[o["site"] == site, "size"].dropna().unique() if not o.empty else []
+    if len(sizes) == 1:
+        return int(sizes[0])
+    allocs = pd.to_numeric(profile.sites.at[site, "allocs"], errors="coerce")
+    if len(sizes) == 0 and allocs == 1:
+        return int(pd.to_numeric(profile.sites.at[site, "peak_bytes"], errors="coerce") or 0) or None
+    return None
 
 
 def format_partial(table: pd.DataFrame, sel, model) -> list:

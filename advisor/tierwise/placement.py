@@ -68,6 +68,24 @@ def validate(doc, source="placement"):
                     head,
                     "only for a site whose tier is not dram (the DRAM head of its objects)",
                 )
+        if "dram_fraction" in s:
+            f = s["dram_fraction"]
+            if not isinstance(f, (int, float)) or isinstance(f, bool) or not 0 < f <= 1:
+                bad(f"sites[{i}].dram_fraction", f, "must be a number in (0, 1]")
+            if s["tier"] == "dram":
+                bad(
+                    f"sites[{i}].dram_fraction",
+                    f,
+                    "only for a site whose tier is not dram (the DRAM head of its objects)",
+                )
+        for key in ("rank", "planned_bytes"):
+            v = s.get(key)
+            if key in s and (not isinstance(v, int) or isinstance(v, bool) or v < (key == "rank")):
+                bad(
+                    f"sites[{i}].{key}",
+                    v,
+                    "must be a positive integer" if key == "rank" else "must be an integer >= 0",
+                )
     return doc
 
 

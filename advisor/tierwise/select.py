@@ -140,28 +140,38 @@ def knapsack(weights, values, capacity: int):
     if sum(w[i] for i in items) <= capacity:
         chosen = take0 | set(items)
         return sum(v[i] for i in chosen), chosen, True
-    frontier = [(0, 0.0, 0)]  # (weight, value, bitmask), weight and value increasing
-    work = 0
+    # The Pareto frontier as arrays (numpy: 12,000-site MPI profiles): weight
+    # and value increasing; each entry names a node of the choice tree
+    # (parent node, item added) from which the chosen set is read back.
+    fw, fv = np.zeros(1, dtype="int64"), np.zeros(1)
+    fnode = np.zeros(1, dtype="int64")
+    parents, added = [np.array([-1])], [np.array([-1])]
+    nodes, work = 1, 0
     for i in items:
-        work += len(frontier)
+        work += len(fw)
         if work > KNAPSACK_WORK_LIMIT:
             return _density_fill(w, v, capacity, take0)
-        shifted = [
-            (fw + w[i], fv + v[i], fm | (1 << i))
-            for fw, fv, fm in frontier
-            if fw + w[i] <= capacity
-        ]
-        merged = sorted(frontier + shifted, key=lambda t: (t[0], -t[1]))
-        frontier, best = [], -1.0
-        for t in merged:
-            if t[1] > best:
-                frontier.append(t)
-                best = t[1]
-        if len(frontier) > FRONTIER_LIMIT:
+        ok = fw + w[i] <= capacity
+        k = int(ok.sum())
+        parents.append(fnode[ok])
+        added.append(np.full(k, i))
+        mw = np.concatenate([fw, fw[ok] + w[i]])
+        mv = np.concatenate([fv, fv[ok] + v[i]])
+        mn = np.concatenate([fnode, np.arange(nodes, nodes + k)])
+        nodes += k
+        order = np.lexsort((-mv, mw))  # stable: the older entry first on ties
+        mw, mv, mn = mw[order], mv[order], mn[order]
+        best = np.maximum.accumulate(np.concatenate([[-1.0], mv[:-1]]))
+        keep = mv > best
+        fw, fv, fnode = mw[keep], mv[keep], mn[keep]
+        if len(fw) > FRONTIER_LIMIT:
             return _density_fill(w, v, capacity, take0)
-    _, value, mask = frontier[-1]
-    chosen = take0 | {i for i in items if mask >> i & 1}
-    return value + sum(v[i] for i in take0), chosen, True
+    parent, item = np.concatenate(parents), np.concatenate(added)
+    chosen, node = set(take0), int(fnode[-1])
+    while node > 0:
+        chosen.add(int(item[node]))
+        node = int(parent[node])
+    return float(fv[-1]) + sum(v[i] for i in take0), chosen, True
 
 
 def _density_fill(w, v, capacity, take0):
@@ -505,11 +515,11 @@ def select(
         fast = {cand.index[i] for i in rows}
         part = {cand.index[split]: int(head)} if split is not None else {}
         return Selection(policy, budget, fast, int(usage.max()), notes, part)
-    key = scores(profile.sites.loc[cand.index], policy)
-    order = sorted(cand.index, key=lambda s: (-key[s], cand.at[s, "bytes"], s))
+    key = scores(profile.sites.loc[cand.index], policy).to_numpy(dtype="float64")
+    size, site = cand["bytes"].to_numpy(), cand.index.to_numpy()
     fast, used = set(), 0
-    for s in order:
-        if used + cand.at[s, "bytes"] <= budget:
-            fast.add(s)
-            used += int(cand.at[s, "bytes"])
+    for j in np.lexsort((site, size, -key)):  # key descending, then smaller, then site
+        if used + size[j] <= budget:
+            fast.add(site[j].item())
+            used += int(size[j])
     return Selection(policy, budget, fast, used, notes)

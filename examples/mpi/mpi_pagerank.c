@@ -151,6 +151,7 @@ int main(int argc, char **argv) {
       xmalloc((size_t)(nloc + p.nghost) * sizeof(uint64_t), "contrib");
   uint64_t *sendbuf = xmalloc((size_t)nsend * sizeof(uint64_t), "sendbuf");
   MPI_Barrier(MPI_COMM_WORLD);
+  tw_ex_kernel_start(); /* the region of interest (--roi markers) */
   double t0 = MPI_Wtime();
   const uint64_t init = tw_ex_pr_init(p.n), base = tw_ex_pr_base(p.n);
   for (int64_t v = 0; v < nloc; v++)

@@ -276,15 +276,21 @@ TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
       return old; /* already tracked (e.g. announced twice) */
     retract(old);
   }
+  return tw_new_block_at(p, size, site_of_stack(tid), custom);
+}
+
+/* A new block at a known site, where no block is. */
+TwBlock *tw_new_block_at(Addr p, SizeT size, UInt site, Bool custom) {
   TwBlock *b = block_alloc();
   b->start = p;
   b->size = size;
   b->alloc_time = tw_icount;
-  b->site = site_of_stack(tid);
+  b->site = site;
   b->tier = 0;
   b->slot = tw_sites[b->site].slot0;
   b->custom = custom;
   b->mapped = False;
+  b->hosting = 0;
   tw_map_insert(b);
   TwSite *s = &tw_sites[b->site];
   s->allocs++;
@@ -301,15 +307,36 @@ TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom) {
   return b;
 }
 
-static void write_object(const TwBlock *b, Bool freed) {
-  if ((Long)b->size < tw_objects_min_bytes)
+void tw_write_object(UInt site, SizeT size, ULong alloc_time, Bool freed) {
+  if ((Long)size < tw_objects_min_bytes)
     return;
   if (freed)
-    tw_out_printf(&tw_objects_out, "%u,%lu,%llu,%llu\n",
-                  b->site - TW_FIRST_SITE, b->size, b->alloc_time, tw_icount);
+    tw_out_printf(&tw_objects_out, "%u,%lu,%llu,%llu\n", site - TW_FIRST_SITE,
+                  size, alloc_time, tw_icount);
   else
-    tw_out_printf(&tw_objects_out, "%u,%lu,%llu,\n", b->site - TW_FIRST_SITE,
-                  b->size, b->alloc_time);
+    tw_out_printf(&tw_objects_out, "%u,%lu,%llu,\n", site - TW_FIRST_SITE,
+                  size, alloc_time);
+}
+
+static void write_object(const TwBlock *b, Bool freed) {
+  tw_write_object(b->site, b->size, b->alloc_time, freed);
+}
+
+/* The site of a stack given as return addresses (a pool's hand-out:
+ * tw_poolfn.c), through the deep raw-stack table. */
+UInt tw_site_of_ips(const Addr *ips, UInt n) {
+  ULong h = tw_hash_ips((const uintptr_t *)ips, (int)n);
+  RawStack **slot = raw_slot(h, True, ips, n);
+  if (*slot)
+    return (*slot)->site;
+  return remember_stack(slot, h, True, ips, n, 0);
+}
+
+/* Accesses to b are charged to counter slot \p slot from now on. */
+void tw_retag_block(TwBlock *b, UInt slot) {
+  b->slot = slot;
+  tw_map_slot_changed(b);
+  tw_cache_forget_range(b->start, b->size);
 }
 
 static TwBlock *block_at(Addr p) {
@@ -323,6 +350,8 @@ void tw_release_block(Addr p, Bool mapped) {
   TwBlock *b = block_at(p);
   if (!b || b->mapped != mapped)
     return;
+  if (b->hosting)
+    tw_poolfn_host_gone(b);
   tw_map_remove(b);
   tw_sites[b->site].cur_bytes -= b->size;
   write_object(b, True);
@@ -359,7 +388,10 @@ void tw_set_block_tier(Addr p, UInt tier) {
 /* Blocks still live at exit go to objects.csv with an empty free time. */
 static void write_live(const TwBlock *b) { write_object(b, False); }
 
-void tw_heap_fini(void) { tw_map_for_each(write_live); }
+void tw_heap_fini(void) {
+  tw_map_for_each(write_live);
+  tw_poolfn_fini();
+}
 
 /* ---- replacement malloc family ---- */
 

@@ -162,13 +162,26 @@ static void add_sp_call(IRSB *sb, const VexGuestLayout *layout,
                         1, name, VG_(fnptr_to_fnentry)(fn), args)));
 }
 
+/* A call of fn(guest stack pointer, arg) before the instruction at ip, with
+ * the guest's instruction pointer set to ip first (Valgrind updates it
+ * lazily), so that the call can unwind the guest's stack. */
+static void add_sp_call2(IRSB *sb, const VexGuestLayout *layout, Addr ip,
+                         const HChar *name, void *fn, UWord arg) {
+  addStmtToIRSB(sb, IRStmt_Put(layout->offset_IP, mkIRExpr_HWord(ip)));
+  IRTemp sp = newIRTemp(sb->tyenv, Ity_I64);
+  addStmtToIRSB(sb, IRStmt_WrTmp(sp, IRExpr_Get(layout->offset_SP, Ity_I64)));
+  IRExpr **args = mkIRExprVec_2(IRExpr_RdTmp(sp), mkIRExpr_HWord(arg));
+  addStmtToIRSB(sb, IRStmt_Dirty(unsafeIRDirty_0_N(
+                        2, name, VG_(fnptr_to_fnentry)(fn), args)));
+}
+
 IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
                     const VexGuestLayout *layout, const VexGuestExtents *vge,
                     const VexArchInfo *archinfo_host, IRType gWordTy,
                     IRType hWordTy) {
   IRSB *sb = deepCopyIRSBExceptStmts(sbIn);
   Int i = 0;
-  Bool roi_func = tw_roi_is_function();
+  Bool roi_func = tw_roi_is_function(), pools = tw_poolfn_any();
   TwFlow f;
   VG_(memset)(&f, 0, sizeof f);
   f.tmp = VG_(calloc)("tw.flow", sbIn->tyenv->types_used + 1, sizeof *f.tmp);
@@ -184,6 +197,13 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
     switch (st->tag) {
     case Ist_IMark:
       f.seen++;
+      Int pool_fn = pools ? tw_poolfn_at(st->Ist.IMark.addr) : -1;
+      if (pool_fn >= 0) { /* tw_poolfn.c: its arguments, before it runs */
+        addStmtToIRSB(sb, st);
+        add_sp_call2(sb, layout, st->Ist.IMark.addr, "tw_poolfn_entered",
+                     (void *)tw_poolfn_entered, (UWord)pool_fn);
+        continue;
+      }
       if (roi_func && tw_roi_is_entry(st->Ist.IMark.addr)) {
         addStmtToIRSB(sb, st); /* the call belongs to this instruction */
         add_sp_call(sb, layout, "tw_roi_func_entered",
@@ -283,6 +303,8 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
   add_icount(sb, f.seen - f.counted);
   if (roi_func && sb->jumpkind == Ijk_Ret)
     add_sp_call(sb, layout, "tw_roi_returned", (void *)tw_roi_returned);
+  if (pools && sb->jumpkind == Ijk_Ret)
+    add_sp_call(sb, layout, "tw_poolfn_returned", (void *)tw_poolfn_returned);
   VG_(free)(f.tmp);
   VG_(free)(f.state);
   VG_(free)(f.put);

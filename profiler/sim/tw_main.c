@@ -115,6 +115,11 @@ static Bool tw_process_cmd_line_option(const HChar *arg) {
   } else if VG_STR_CLO (arg, "--roi", roi) {
     if (!tw_roi_set(roi))
       VG_(fmsg_bad_option)(arg, "expected all, markers or a function name\n");
+  } else if (VG_STR_CLO(arg, "--alloc-fn", roi) ||
+             VG_STR_CLO(arg, "--free-fn", roi)) {
+    if (!tw_poolfn_option(roi, arg[2] == 'f'))
+      VG_(fmsg_bad_option)(arg, "expected NAME or NAME:ARG (ARG 1-6), at "
+                                "most 8 functions\n");
   } else if VG_BINT_CLO (arg, "--depth", tw_depth, 1, 64) {
   } else if VG_BINT_CLO (arg, "--llc-size", clo_llc_size, 1024, 1LL << 36) {
   } else if VG_BINT_CLO (arg, "--llc-ways", clo_llc_ways, 1, 64) {
@@ -144,7 +149,12 @@ static void tw_print_usage(void) {
       "                            buffers, Skylake) [10]\n"
       "    --objects-min-bytes=N   objects.csv lists blocks >= N [4096]\n"
       "    --roi=all|markers|FUNC  count accesses over the whole run, between\n"
-      "                            TIERWISE_ROI_BEGIN/END, or inside FUNC [all]\n");
+      "                            TIERWISE_ROI_BEGIN/END, or inside FUNC [all]\n"
+      "    --alloc-fn=NAME[:ARG]   a pool allocator's hand-out function: each\n"
+      "                            call is an allocation at its caller's site\n"
+      "                            (size: argument ARG, else to the end of the\n"
+      "                            heap block returned into)\n"
+      "    --free-fn=NAME[:ARG]    its release function (pointer: ARG [1])\n");
 }
 
 static void tw_print_debug_usage(void) { VG_(printf)("    (none)\n"); }

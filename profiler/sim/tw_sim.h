@@ -68,6 +68,7 @@ typedef struct {
   UInt site, slot, tier;
   Bool custom; /* announced by VALGRIND_MALLOCLIKE_BLOCK */
   Bool mapped; /* a client anonymous mmap (tw_mmap.c) */
+  UShort hosting; /* live pool hand-outs inside it (tw_poolfn.c) */
 } TwBlock;
 
 /* Options. */
@@ -104,6 +105,10 @@ void tw_heap_init(void);
 UInt tw_classify_nonheap(Addr a);
 UInt tw_slot_for(UInt site, UInt tier);
 TwBlock *tw_new_block(ThreadId tid, Addr p, SizeT size, Bool custom);
+TwBlock *tw_new_block_at(Addr p, SizeT size, UInt site, Bool custom);
+UInt tw_site_of_ips(const Addr *ips, UInt n);
+void tw_retag_block(TwBlock *b, UInt slot);
+void tw_write_object(UInt site, SizeT size, ULong alloc_time, Bool freed);
 void tw_release_block(Addr p, Bool mapped);
 void tw_unmap_range(Addr a, SizeT len);
 void tw_set_block_tier(Addr p, UInt tier);
@@ -159,6 +164,15 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
                     const VexGuestLayout *layout, const VexGuestExtents *vge,
                     const VexArchInfo *archinfo_host, IRType gWordTy,
                     IRType hWordTy);
+
+/* tw_poolfn.c: a program's pool allocator (--alloc-fn, --free-fn) */
+Bool tw_poolfn_option(const HChar *spec, Bool is_free);
+Bool tw_poolfn_any(void);
+Int tw_poolfn_at(Addr a);
+VG_REGPARM(2) void tw_poolfn_entered(Addr sp, UWord fn);
+VG_REGPARM(1) void tw_poolfn_returned(Addr sp);
+void tw_poolfn_host_gone(TwBlock *b);
+void tw_poolfn_fini(void);
 
 /* tw_roi.c: region of interest (--roi) */
 Bool tw_roi_set(const HChar *spec);

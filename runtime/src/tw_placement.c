@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * placement.json (advisor/FORMATS.md, format tierwise-placement v1): parsed
+ * Layer 2 (policy). placement.json (advisor/FORMATS.md, format tierwise-placement v1): parsed
  * once at start with cJSON, off the hot path, and matched against each new
  * stack (exact, or as a prefix when the placement has fewer frames; the
- * longest match wins). A bad file is reported in one line naming the file,
+ * longest match wins). Matching is a hash look-up per frame-wise prefix of
+ * the new stack (FNV-1a runs on from one prefix to the next), so its cost
+ * does not grow with the placement: Open MPI jobs have 12,000 sites. A bad file is reported in one line naming the file,
  * field and value, and the program runs unplaced.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_policy.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -18,8 +20,13 @@
 
 typedef struct tw_psite {
   const char *stack, *location;
+  uint64_t hash; /* tw_hash_str(stack) */
+  size_t len;
   int tier;
   uint64_t dram_bytes; /* DRAM head of each object (tw_split.c); 0: none */
+  double dram_fraction; /* the head as a share of each object; 0: none */
+  int rank;             /* the advisor's DRAM order (1 best); 0: none */
+  uint64_t planned;     /* planned DRAM bytes (tw_dram_limit.c) */
 } tw_psite;
 
 typedef struct tw_pmodule {
@@ -28,6 +35,9 @@ typedef struct tw_pmodule {
 
 static tw_psite *tw_psites;
 static int tw_npsites, tw_default_tier, tw_pdepth;
+static int32_t *tw_phash; /* open addressing: index into tw_psites, -1 empty */
+static void tw_phash_build(void);
+static uint32_t tw_phash_mask;
 static tw_pmodule *tw_pmods;
 static int tw_npmods;
 static const char *tw_ppath;
@@ -38,6 +48,13 @@ int tw_placement_nsites(void) { return tw_npsites; }
 int tw_placement_tier(int i) { return tw_psites[i].tier; }
 uint64_t tw_placement_dram_bytes(int i) {
   return i >= 0 && i < tw_npsites ? tw_psites[i].dram_bytes : 0;
+}
+double tw_placement_dram_fraction(int i) {
+  return i >= 0 && i < tw_npsites ? tw_psites[i].dram_fraction : 0;
+}
+int tw_placement_rank(int i, uint64_t *planned) {
+  *planned = i >= 0 && i < tw_npsites ? tw_psites[i].planned : 0;
+  return i >= 0 && i < tw_npsites ? tw_psites[i].rank : 0;
 }
 const char *tw_placement_field(int i, int which) {
   return which ? tw_psites[i].location : tw_psites[i].stack;
@@ -63,7 +80,7 @@ static int tw_bad(const char *field, const char *value, const char *why) {
   line[n] = 0;
   tw_warn(line, "", "");
   tw_npsites = 0;
-  tw_default_tier = TW_T_DRAM;
+  tw_default_tier = TW_TIER_DRAM;
   tw_pdepth = 0;
   return 0;
 }
@@ -74,14 +91,55 @@ static int tw_tier_value(const char *field, const cJSON *v, int *tier) {
   *tier = tw_tier_parse(v->valuestring);
   if (*tier >= 0)
     return 1;
-  if (!strncmp(v->valuestring, "numa:", 5)) {
+  const char *d = v->valuestring + 5;
+  if (!strncmp(v->valuestring, "numa:", 5) && *d >= '0' && *d <= '9' &&
+      strspn(d, "0123456789") == strlen(d)) {
     tw_warn("placement tier ", v->valuestring,
-            ": numa:N tiers are not supported yet (README); using dram");
-    *tier = TW_T_DRAM;
+            ": this runtime serves numa:0 to numa:15 (README); using dram");
+    *tier = TW_TIER_DRAM;
     return 1;
   }
   return tw_bad(field, v->valuestring,
                 "unknown tier (use dram, pmem, kmem, hbw or numa:N)");
+}
+
+/* A site's optional dram_fraction, rank and planned_bytes (FORMATS.md);
+ * \p field holds "sites[N" (\p fl chars) for messages. */
+static int tw_plan_fields(const cJSON *s, tw_psite *ps, char *field,
+                          size_t fl) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "dram_fraction");
+  ps->dram_fraction = 0;
+  ps->rank = 0;
+  ps->planned = 0;
+  memcpy(field + fl, "].dram_fraction", 16);
+  if (v && (!cJSON_IsNumber(v) || !(v->valuedouble > 0) ||
+            v->valuedouble > 1))
+    return tw_bad(field, "(not a number in (0, 1])",
+                  "must be a number in (0, 1]");
+  if (v && !strcmp(cJSON_GetObjectItemCaseSensitive(s, "tier")->valuestring,
+                   "dram"))
+    return tw_bad(field, "(with tier dram)",
+                  "a DRAM head needs a slow tier in \"tier\"");
+  if (v)
+    ps->dram_fraction = v->valuedouble;
+  v = cJSON_GetObjectItemCaseSensitive(s, "rank");
+  memcpy(field + fl, "].rank", 7);
+  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 1 ||
+            v->valuedouble > 2147483647.0 ||
+            v->valuedouble != (double)(int)v->valuedouble))
+    return tw_bad(field, "(not a positive integer)",
+                  "must be a positive integer");
+  if (v)
+    ps->rank = (int)v->valuedouble;
+  v = cJSON_GetObjectItemCaseSensitive(s, "planned_bytes");
+  memcpy(field + fl, "].planned_bytes", 16);
+  if (v && (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+            v->valuedouble > 9.0e18 ||
+            v->valuedouble != (double)(uint64_t)v->valuedouble))
+    return tw_bad(field, "(not an integer >= 0)", "must be an integer >= 0");
+  if (v)
+    ps->planned = (uint64_t)v->valuedouble;
+  return 1;
 }
 
 static char *tw_slurp(const char *path, const char **err) {
@@ -163,6 +221,8 @@ static int tw_parse(const cJSON *root) {
                     "a DRAM head needs a slow tier in \"tier\"");
     if (db)
       tw_psites[i].dram_bytes = (uint64_t)db->valuedouble;
+    if (!tw_plan_fields(s, &tw_psites[i], field, fl))
+      return 0;
     i++;
   }
   const cJSON *mods = cJSON_GetObjectItemCaseSensitive(root, "modules");
@@ -179,6 +239,7 @@ static int tw_parse(const cJSON *root) {
     }
   }
   tw_npsites = i;
+  tw_phash_build();
   return 1;
 }
 
@@ -213,17 +274,55 @@ int tw_placement_load(const char *path) {
   return ok;
 }
 
+/* The hash table of the placement's stacks, built once after parsing (a
+ * repeated stack keeps its first entry, as the linear rule did). */
+static void tw_phash_build(void) {
+  uint32_t cap = 16;
+  while (cap < 2u * (uint32_t)tw_npsites)
+    cap <<= 1;
+  tw_phash = tw_internal_alloc(cap * sizeof(*tw_phash));
+  if (!tw_phash)
+    return;
+  memset(tw_phash, 0xff, cap * sizeof(*tw_phash));
+  tw_phash_mask = cap - 1;
+  for (int i = 0; i < tw_npsites; i++) {
+    tw_psite *p = &tw_psites[i];
+    p->len = strlen(p->stack);
+    p->hash = tw_hash_str(p->stack);
+    uint32_t k = (uint32_t)p->hash & tw_phash_mask;
+    while (tw_phash[k] >= 0 && strcmp(tw_psites[tw_phash[k]].stack, p->stack))
+      k = (k + 1) & tw_phash_mask;
+    if (tw_phash[k] < 0)
+      tw_phash[k] = i;
+  }
+}
+
+/* The placement site whose stack is the first \p len bytes of \p stack
+ * (hash \p h), or -1. */
+static int tw_phash_find(uint64_t h, const char *stack, size_t len) {
+  for (uint32_t k = (uint32_t)h & tw_phash_mask; tw_phash[k] >= 0;
+       k = (k + 1) & tw_phash_mask) {
+    const tw_psite *p = &tw_psites[tw_phash[k]];
+    if (p->hash == h && p->len == len && !memcmp(p->stack, stack, len))
+      return tw_phash[k];
+  }
+  return -1;
+}
+
 int tw_placement_match(const char *stack, int *tier) {
   int best = -1;
-  size_t best_len = 0;
-  for (int i = 0; i < tw_npsites; i++) {
-    if (!tw_stack_matches(tw_psites[i].stack, stack))
-      continue;
-    size_t len = strlen(tw_psites[i].stack);
-    if (best < 0 || len > best_len) {
-      best = i;
-      best_len = len;
+  if (!tw_npsites || !tw_phash)
+    return -1;
+  uint64_t h = TW_FNV_OFFSET; /* tw_hash_str of the prefix read so far */
+  for (size_t at = 0;; at++) {
+    if (stack[at] == ';' || !stack[at]) {
+      int i = tw_phash_find(h ? h : 1, stack, at);
+      if (i >= 0)
+        best = i; /* a longer prefix than any before */
     }
+    if (!stack[at])
+      break;
+    h = tw_fnv1a(h, stack + at, 1);
   }
   if (best >= 0)
     *tier = tw_psites[best].tier;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Call-site capture: unwinding (libunwind's unw_backtrace), the module map
+ * Layer 1 (mechanisms). Call-site capture: unwinding (libunwind's unw_backtrace), the module map
  * (dl_iterate_phdr, with build-ids; refreshed when an address falls outside
  * the known modules, e.g. after dlopen), and the two tables behind site
  * indices: raw stacks (return addresses) -> site, and sites (FORMATS.md
@@ -8,7 +8,7 @@
  * stack takes a mutex and formats its string (never symbolizes).
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_mech.h"
 
 #include <elf.h>
 #include <libunwind.h>
@@ -44,25 +44,12 @@ static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
 static tw_raw *tw_raws;
 static tw_site *tw_sites;
 static uint32_t tw_nsites; /* atomic */
+/* Sites by stack hash (open addressing, site + 1, 0 empty; under tw_lock):
+ * a new raw stack finds its site without a scan of every site. */
+#define TW_SITE_INDEX (2 * TW_SITES_MAX)
+static uint32_t *tw_site_index;
 static tw_module tw_mods[TW_MODULES_MAX];
 static int tw_nmods;
-
-void *tw_internal_alloc(size_t size) {
-  static char *cur, *end;
-  size = (size + 15) & ~(size_t)15;
-  if (!cur || (size_t)(end - cur) < size) {
-    size_t chunk = size > (1 << 20) ? size : (1 << 20);
-    void *m = tw_sys_mmap(NULL, chunk, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
-      return NULL;
-    cur = m;
-    end = cur + chunk;
-  }
-  void *p = cur;
-  cur += size;
-  return p;
-}
 
 static char *tw_strdup_internal(const char *s) {
   size_t n = strlen(s) + 1;
@@ -185,25 +172,21 @@ uint32_t tw_site_count(void) {
 /* The site with stack string \p stack, created if new (tw_lock held). */
 static uint32_t tw_site_intern(const char *stack) {
   uint64_t h = tw_hash_str(stack);
-  for (uint32_t i = 0; i < tw_nsites; i++)
-    if (tw_sites[i].hash == h && !strcmp(tw_sites[i].stack, stack))
-      return i;
+  uint32_t k = (uint32_t)h & (TW_SITE_INDEX - 1);
+  for (uint32_t i; (i = tw_site_index[k]) != 0; k = (k + 1) & (TW_SITE_INDEX - 1))
+    if (tw_sites[i - 1].hash == h && !strcmp(tw_sites[i - 1].stack, stack))
+      return i - 1;
   if (tw_nsites == TW_SITES_MAX - 1) /* last slot: "[overflow]" */
     stack = "[overflow]";
   if (tw_nsites == TW_SITES_MAX)
     return TW_SITES_MAX - 1;
   tw_site *s = &tw_sites[tw_nsites];
+  tw_site_index[k] = tw_nsites + 1;
   s->stack = tw_strdup_internal(stack);
   s->hash = h;
   s->placed = -1;
-  s->tier = TW_T_DRAM;
+  s->tier = TW_TIER_DRAM;
   s->dram_head = 0;
-  if (tw_mode_now == TW_MODE_PLACE || tw_cfg.mode == TW_MODE_PLACE) {
-    int tier = tw_placement_default_tier();
-    s->placed = tw_placement_match(stack, &tier);
-    s->tier = tier;
-    s->dram_head = tier != TW_T_DRAM ? tw_placement_dram_bytes(s->placed) : 0;
-  }
   __atomic_store_n(&tw_nsites, tw_nsites + 1, __ATOMIC_RELEASE);
   return (uint32_t)(s - tw_sites);
 }
@@ -248,7 +231,11 @@ static int tw_tables_ready(void) {
     void *r =
         tw_sys_mmap(NULL, TW_RAW_SLOTS * sizeof(tw_raw), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (tw_sites != MAP_FAILED && r != MAP_FAILED)
+    tw_site_index = tw_sys_mmap(
+        NULL, TW_SITE_INDEX * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (tw_sites != MAP_FAILED && r != MAP_FAILED &&
+        tw_site_index != MAP_FAILED)
       __atomic_store_n(&tw_raws, (tw_raw *)r, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&tw_lock);

@@ -36,6 +36,7 @@ RAW_FILES = {
     "tiers.csv": "sites_by_tier.csv",
 }
 HEARTBEAT_S = 30.0
+HELPER_WAIT_S = 60.0  # how long to wait for children outliving the program
 CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
 # Interval model defaults (profiler/sim/tw_interval.c): the reorder buffer of
@@ -122,6 +123,23 @@ def add_arguments(group):
         "return-type-prefixed or mangled, looked up before the run in the program and its "
         "libraries. The cache is simulated throughout; allocation sizes and "
         "lifetimes stay whole-run",
+    )
+    group.add_argument(
+        "--alloc-fn",
+        action="append",
+        metavar="NAME[:ARG]",
+        help="the allocate function of the program's own pool allocator (repeatable, as "
+        "Massif's --alloc-fn): each block it returns is an allocation at its caller's site, "
+        "of the size in integer argument ARG (1-6), else reaching to the end of the heap "
+        "block it lies in; accesses to that block count for the caller's site until the "
+        "--free-fn call (README: custom pool allocators)",
+    )
+    group.add_argument(
+        "--free-fn",
+        action="append",
+        metavar="NAME[:ARG]",
+        help="the pool's release function (repeatable); ARG is the argument that is the "
+        "pointer (default 1)",
     )
     group.add_argument(
         "--no-children",
@@ -306,8 +324,24 @@ def valgrind_command(args, cmd, prefix, geo, roi=None):
         f"--mshr={interval_params(args)['mshr']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
         f"--roi={roi_arg}",
+        *[f"--alloc-fn={f}" for f in pool_fn_specs(args, "alloc_fn")],
+        *[f"--free-fn={f}" for f in pool_fn_specs(args, "free_fn")],
         *cmd,
     ]
+
+
+def pool_fn_specs(args, key):
+    """--alloc-fn/--free-fn values, checked: NAME or NAME:ARG with ARG 1-6."""
+    specs = getattr(args, key, None) or []
+    for spec in specs:
+        if not re.fullmatch(r"[^\s:\"\\]+(:[1-6])?", spec):
+            raise ValueError(
+                f"--{key.replace('_', '-')} {spec!r}: expected a function name, "
+                "optionally with :ARG (1-6)"
+            )
+    if len(specs) > 8:
+        raise ValueError(f"--{key.replace('_', '-')}: at most 8 functions")
+    return specs
 
 
 def _heartbeat(proc, t0, stop):
@@ -349,6 +383,42 @@ def _collect(raw_dir, pid, dest, params):
     return p
 
 
+def _running_children(raw_dir, main_pid):
+    """Pids of traced processes that started (their Valgrind opened
+    tw.PID.objects.csv) and have not finished (no tw.PID.stats.json, written
+    last) and are still alive: a helper daemon outliving the program."""
+    pids = []
+    for f in raw_dir.glob("tw.*.objects.csv"):
+        pid = f.name.split(".")[1]
+        if (
+            pid.isdigit()
+            and int(pid) != main_pid
+            and not (raw_dir / f"tw.{pid}.stats.json").exists()
+            and Path(f"/proc/{pid}").exists()
+        ):
+            pids.append(int(pid))
+    return sorted(pids)
+
+
+def _wait_children(raw_dir, main_pid, limit=HELPER_WAIT_S):
+    """Waits up to `limit` seconds for children still running after the
+    program (a job's helper daemon), so that their profiles are collected
+    and their files are not removed under them; returns those still
+    running then."""
+    running = _running_children(raw_dir, main_pid)
+    if running:
+        print(
+            f"tierwise profile: sim: waiting for {len(running)} child process(es) still "
+            f"running after the program (pid {', '.join(map(str, running))})",
+            file=sys.stderr,
+        )
+    t0 = time.monotonic()
+    while running and time.monotonic() - t0 < limit:
+        time.sleep(0.1)
+        running = _running_children(raw_dir, main_pid)
+    return running
+
+
 def _child_name(raw_dir, pid):
     """The basename of process pid's executable (from its stats file), made
     safe as a directory name; "process" where unknown."""
@@ -381,6 +451,8 @@ def run(args, cmd, outdir):
         "depth": getattr(args, "depth", 6),
         "interval_model": interval_params(args),
         "objects_min_bytes": parse_size(getattr(args, "objects_min_bytes", "4096")),
+        "alloc_fns": pool_fn_specs(args, "alloc_fn"),
+        "free_fns": pool_fn_specs(args, "free_fn"),
     }
     if roi_res[2] is not None:
         params["roi_request"] = {"function": roi_spec(args), "symbols": roi_res[2]}
@@ -405,6 +477,7 @@ def run(args, cmd, outdir):
         raise FileNotFoundError(
             f"{raw_dir}: valgrind (exit status {rc}) wrote no profile; see its messages above"
         )
+    left = _wait_children(raw_dir, proc.pid)
     info = _collect(raw_dir, proc.pid, outdir, params)
     children = sorted({int(f.name.split(".")[1]) for f in raw_dir.glob("tw.*.sites.csv")})
     kids, kids_params = [], []
@@ -420,7 +493,15 @@ def run(args, cmd, outdir):
                 "command": kp["command"],
             }
         )
-    shutil.rmtree(raw_dir, ignore_errors=True)
+    if left:  # their files stay theirs: they write them when they end
+        print(
+            f"tierwise profile: sim: {len(left)} child process(es) still running after "
+            f"{HELPER_WAIT_S:.0f} s (pid {', '.join(map(str, left))}); their raw profiles "
+            f"will be in {raw_dir}",
+            file=sys.stderr,
+        )
+    else:
+        shutil.rmtree(raw_dir, ignore_errors=True)
     roi = roi_spec(args)
     if roi != "all" and not any(
         ((p or {}).get("roi") or {}).get("entries") for p in [info] + kids_params

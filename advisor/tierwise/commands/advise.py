@@ -24,7 +24,30 @@ def add_parser(sub):
         "--dram-budget",
         required=True,
         metavar="SIZE|N%",
-        help="fast-tier bytes (512M, 2G) or N%% of the peak live footprint (the most placeable bytes live at once)",
+        help="fast-tier bytes (512M, 2G) or N%% of the peak live footprint (the most "
+        "placeable bytes live at once; with --target, the target run's)",
+    )
+    t = p.add_argument_group(
+        "profile small, run big",
+        "Advise for a bigger run than the profiled ones: PROFILEs are counted profiles "
+        "(sim or pmu) of small inputs, CENSUS an allocation census of the target run "
+        "(`tierwise profile --backend alloc -o CENSUS -- CMD BIG-ARGS`, native speed). "
+        "Sites are matched by stack; one PROFILE: each site's counts scaled by its bytes; "
+        "two or more: a power law fitted per site. Heads become fractions of their "
+        "objects, and every DRAM site carries its rank and planned bytes at the target "
+        "(for `tierwise run --dram-limit`). Assumptions: advisor/README.md.",
+    )
+    t.add_argument(
+        "--target",
+        metavar="CENSUS",
+        help="allocation census of the target run: its sizes, lifetimes and footprint",
+    )
+    t.add_argument(
+        "--target-llc",
+        metavar="SIZE",
+        help="LLC of the machine that runs the target (default: the LLC the PROFILEs "
+        "simulated); miss rates carry over when each PROFILE simulated this cache scaled "
+        "by its footprint over the target's (advise says which --llc-size to use)",
     )
     p.add_argument(
         "--tiers",
@@ -64,9 +87,22 @@ def add_parser(sub):
 
 
 def run(args):
-    from tierwise.advice import advise, format_partial, format_size, format_table
+    from tierwise.advice import advise, format_partial, format_size, format_table, llc_warning
 
-    profile = reader.read_profiles(args.profiles)
+    carried = None
+    if args.target:
+        from tierwise import transfer
+
+        llc = tiers.parse_size(args.target_llc, "--target-llc") if args.target_llc else None
+        carried = transfer.read(args.profiles, args.target, llc)
+        profile = carried.profile
+    elif args.target_llc:
+        raise ValueError("--target-llc needs --target CENSUS")
+    else:
+        profile = reader.read_profiles(args.profiles)
+        warn = llc_warning(profile)
+        if warn:
+            print(f"tierwise advise: warning: {warn}", file=sys.stderr)
     model = tiers.load(args.tiers)
     placement, table, sel, costs = advise(
         profile,
@@ -77,6 +113,11 @@ def run(args):
         partial=not args.whole_sites,
     )
     placement["notes"] = list(model.notes) + placement["notes"]
+    if carried is not None:
+        placement["target"] = carried.to_json()
+        from tierwise.transfer import format_fits
+
+        print(format_fits(carried, args.top))
     out = Path(args.output)
     out.write_text(json.dumps(placement, indent=1) + "\n")
     ms = placement["modelled_seconds"]

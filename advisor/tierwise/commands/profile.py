@@ -121,6 +121,12 @@ def run(args):
             f"--roi {args.roi}: only the sim backend counts a region of interest "
             f"(the {name} backend counts the whole run)"
         )
+    pool_fns = (getattr(args, "alloc_fn", None) or []) + (getattr(args, "free_fn", None) or [])
+    if name != "sim" and pool_fns:
+        raise UserError(
+            f"--alloc-fn/--free-fn {pool_fns[0]}: only the sim backend sees a pool's "
+            f"hand-outs (the {name} backend sees malloc only)"
+        )
     ok, why = _backend(name).available(args)
     if not ok:
         raise UserError(f"{name} backend unavailable: {why}")
@@ -162,6 +168,16 @@ def run(args):
             rank=rank,
         )
     status = info.get("exit_status")
+    if name == "sim" and meta.get("complete", True):
+        from tierwise import reader
+        from tierwise.advice import llc_warning
+
+        try:
+            warn = llc_warning(reader.read_profiles([outdir]))
+        except ValueError:  # no sites: nothing to compare
+            warn = None
+        if warn:
+            print(f"tierwise profile: warning: {warn}", file=sys.stderr)
     print(
         f"tierwise profile: {name} backend, {time.monotonic() - t0:.1f} s, "
         f"{meta.get('n_sites', '?')} sites, exit status {status} -> {outdir}",

@@ -4,7 +4,8 @@ runtime (build/lib/libtierwise-runtime.so), then print a one-line summary of
 its run report. The command's exit status is passed through.
 
 Start-up (cli.FAST_VERBS, issue 14): this module imports the standard
-library's os, json and re only (through placement, sizes, preload, paths):
+library's os, json, re and time only (through placement, sizes, preload,
+paths, jobreports):
 no subprocess, tempfile, shutil or pathlib, whose imports alone cost more
 than the 50 ms this verb may add (test/bench/run_startup.py). The program is
 started with os.posix_spawnp and waited for, so that the summary can be
@@ -15,10 +16,12 @@ import json
 import os
 import signal
 import sys
+import time
 
 from tierwise import placement as placement_mod
 from tierwise.cli import UserError
 from tierwise.paths import runtime_preload
+from tierwise.jobreports import other_reports, others_line
 from tierwise.preload import preload_blocker
 from tierwise.sizes import parse_size
 
@@ -51,13 +54,18 @@ def add_parser(sub):
         metavar="SIZE",
         help="most bytes of live "
         "DRAM-placed data (e.g. 512M, 1.5GiB, '32.0 MiB': advisor/FORMATS.md "
-        '"Sizes"); beyond it, allocations fall back to the slow tier',
+        '"Sizes"); beyond it, allocations fall back to the slow tier. A placement '
+        "that ranks its DRAM sites (rank, planned_bytes: tierwise advise writes them) "
+        "has their planned bytes reserved in rank order, so a site allocated first "
+        "cannot take the DRAM a better one allocated later needs; the run prints "
+        "planned, got and fell back per site",
     )
     p.add_argument(
         "--report",
         metavar="FILE",
-        help="write the run report "
-        "here (`%%p` is the pid; default: a temporary file)",
+        help="write the run report of CMD here (`%%p` is the pid; default: a "
+        "temporary file); other processes of the job that load the runtime "
+        "(helper daemons, children) write FILE.COMMAND.PID beside it",
     )
     p.add_argument("cmd", nargs="*", metavar="-- CMD ARGS...")
     return p
@@ -71,6 +79,7 @@ def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
     env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
     env["TIERWISE_REPORT"] = str(report)
     env.pop("TIERWISE_CENSUS", None)
+    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
     if dram_limit:
         env["TIERWISE_DRAM_LIMIT"] = str(dram_limit)
     return env
@@ -150,6 +159,32 @@ def _spawn(cmd, env):
     return pid, rc if rc >= 0 else 128 - rc
 
 
+def plan_lines(report_path, limit=20):
+    """Per ranked DRAM site of the placement (rank, planned_bytes): what it
+    was planned, what it got in DRAM and what fell back; under a DRAM limit
+    what the runtime reserved for it (runtime/README.md "DRAM limit")."""
+    with open(report_path) as f:
+        rep = json.load(f)
+    ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
+    if not ranked:
+        return []
+    mib = lambda b: f"{b / 2**20:.2f} MiB"
+    lim = rep.get("dram_limit")
+    head = "tierwise run: DRAM sites in the advisor's order"
+    if lim:
+        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved)"
+    lines = [head + ": rank, planned, got, fell back, location"]
+    for s in ranked[:limit]:
+        got = s.get("bytes", {}).get("dram", 0)
+        lines.append(
+            f"  {s['rank']:>3} {mib(s['planned_bytes']):>12} {mib(got):>12} "
+            f"{mib(s.get('fallback_bytes', 0)):>12}  {s.get('location') or s['stack']}"
+        )
+    if len(ranked) > limit:
+        lines.append(f"  ... {len(ranked) - limit} more in the report")
+    return lines
+
+
 def run(args):
     cmd = [c for c in args.cmd]
     if cmd and cmd[0] == "--":
@@ -174,14 +209,21 @@ def run(args):
         pmem_dir = args.pmem_dir or os.path.join(tmp, "pmem")
         if not args.pmem_dir:
             os.mkdir(pmem_dir, 0o700)
-        report = args.report or os.path.join(tmp, "report.%p.json")
+        report = args.report or os.path.join(tmp, "report.json")
         env = run_env(args.placement, pmem_dir, report, args.dram_limit)
+        started = time.time()
         pid, rc = _spawn(cmd, env)
         rep = report.replace("%p", str(pid)) if "%p" in report else report
         if os.path.exists(rep):
             print(summary(rep), file=sys.stderr)
+            if args.dram_limit:
+                for line in plan_lines(rep):
+                    print(line, file=sys.stderr)
             if args.report:
                 print(f"tierwise run: report {rep}", file=sys.stderr)
+            others = other_reports(rep, started) if "%p" not in report else []
+            if others:
+                print(f"tierwise run: {others_line(rep, others)}", file=sys.stderr)
         else:
             print(
                 f"tierwise run: no run report at {rep} (killed, or the "

@@ -55,8 +55,8 @@ def _tw(*argv):
 def sim_args(placement: dict, llc_size=None) -> list:
     """Sim backend options of the placed run, taken from the profile the
     placement was made from (its meta.json), so that both describe the same
-    thing: its region of interest (--roi) and its cache geometry, unless
-    --llc-size is given."""
+    thing: its region of interest (--roi), its pool functions (--alloc-fn,
+    --free-fn) and its cache geometry, unless --llc-size is given."""
     meta = {}
     for prof in placement.get("profiles", [])[:1]:
         try:
@@ -69,6 +69,9 @@ def sim_args(placement: dict, llc_size=None) -> list:
         out += ["--roi", "markers"]
     elif isinstance(roi, dict) and roi.get("mode") == "function" and roi.get("function"):
         out += ["--roi", str(roi["function"])]
+    for key, opt in (("alloc_fns", "--alloc-fn"), ("free_fns", "--free-fn")):
+        fns = meta.get(key) if isinstance(meta, dict) else None
+        out += [a for f in (fns if isinstance(fns, list) else []) for a in (opt, str(f))]
     if llc_size:
         return out + ["--llc-size", str(llc_size)]
     cache = meta.get("cache") if isinstance(meta, dict) else None
@@ -100,19 +103,18 @@ def _placed_command(placement_path: Path, report: Path, cmd, pmem_dir: Path) -> 
     ]
 
 
-def _reports(work: Path) -> list:
-    return sorted(work.glob("run-report*.json"), key=lambda p: p.stat().st_mtime)
+REPORT = "run-report.json"
 
 
-def _placed_bytes(work: Path) -> int:
-    """Bytes the runtime placed according to the newest run report (0 when
-    the runtime did not serve the allocations, e.g. under Valgrind)."""
+def _placed_bytes(report: Path) -> int:
+    """Bytes the runtime placed according to the named program's run report
+    (0 when there is none, or the runtime did not serve the allocations, e.g.
+    under Valgrind)."""
     from tierwise.simulation import read_report
 
-    reps = _reports(work)
-    if not reps:
+    if not report.exists():
         return 0
-    return sum(int(v) for v in read_report(reps[-1]).get("totals", {}).values())
+    return sum(int(v) for v in read_report(report).get("totals", {}).values())
 
 
 def simulate(
@@ -122,6 +124,7 @@ def simulate(
     counts from the tool's sites_by_tier.csv, else from the run report."""
     from tierwise.simulation import (
         counts_from_report,
+        other_reports,
         read_report,
         read_site_tiers,
         resolve_default_tier,
@@ -130,8 +133,9 @@ def simulate(
     placement_path = Path(placement_path)
     placement = json.loads(placement_path.read_text())
     work.mkdir(parents=True, exist_ok=True)
-    for old in _reports(work):
-        old.unlink()
+    report = (work / REPORT).resolve()
+    for old in [report, *map(Path, other_reports(report))]:
+        old.unlink(missing_ok=True)
     pmem_dir = Path(pmem_dir or work / "pmem").resolve()
     pmem_dir.mkdir(parents=True, exist_ok=True)
     if profile_dir is None:
@@ -141,7 +145,6 @@ def simulate(
             f"-> {profile_dir}",
             file=sys.stderr,
         )
-        report = (work / "run-report.%p.json").resolve()
         placed = _placed_command(placement_path, report, cmd, pmem_dir)
         sim = sim_args(placement, llc_size)
         r = subprocess.run(
@@ -156,7 +159,7 @@ def simulate(
         counts = resolve_default_tier(counts, model)
         source = "sim profile with the placement applied (sites_by_tier.csv)"
     else:
-        if not _placed_bytes(work):
+        if not _placed_bytes(report):
             print(
                 f"tierwise simulate: no per-tier counts or placed bytes from the sim run; running "
                 f"{cmd[0]} natively with the placement for its run report",
@@ -168,7 +171,7 @@ def simulate(
                     "--placement",
                     str(placement_path),
                     "--report",
-                    str(work / "run-report.json"),
+                    str(report),
                     "--pmem-dir",
                     str(pmem_dir),
                     "--",
@@ -181,9 +184,9 @@ def simulate(
                     f"tierwise run --placement {placement_path} failed "
                     f"(exit status {r.returncode})"
                 )
-        if not _reports(work):
-            raise UserError(f"the runtime wrote no run report into {work}")
-        report_path = _reports(work)[-1]
+        if not report.exists():
+            raise UserError(f"the runtime wrote no run report of {cmd[0]} at {report}")
+        report_path = report
         counts = counts_from_report(profile, read_report(report_path), placement, model)
         source = "sim profile counts split by the run report's bytes per tier"
     res = cost.modelled_time(counts, model)
@@ -197,6 +200,8 @@ def simulate(
             "all_fast_seconds": all_fast,
             "profile": str(profile_dir),
             "run_report": str(report_path) if report_path else None,
+            "named_report": str(report),
+            "other_processes": [str(q) for q in other_reports(report)],
             "ratio_to_dram": res["seconds"] / all_fast if all_fast else None,
         }
     )
@@ -217,6 +222,11 @@ def run(args):
     work = Path(args.output or f"simulate.{os.getpid()}")
     res = simulate(pl, model, cmd, work, args.profile, args.llc_size, args.pmem_dir)
     print(f"counts from: {res['source']}")
+    from tierwise.simulation import others_line
+
+    others = others_line(res["named_report"], [Path(q) for q in res["other_processes"]])
+    if others:
+        print(f"{cmd[0]} only: {others}")
     print(
         f"{'tier':<8} {'loads':>14} {'stores':>14} {'llc misses':>12} {'writebacks':>12} {'seconds':>10}"
     )

@@ -10,6 +10,14 @@ where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
 report REPORT                               the run report as stable lines
 sites PROFILE_DIR PATTERN                   rows of sites.csv matching
 objects STDERR                              `object` lines as NAME BYTES
+job REPORT N                                waits (up to 60 s) for N reports of
+      other processes beside REPORT (REPORT.COMMAND.PID), then prints one
+      line per report: `named|other COMMAND named=BOOL pid-ok totals`
+same-sim A.json B.json PCT [MODULE]         `same` if every per-tier count of
+      two `tierwise simulate --json` results agrees within PCT percent (with
+      MODULE: only the sites whose innermost frame is in MODULE, from the
+      placed profiles' sites_by_tier.csv, and not their writebacks, which
+      depend on what else goes through the shared cache)
 """
 
 import csv
@@ -85,6 +93,14 @@ def where(args):
                 print(f"{m[1]} split dir={inside} other={n - inside}")
 
 
+def nodes(entry):
+    """` nodes=N:PAGES,... sampled=K` where the report sampled pages."""
+    if not entry.get("pages_sampled"):
+        return ""
+    n = ",".join(f"{k}:{v}" for k, v in sorted(entry["nodes"].items(), key=lambda kv: int(kv[0])))
+    return f" nodes={n} sampled={entry['pages_sampled']}"
+
+
 def report(args):
     rep = json.loads(Path(args[0]).read_text())
     assert rep["format"] == "tierwise-run-report" and rep["version"] == 1
@@ -93,13 +109,13 @@ def report(args):
         b = " ".join(f"{k}={v}" for k, v in sorted(s["bytes"].items()))
         print(
             f"site {s['location'] or s['stack']} tier={s['tier']} allocs={s['allocs']} "
-            f"{b} fallback={s['fallback_bytes']}"
+            f"{b} fallback={s['fallback_bytes']}{nodes(s)}"
         )
     for u in rep["unmatched"]:
         b = " ".join(f"{k}={v}" for k, v in sorted(u["tier_bytes"].items()))
         print(
             f"unmatched allocs={u['allocs']} bytes={u['bytes']} "
-            f"fallback={u['fallback_bytes']} {b}"
+            f"fallback={u['fallback_bytes']} {b}{nodes(u)}"
         )
     c = rep["cache"]
     print(
@@ -126,6 +142,54 @@ def objects(args):
             print(m[1], m[2])
 
 
+def job(args):
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "advisor"))
+    from tierwise.simulation import other_reports
+
+    named, want = Path(args[0]), int(args[1])
+    t0 = time.monotonic()
+    while len(other_reports(named)) < want and time.monotonic() - t0 < 60:
+        time.sleep(0.1)
+    for kind, path in [("named", named)] + [("other", Path(q)) for q in other_reports(named)]:
+        rep = json.loads(path.read_text())
+        cmd = Path(rep["command"].split()[0]).name
+        pid_ok = kind == "named" or path.name.endswith(f".{cmd}.{rep['pid']}")
+        tot = " ".join(f"{k}={v}" for k, v in sorted(rep["totals"].items()))
+        print(f"{kind} {cmd} named={str(rep['named']).lower()} pid-ok={pid_ok} {tot}")
+
+
+def _own_tiers(result, module):
+    """Per-tier counts of MODULE's own sites in a simulate result's profile."""
+    prof = Path(json.loads(Path(result).read_text())["profile"])
+    if not prof.is_absolute():
+        prof = Path(result).resolve().parent / prof
+    stacks = {r["site"]: r["stack"] for r in csv.DictReader(open(prof / "sites.csv"))}
+    out = {}
+    for r in csv.DictReader(open(prof / "sites_by_tier.csv")):
+        if stacks.get(r["site"], "").startswith(module + "+"):
+            t = out.setdefault(r["tier"], {})
+            for k in ("loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"):
+                t[k] = t.get(k, 0) + int(r[k])
+    return out
+
+
+def same_sim(args):
+    if len(args) > 3:
+        a, b = (_own_tiers(x, args[3]) for x in args[:2])
+    else:
+        a, b = (json.loads(Path(x).read_text())["per_tier"] for x in args[:2])
+    pct = float(args[2])
+    worst = 0.0
+    for tier in set(a) | set(b):
+        keys = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
+        for k in keys[:4] if len(args) > 3 else keys:
+            x, y = a.get(tier, {}).get(k, 0), b.get(tier, {}).get(k, 0)
+            worst = max(worst, abs(x - y) / max(x, y, 1) * 100)
+    print("same" if worst <= pct else f"differ by {worst:.2f}%")
+
+
 if __name__ == "__main__":
     {
         "place": place,
@@ -133,4 +197,6 @@ if __name__ == "__main__":
         "report": report,
         "sites": sites,
         "objects": objects,
+        "job": job,
+        "same-sim": same_sim,
     }[sys.argv[1]](sys.argv[2:])

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 2 (policy): the DRAM limit (tw_dram_limit.h). One account of live DRAM
+ * bytes the runtime served (heap blocks' usable size, split objects' heads,
+ * anonymous DRAM mappings), and, when the placement ranks its DRAM sites,
+ * per-site reservations: a site takes DRAM from its own unspent reservation
+ * first and otherwise from the unreserved rest, so the limit minus every
+ * other site's unspent reservation is all that a lower-ranked (or unranked)
+ * site allocated first can take.
+ *
+ * A block of a ranked site charged to its reservation is recorded (address,
+ * site, bytes) when it holds at least TW_DRAM_REC_MIN bytes, so that its
+ * free gives the bytes back to that site's reservation: a site that frees
+ * and allocates again (realloc growth, per-iteration arrays) keeps its
+ * reservation. Smaller blocks, and blocks once the table is full, consume
+ * their reservation for good (their bytes still return to the account).
+ * The lock is taken only with reservations; first-come stays lock-free.
+ */
+#define _GNU_SOURCE
+#include "tw_dram_limit.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TW_DRAM_REC_MIN 4096u
+#define TW_DRAM_REC_SLOTS (1u << 14) /* power of two */
+
+typedef struct tw_dram_rec {
+  uintptr_t p; /* 0: empty */
+  int slot;
+  uint64_t own;
+} tw_dram_rec;
+
+/* Signed: blocks that were never counted (served before the placement was
+ * loaded, or by glibc for the runtime itself) may still be freed, and the
+ * count must not wrap to 2^64 and push every later block to the slow tier. */
+static _Atomic int64_t tw_live;
+static int tw_ranked;          /* any reservation */
+static uint64_t *tw_res_bytes; /* per placement site: reserved */
+static uint64_t *tw_res_used;  /* of it, held by the site now */
+static uint64_t tw_unspent, tw_reserved;
+static tw_dram_rec *tw_recs;
+static _Atomic unsigned tw_nrecs;
+static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t tw_live_now(void) {
+  int64_t v = atomic_load(&tw_live);
+  return v > 0 ? (uint64_t)v : 0;
+}
+
+typedef struct tw_ranked_site {
+  int slot, rank;
+} tw_ranked_site;
+
+static int tw_by_rank(const void *a, const void *b) {
+  const tw_ranked_site *x = a, *y = b;
+  return x->rank != y->rank ? (x->rank > y->rank) - (x->rank < y->rank)
+                            : (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+void tw_dram_limit_init(void) {
+  int n = tw_placement_nsites(), k = 0;
+  if (!tw_cfg.dram_limit || n <= 0)
+    return;
+  tw_ranked_site *order = tw_internal_alloc((size_t)n * sizeof(*order));
+  tw_res_bytes = tw_internal_alloc((size_t)n * sizeof(uint64_t));
+  tw_res_used = tw_internal_alloc((size_t)n * sizeof(uint64_t));
+  if (!order || !tw_res_bytes || !tw_res_used)
+    return;
+  for (int i = 0; i < n; i++) {
+    uint64_t planned;
+    int rank = tw_placement_rank(i, &planned);
+    if (rank > 0 && planned)
+      order[k++] = (tw_ranked_site){i, rank};
+  }
+  qsort(order, (size_t)k, sizeof(*order), tw_by_rank);
+  /* best first, each while it fits (a site that does not is skipped: a
+   * smaller one after it may still fit) */
+  for (int j = 0; j < k; j++) {
+    uint64_t planned;
+    tw_placement_rank(order[j].slot, &planned);
+    if (tw_reserved + planned <= tw_cfg.dram_limit) {
+      tw_res_bytes[order[j].slot] = planned;
+      tw_reserved += planned;
+    }
+  }
+  tw_unspent = tw_reserved;
+  if (tw_reserved) {
+    tw_recs = tw_internal_alloc(TW_DRAM_REC_SLOTS * sizeof(tw_dram_rec));
+    if (tw_recs)
+      memset(tw_recs, 0, TW_DRAM_REC_SLOTS * sizeof(tw_dram_rec));
+    tw_ranked = 1;
+  }
+}
+
+int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t) {
+  *t = (tw_dram_ticket){-1, 0, 0};
+  if (!tw_cfg.dram_limit)
+    return 1;
+  if (!tw_ranked) { /* first-come */
+    if (tw_live_now() + n > tw_cfg.dram_limit)
+      return 0;
+    atomic_fetch_add(&tw_live, (int64_t)n);
+    t->charged = n;
+    return 1;
+  }
+  int slot = s ? s->placed : -1;
+  pthread_mutex_lock(&tw_lock);
+  uint64_t left = slot >= 0 ? tw_res_bytes[slot] - tw_res_used[slot] : 0;
+  uint64_t own = n < left ? n : left;
+  int ok = tw_live_now() + n + (tw_unspent - own) <= tw_cfg.dram_limit;
+  if (ok) {
+    atomic_fetch_add(&tw_live, (int64_t)n);
+    if (own) {
+      tw_res_used[slot] += own;
+      tw_unspent -= own;
+    }
+    *t = (tw_dram_ticket){own ? slot : -1, n, own};
+  }
+  pthread_mutex_unlock(&tw_lock);
+  return ok;
+}
+
+static unsigned tw_rec_slot(uintptr_t p) {
+  return (unsigned)((p >> 4) * 0x9e3779b97f4a7c15ull >> 50) &
+         (TW_DRAM_REC_SLOTS - 1);
+}
+
+void tw_dram_keep(const tw_dram_ticket *t, const void *p, uint64_t bytes) {
+  if (!tw_cfg.dram_limit)
+    return;
+  atomic_fetch_add(&tw_live, (int64_t)bytes - (int64_t)t->charged);
+  if (!t->own || bytes < TW_DRAM_REC_MIN || !tw_recs)
+    return; /* the reservation is spent for good */
+  pthread_mutex_lock(&tw_lock);
+  if (atomic_load(&tw_nrecs) < TW_DRAM_REC_SLOTS / 2) {
+    unsigned i = tw_rec_slot((uintptr_t)p);
+    while (tw_recs[i].p)
+      i = (i + 1) & (TW_DRAM_REC_SLOTS - 1);
+    tw_recs[i] = (tw_dram_rec){(uintptr_t)p, t->slot, t->own};
+    atomic_fetch_add(&tw_nrecs, 1);
+  }
+  pthread_mutex_unlock(&tw_lock);
+}
+
+static void tw_unreserve(int slot, uint64_t own) {
+  tw_res_used[slot] -= own;
+  tw_unspent += own;
+}
+
+void tw_dram_undo(const tw_dram_ticket *t) {
+  if (!t->charged)
+    return;
+  atomic_fetch_sub(&tw_live, (int64_t)t->charged);
+  if (t->own) {
+    pthread_mutex_lock(&tw_lock);
+    tw_unreserve(t->slot, t->own);
+    pthread_mutex_unlock(&tw_lock);
+  }
+}
+
+void tw_dram_give(const void *p, uint64_t bytes) {
+  if (!tw_cfg.dram_limit)
+    return;
+  atomic_fetch_sub(&tw_live, (int64_t)bytes);
+  if (bytes < TW_DRAM_REC_MIN || !atomic_load(&tw_nrecs))
+    return;
+  pthread_mutex_lock(&tw_lock);
+  unsigned i = tw_rec_slot((uintptr_t)p);
+  while (tw_recs[i].p && tw_recs[i].p != (uintptr_t)p)
+    i = (i + 1) & (TW_DRAM_REC_SLOTS - 1);
+  if (tw_recs[i].p) {
+    tw_unreserve(tw_recs[i].slot, tw_recs[i].own);
+    /* backward-shift deletion: no tombstones to fill the table */
+    for (unsigned j = (i + 1) & (TW_DRAM_REC_SLOTS - 1); tw_recs[j].p;
+         j = (j + 1) & (TW_DRAM_REC_SLOTS - 1)) {
+      unsigned home = tw_rec_slot(tw_recs[j].p);
+      if (((j - home) & (TW_DRAM_REC_SLOTS - 1)) >=
+          ((j - i) & (TW_DRAM_REC_SLOTS - 1))) {
+        tw_recs[i] = tw_recs[j];
+        i = j;
+      }
+    }
+    tw_recs[i].p = 0;
+    atomic_fetch_sub(&tw_nrecs, 1);
+  }
+  pthread_mutex_unlock(&tw_lock);
+}
+
+int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved) {
+  int rank = tw_placement_rank(slot, planned);
+  *reserved = tw_res_bytes && tw_cfg.dram_limit ? tw_res_bytes[slot] : 0;
+  return rank;
+}
+
+uint64_t tw_dram_reserved_total(void) { return tw_reserved; }

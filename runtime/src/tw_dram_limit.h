@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 2 (policy): the DRAM limit (TIERWISE_DRAM_LIMIT, `tierwise run
+ * --dram-limit`). The allocation paths ask it for room before serving DRAM
+ * bytes and tell it what they got and what they gave back; it decides who
+ * may take DRAM. With a placement that ranks its DRAM sites (placement.json
+ * `rank`, `planned_bytes`: the advisor's benefit-per-byte order) the limit
+ * is split at start-up: each ranked site, best first, gets a reservation of
+ * its planned bytes while they fit, and only the rest is first-come. So a
+ * site allocated early cannot take the DRAM a better-ranked site allocated
+ * later will need (runtime/README.md "DRAM limit"). Without ranks it is
+ * first-come, as before.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "tw_policy.h"
+
+/* What a caller was granted by tw_dram_take: hand it back to tw_dram_keep
+ * (with the block) or tw_dram_undo (no block). */
+typedef struct tw_dram_ticket {
+  int slot;         /* placement site charged, -1: none */
+  uint64_t charged; /* bytes charged to the limit */
+  uint64_t own;     /* of them, from the site's reservation */
+} tw_dram_ticket;
+
+/* After the placement is loaded: reservations in rank order. */
+TW_HIDDEN void tw_dram_limit_init(void);
+/* Room under the limit for \p n DRAM bytes of site \p s (NULL: none)? 1:
+ * charged (fill *t), 0: no room, nothing charged (*t empty). Without a
+ * limit: 1, nothing charged. */
+TW_HIDDEN int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t);
+/* The DRAM block \p p of \p bytes was served under ticket \p t (an empty
+ * ticket: served in DRAM without room, e.g. as a fallback): the account
+ * now holds \p bytes for it. */
+TW_HIDDEN void tw_dram_keep(const tw_dram_ticket *t, const void *p,
+                            uint64_t bytes);
+/* No block was served under \p t: its charge is returned. */
+TW_HIDDEN void tw_dram_undo(const tw_dram_ticket *t);
+/* The DRAM block \p p holding \p bytes of the account was released. */
+TW_HIDDEN void tw_dram_give(const void *p, uint64_t bytes);
+/* For the run report: placement site \p slot's rank (0: none), planned and
+ * reserved bytes. */
+TW_HIDDEN int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved);
+/* Bytes reserved in all. */
+TW_HIDDEN uint64_t tw_dram_reserved_total(void);
