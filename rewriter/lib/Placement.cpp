@@ -56,13 +56,25 @@ std::optional<Frame> parseLocation(const std::string &Location) {
   return F;
 }
 
+// numa:N for the N tierwise.h has (TW_TIER_NUMA(0) .. TW_TIER_NUMA(15)).
+static std::optional<unsigned> numaNode(StringRef Tier) {
+  unsigned N;
+  if (Tier.consume_front("numa:") && !Tier.getAsInteger(10, N) && N < 16)
+    return N;
+  return std::nullopt;
+}
+
 std::optional<std::string> tierEnumName(const std::string &Tier) {
   if (Tier == "dram" || Tier == "pmem" || Tier == "kmem" || Tier == "hbw")
     return "TW_TIER_" + StringRef(Tier).upper();
+  if (auto N = numaNode(Tier))
+    return "TW_TIER_NUMA(" + std::to_string(*N) + ")";
   return std::nullopt;
 }
 
 std::optional<std::string> tierTagName(const std::string &Tier) {
+  if (auto N = numaNode(Tier))
+    return "tw::tier_tag{TW_TIER_NUMA(" + std::to_string(*N) + ")}";
   if (tierEnumName(Tier))
     return "tw::" + Tier;
   return std::nullopt;

@@ -72,7 +72,10 @@ TEST(Placement, BaseFunctionNames) {
   EXPECT_EQ(baseFunctionName("??"), "");
   EXPECT_EQ(*tierEnumName("pmem"), "TW_TIER_PMEM");
   EXPECT_EQ(*tierTagName("hbw"), "tw::hbw");
-  EXPECT_FALSE(tierEnumName("numa:1"));
+  EXPECT_EQ(*tierEnumName("numa:1"), "TW_TIER_NUMA(1)");
+  EXPECT_EQ(*tierTagName("numa:2"), "tw::tier_tag{TW_TIER_NUMA(2)}");
+  EXPECT_FALSE(tierEnumName("numa:16"));
+  EXPECT_FALSE(tierEnumName("numa:x"));
 }
 
 TEST(IncludeInsertion, AfterFeatureMacrosInNameOrder) {
