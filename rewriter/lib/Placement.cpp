@@ -28,6 +28,31 @@ std::string Site::name() const {
   return "site " + std::to_string(Index) + " (" + Where + ")";
 }
 
+std::vector<Frame> parseLocationFrames(const std::string &Location) {
+  // "function file:line (via FILE:LINE)": the innermost user frame (file
+  // basename and line, function unknown) is shared, as behind a wrapper,
+  // and the named frame is its caller's (advisor/FORMATS.md).
+  StringRef L = StringRef(Location).trim();
+  std::vector<Frame> Out;
+  if (L.ends_with(")")) {
+    size_t Via = L.rfind(" (via ");
+    if (Via != StringRef::npos) {
+      if (auto Inner = parseLocation(
+              "?? " + L.slice(Via + 6, L.size() - 1).trim().str())) {
+        Inner->Function.clear();
+        Inner->Inlined = true;
+        Out.push_back(*Inner);
+      }
+      L = L.take_front(Via);
+    }
+  }
+  if (auto F = parseLocation(L.str()))
+    Out.push_back(*F);
+  else
+    Out.clear();
+  return Out;
+}
+
 std::optional<Frame> parseLocation(const std::string &Location) {
   StringRef L = StringRef(Location).trim();
   size_t Space = L.rfind(' ');
@@ -213,8 +238,8 @@ Expected<Placement> readPlacement(const std::string &Path) {
         return Frames.takeError();
       Out.Frames = std::move(*Frames);
       Out.FromStack = true;
-    } else if (auto F = parseLocation(Out.Location)) {
-      Out.Frames.push_back(*F);
+    } else {
+      Out.Frames = parseLocationFrames(Out.Location);
     }
     P.Sites.push_back(std::move(Out));
   }

@@ -64,6 +64,15 @@ TEST(Placement, ParsesLocations) {
   EXPECT_EQ(F->Line, 12u);
   EXPECT_EQ(F->Column, 7u);
   EXPECT_FALSE(parseLocation("no-line-here"));
+  auto Via = parseLocationFrames(
+      "Compute<V>(Graph<V>&, Options) /src/pagerank.cc:45 (via array.h:18)");
+  ASSERT_EQ(Via.size(), 2u);
+  EXPECT_EQ(Via[0].File, "array.h");
+  EXPECT_EQ(Via[0].Line, 18u);
+  EXPECT_EQ(Via[0].Function, "");
+  EXPECT_EQ(Via[1].File, "/src/pagerank.cc");
+  EXPECT_EQ(Via[1].Line, 45u);
+  EXPECT_EQ(parseLocationFrames("main a.c:3").size(), 1u);
 }
 
 TEST(Placement, BaseFunctionNames) {
