@@ -37,6 +37,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tierwise.symbolize import innermost_line
+
 SYMBOLIZER = "/usr/lib/llvm-19/bin/llvm-symbolizer"
 BIG = 16 << 10
 
@@ -146,10 +148,6 @@ def main(argv):
     def where(location):  # "fn /b/examples/../../examples/x.c:12 (via y.h:3)"
         return re.sub(r" \(via [^)]*\)$", "", location).rsplit(" ", 1)[-1]
 
-    def innermost(location):  # the allocation's line: the via part if any
-        m = re.search(r" \(via ([^)]*)\)$", location)
-        return m[1] if m else where(location)
-
     def in_examples(location):
         path = where(location).rsplit(":", 1)[0]
         return os.path.normpath(path).startswith(f"{exdir}/")
@@ -225,7 +223,7 @@ def main(argv):
     for m in re.finditer(r"not rewritten: site (\d+) \(.*?\): (.*)", r.stderr):
         bad[int(m[1])] = m[2]
     for i, why in sorted(bad.items()):
-        print(f"note {name}: not rewritten: {where(sites[i]['location'])}: {why}")
+        print(f"note {name}: not rewritten: {innermost_line(sites[i]['location'])}: {why}")
     if advise:
         # Of the placed sites whose allocation is in the given files, the
         # share rewritten (the others: libraries' and libc's own).
@@ -275,7 +273,7 @@ def main(argv):
         for f in files
     }
     for s in headed:
-        base, line = innermost(s["location"]).rsplit(":", 1)
+        base, line = innermost_line(s["location"]).rsplit(":", 1)
         base, n = Path(base).name, s["dram_bytes"]
         j = next((nl for (b, nl), ol in lmap.items() if b == base and ol == int(line)), None)
         form = j and re.search(rf"\b(tw_(?:malloc|calloc)_head)\(TW_TIER_PMEM, {n}, ", new_text[base][j - 1])
