@@ -152,3 +152,14 @@ def test_doctor_lists_memory_only_nodes(tmp_path, monkeypatch, capsys):
     r = {"pmu": {"events_open": True}, "valgrind": {}, "pmem": {"fsdax_mounts": []}, "numa": nodes}
     assert doctor.decide(r)["slow_tier"].startswith("kmem: memory-only NUMA node 1 (also numa:1")
     json.dumps(nodes)  # doctor --json prints it
+
+
+def test_hbw_needs_memkind(tmp_path):
+    ns = machine.nodes(fake_sysfs(tmp_path, TWO))
+    assert machine.servable("hbw", ns, {"hbw": "unavailable"}) == (False, "memkind MEMKIND_HBW unavailable")
+    assert machine.servable("hbw", ns, {"hbw": "available"})[0] is True
+    # this machine's memkind decides when not given; a warning exactly when unavailable
+    state = machine.memkind_kinds()["kinds"].get("hbw")
+    hbm = tiers.load("hbm", tmp_path)
+    warned = any(n.startswith("warning: tier hbw cannot be served") for n in hbm.notes)
+    assert warned == (state != "available")

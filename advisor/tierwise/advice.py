@@ -121,6 +121,28 @@ def advise(
     return placement, table, sel, costs
 
 
+def llc_warning(profile):
+    """A warning when the profile's peak live footprint fits in the LLC its
+    sim backend simulated: then (almost) every access hits the cache, no
+    placement changes the modelled time, and every policy reads 1.000x.
+    None when it does not fit, or the LLC was not simulated."""
+    llc = 0
+    for meta in profile.meta:
+        params = meta.get("backend_params") or {}
+        cache = params.get("cache") if meta.get("backend") == "sim" else None
+        if isinstance(cache, dict) and cache.get("llc_size"):
+            llc = max(llc, int(cache["llc_size"]))
+    peak = peak_footprint(profile)
+    if not llc or peak >= llc:
+        return None
+    return (
+        f"the peak live footprint ({format_size(peak)}) is below the simulated LLC "
+        f"({format_size(llc)}): the data fits in the cache, so placements barely differ "
+        f"(ratios near 1.000x); profile a larger input, or pass --llc-size below "
+        f"{format_size(peak)}"
+    )
+
+
 def dram_ranks(costs: pd.DataFrame, sel) -> dict:
     """Site -> (rank, planned DRAM bytes) for the sites with DRAM bytes:
     rank 1 has the most modelled benefit per byte (a head's share of its

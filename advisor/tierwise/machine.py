@@ -9,6 +9,8 @@ presets) is decided once, in this module; `tierwise doctor` shows it and
 `tiers.load` uses it. The sysfs root is `TIERWISE_SYSFS` when set (tests use
 fake trees), else /sys."""
 
+import ctypes
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -126,10 +128,43 @@ def tier_names(node, ns) -> list:
     return names
 
 
-def servable(tier, ns, memkind_kinds=None):
+MEMKIND_KINDS = {
+    "MEMKIND_DEFAULT": "dram",
+    "MEMKIND_HBW": "hbw",
+    "MEMKIND_DAX_KMEM": "kmem",
+    "MEMKIND_HIGHEST_CAPACITY": "highest-capacity",
+}
+
+
+def memkind_kinds():
+    """memkind's kinds on this machine: {"library": ..., "kinds": {tier: state}}
+    (memkind_check_available; `hbw` is served only where it says available)."""
+    try:
+        lib = ctypes.CDLL("libmemkind.so.0")
+    except OSError as e:
+        return {"library": None, "error": str(e), "kinds": {}}
+    lib.memkind_check_available.argtypes = [ctypes.c_void_p]
+    kinds = {}
+    for sym, tier in MEMKIND_KINDS.items():
+        try:
+            kind = ctypes.c_void_p.in_dll(lib, sym)
+        except ValueError:
+            kinds[tier] = "not in this memkind"
+            continue
+        kinds[tier] = "available" if lib.memkind_check_available(kind) == 0 else "unavailable"
+    kinds["pmem"] = "available (file kind on any directory; fsdax mount for real PMem)"
+    return {"library": "libmemkind.so.0", "kinds": kinds}
+
+
+@functools.cache
+def _memkind_kinds_cached():
+    return memkind_kinds()
+
+
+def servable(tier, ns, kinds=None):
     """(True, why) if this machine can serve `tier` (a placement tier name);
-    (False, why) otherwise. memkind_kinds: doctor's {tier: state} of memkind
-    (hbw's availability comes only from memkind)."""
+    (False, why) otherwise. kinds: memkind_kinds()["kinds"] (asked when None
+    and the tier is hbw: its availability comes only from memkind)."""
     m = re.fullmatch(r"numa:(\d+)", tier)
     if m:
         n = next((x for x in ns if x.node == int(m[1])), None)
@@ -142,7 +177,7 @@ def servable(tier, ns, memkind_kinds=None):
         if not mo:
             return False, "this machine has no memory-only NUMA node (kmem means those)"
         return True, f"memory-only NUMA node(s) {', '.join(map(str, mo))}"
-    if tier == "hbw" and memkind_kinds is not None:
-        state = memkind_kinds.get("hbw", "unavailable")
+    if tier == "hbw":
+        state = (kinds or _memkind_kinds_cached()["kinds"]).get("hbw", "unavailable")
         return state == "available", f"memkind MEMKIND_HBW {state}"
     return True, "always served (dram: glibc; pmem: memkind file kind on a directory)"

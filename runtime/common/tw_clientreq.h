@@ -21,7 +21,7 @@
  * see by itself - memkind's blocks and split mappings, with MALLOCLIKE and
  * FREELIKE only - and none of glibc's, which the tool's malloc replacement
  * already tracks (announcing them again makes memcheck report mismatched
- * frees). See tw_vg in runtime/src/tw_core.h.
+ * frees). See tw_vg in runtime/src/tw_base.h.
  */
 #pragma once
 

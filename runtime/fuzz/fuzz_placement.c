@@ -7,7 +7,7 @@
  * known tier, and a depth of 0 (unset) or 1..64.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_policy.h"
 #include "tw_fuzz.h"
 
 #include <stdio.h>
@@ -20,24 +20,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int n = tw_placement_nsites();
   if (!ok) {
     TW_FUZZ_CHECK(n == 0, "rejected file keeps sites");
-    TW_FUZZ_CHECK(tw_placement_default_tier() == TW_T_DRAM,
+    TW_FUZZ_CHECK(tw_placement_default_tier() == TW_TIER_DRAM,
                   "rejected file keeps a default tier");
   } else {
     int d = tw_placement_depth();
     TW_FUZZ_CHECK(d >= 0 && d <= TW_MAX_DEPTH, "depth out of range");
     int dt = tw_placement_default_tier();
-    TW_FUZZ_CHECK(dt >= 0 && dt < TW_NTIERS, "default tier out of range");
+    TW_FUZZ_CHECK(dt >= 0 && dt < TW_TIER_COUNT, "default tier out of range");
     for (int i = 0; i < n; i++) {
       const char *stack = tw_placement_field(i, 0);
       int tier = -1;
       TW_FUZZ_CHECK(stack && *stack, "empty stack accepted");
       TW_FUZZ_CHECK(tw_placement_field(i, 1) != NULL, "no location");
       TW_FUZZ_CHECK(tw_placement_tier(i) >= 0 &&
-                        tw_placement_tier(i) < TW_NTIERS,
+                        tw_placement_tier(i) < TW_TIER_COUNT,
                     "tier out of range");
       TW_FUZZ_CHECK(tw_placement_match(stack, &tier) >= 0,
                     "a site's stack does not match itself");
-      TW_FUZZ_CHECK(tier >= 0 && tier < TW_NTIERS, "matched tier");
+      TW_FUZZ_CHECK(tier >= 0 && tier < TW_TIER_COUNT, "matched tier");
     }
     tw_placement_check_modules();
   }

@@ -9,7 +9,7 @@
  * reference parser.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_policy.h"
 #include "tw_fuzz.h"
 
 #include <stdio.h>

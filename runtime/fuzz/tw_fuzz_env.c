@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rest of the runtime, as the fuzzed parsers (tw_placement.c, tw_tiers.c's
- * name table, tw_out.c) see it, without the interposed allocator: the
+ * The rest of the runtime, as the fuzzed parsers (tw_placement.c,
+ * tw_tiername.c, tw_out.c) see it, without the interposed allocator: the
  * config, warnings (counted, not printed), the internal allocator (malloc'd
  * blocks freed after each input, so ASan sees overruns and leaks), and one
  * fake loaded module for the build-id check.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_policy.h"
 #include "tw_fuzz.h"
 
 #include <stdlib.h>
@@ -17,7 +17,6 @@ tw_config tw_cfg;
 volatile int tw_mode_now;
 __thread int tw_in_core;
 __thread int tw_in_tier;
-uint8_t *tw_pmap[TW_PMAP_TOP]; /* the page-tier map tw_tiers.c consults */
 unsigned long tw_fuzz_warnings;
 
 static void **tw_fuzz_blocks;
@@ -28,7 +27,6 @@ void tw_warn(const char *a, const char *b, const char *c) {
   tw_fuzz_warnings++;
 }
 
-void tw_report_warning(const char *line) { (void)line; }
 
 void *tw_internal_alloc(size_t size) {
   if (tw_fuzz_n == tw_fuzz_cap) {

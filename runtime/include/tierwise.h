@@ -49,14 +49,23 @@
 extern "C" {
 #endif
 
-/** \brief The memory tiers libtierwise can allocate from. */
+/**
+ * \brief The memory tiers libtierwise can allocate from (the runtime's own
+ * tier numbers too: placement.json's tier names map to these).
+ */
 typedef enum tw_tier {
   TW_TIER_DRAM = 0, /**< the default kind: local DRAM */
   TW_TIER_PMEM = 1, /**< file-backed slow tier (fsdax mount, or a directory) */
-  TW_TIER_KMEM = 2, /**< KMEM-DAX NUMA node (PMem/CXL exposed as memory) */
+  TW_TIER_KMEM = 2, /**< memory-only NUMA node(s) (PMem in KMEM-DAX mode, CXL):
+                         memkind's KMEM-DAX kind where it finds one, else the
+                         nodes with memory and no CPUs of this machine */
   TW_TIER_HBW = 3,  /**< high-bandwidth memory (MCDRAM, HBM) */
-  TW_TIER_COUNT
+  TW_TIER_NUMA0 = 4, /**< "numa:N" is TW_TIER_NUMA(N): pages on NUMA node N */
+  TW_TIER_COUNT = TW_TIER_NUMA0 + 16 /**< numa:0 .. numa:15 */
 } tw_tier;
+
+/** \brief The tier "numa:N" (0 <= N < 16). */
+#define TW_TIER_NUMA(n) ((tw_tier)(TW_TIER_NUMA0 + (n)))
 
 /** \brief Error codes (negative) returned by the int-valued functions. */
 enum tw_error {
@@ -114,11 +123,12 @@ void tw_free(void *ptr);
 /** \brief The tier that owns \p ptr, or -1 if libtierwise does not own it. */
 int tw_tier_of(const void *ptr);
 /**
- * \brief Parse a tier name ("dram", "pmem", "kmem", "hbw").
+ * \brief Parse a tier name ("dram", "pmem", "kmem", "hbw", "numa:N").
  * \return the tier, or TW_EINVAL for an unknown name.
  */
 int tw_tier_from_name(const char *name);
-/** \brief The name of \p tier ("dram", ...), or NULL if out of range. */
+/** \brief The name of \p tier ("dram", ..., "numa:1"), or NULL if out of
+ * range. */
 const char *tw_tier_name(int tier);
 
 #ifdef __cplusplus

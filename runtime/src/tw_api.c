@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libtierwise's public C API (runtime/include/tierwise.h): allocation from
+ * Layer 4 (entry points). libtierwise's public C API (runtime/include/tierwise.h): allocation from
  * a named tier. The blocks carry the runtime's header, so the interposed
  * free/realloc/malloc_usable_size of the same library handle every tier.
  */
 #define _GNU_SOURCE
 #include "tierwise.h"
-#include "tw_core.h"
+#include "tw_paths.h"
 
 #include <errno.h>
 

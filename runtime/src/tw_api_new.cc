@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// libtierwise's C++ tier-tagged operator new/delete (tierwise.h): `new
+// Layer 4 (entry points). libtierwise's C++ tier-tagged operator new/delete (tierwise.h): `new
 // (tw::pmem) T[n]`; release with plain delete, whose free owns every tier.
 #include "tierwise.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The allocation census (TIERWISE_CENSUS=DIR): the timeline of objects of at
+ * Layer 1 (mechanisms). The allocation census (TIERWISE_CENSUS=DIR): the timeline of objects of at
  * least TIERWISE_OBJECTS_MIN bytes is appended to DIR/objects.csv as they
  * die (buffered write(2)); at exit the objects still live, sites.csv,
  * modules.csv and backend.json are written (raw backend output,
@@ -8,7 +8,7 @@
  * names; other processes (forked or exec'd children) write NAME.PID.csv.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_mech.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -275,7 +275,7 @@ void tw_census_write(void) {
     tw_hdr *h = (tw_hdr *)p - 1;
     tw_row(h->site, h->size, ((uint64_t *)h)[-1], 0, 0);
   }
-  tw_mmap_live_rows(tw_live_row);
+  tw_maps_live(tw_live_row);
   char path[4096];
   if (tw_objs_state == 1) {
     tw_census_path(path, sizeof(path), "objects", ".csv", tw_is_main);

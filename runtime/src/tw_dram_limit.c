@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Policy layer: the DRAM limit (tw_dram_limit.h). One account of live DRAM
+ * Layer 2 (policy): the DRAM limit (tw_dram_limit.h). One account of live DRAM
  * bytes the runtime served (heap blocks' usable size, split objects' heads,
  * anonymous DRAM mappings), and, when the placement ranks its DRAM sites,
  * per-site reservations: a site takes DRAM from its own unspent reservation

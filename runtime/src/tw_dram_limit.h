@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Policy layer: the DRAM limit (TIERWISE_DRAM_LIMIT, `tierwise run
+ * Layer 2 (policy): the DRAM limit (TIERWISE_DRAM_LIMIT, `tierwise run
  * --dram-limit`). The allocation paths ask it for room before serving DRAM
  * bytes and tell it what they got and what they gave back; it decides who
  * may take DRAM. With a placement that ranks its DRAM sites (placement.json
@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "tw_core.h"
+#include "tw_policy.h"
 
 /* What a caller was granted by tw_dram_take: hand it back to tw_dram_keep
  * (with the block) or tw_dram_undo (no block). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The placement fast path's per-thread decision cache (tw_fastpath.c) and
+ * Layer 2 (policy). The placement fast path's per-thread decision cache (tw_fastpath.c) and
  * its inline probe, which the interposed malloc/calloc/free (tw_preload.c)
  * run before anything else: a cache hit for a DRAM site is a TLS load, a
  * multiplicative hash, two compares, two counter increments and a tail call
@@ -8,7 +8,7 @@
  */
 #pragma once
 
-#include "tw_core.h"
+#include "tw_policy.h"
 
 #define TW_FAST_SLOTS 2048 /* a power of two */
 #define TW_FAST_BITS 11
@@ -41,10 +41,6 @@ TW_HIDDEN extern __thread tw_fast_table *tw_fast_mine
 /* Sizes below this use the inline fast path; 0 while it is off (not in
  * placement mode, cache disabled, a DRAM limit to account, after exit). */
 TW_HIDDEN extern size_t tw_fast_limit;
-/* free() must take the slow path: census headers, the tierwise Valgrind
- * tool's requests (tw_vg_tracks(TW_T_DRAM)) or the
- * DRAM limit's accounting (set once, when the configuration is read). */
-TW_HIDDEN extern int tw_free_slow;
 
 static inline tw_fast_entry *tw_fast_probe(tw_fast_table *t, void *ra,
                                            void *sp) {
@@ -68,13 +64,12 @@ static inline tw_fast_entry *tw_fast_hit(size_t size, void *ra, void *sp) {
   return e;
 }
 
-/* A hit that is not a plain DRAM block (another tier, or under Valgrind):
- * serve it from the entry's tier (tw_place.c). */
-TW_HIDDEN void *tw_fast_serve(tw_fast_entry *e, size_t size, int zero);
-
 /* The site for an allocation inside the core (tw_in_core held); *hit is set
  * when served from the cache: the caller then either adds the allocation to
  * (*hit)->pend_* (tier (*hit)->tier) or calls tw_fast_count_hit(). */
 TW_HIDDEN uint32_t tw_fast_site(size_t size, void *ra, void *sp,
                                 tw_fast_entry **hit);
 TW_HIDDEN void tw_fast_count_hit(void);
+TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
+                                                  mismatches, unwinds; flushes
+                                                  pending counts */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The placement fast path: a per-thread cache from a cheap key of the call
+ * Layer 2 (policy). The placement fast path: a per-thread cache from a cheap key of the call
  * (the return address of the interposed function and the stack pointer at
  * the call) to the site the full unwind found for it. A key is learned from
  * TIERWISE_FASTPATH_LEARN full unwinds that must agree on the tier; then it
@@ -22,7 +22,6 @@
 
 __thread tw_fast_table *tw_fast_mine __attribute__((tls_model("initial-exec")));
 size_t tw_fast_limit;
-int tw_free_slow;
 static tw_fast_table *tw_tables[TW_FAST_TABLES];
 static int tw_ntables;
 static uint64_t tw_done[4]; /* counters of tables whose thread ended */
@@ -100,7 +99,7 @@ static tw_fast_table *tw_fast_new_table(void) {
 static void tw_trust(tw_fast_entry *e) {
   e->state = TW_TRUSTED;
   e->left = tw_cfg.fast_check ? tw_cfg.fast_check : UINT32_MAX;
-  e->plain = e->tier == TW_T_DRAM && !tw_vg_tracks(TW_T_DRAM);
+  e->plain = e->tier == TW_TIER_DRAM && !tw_vg_tracks(TW_TIER_DRAM);
 }
 
 /* Not in the cache, learning, ambiguous, or due for validation. */
@@ -108,7 +107,7 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
                                                        tw_fast_entry *e,
                                                        void *ra, void *sp) {
   t->unwinds++;
-  uint32_t site = tw_site_here();
+  uint32_t site = tw_policy_site_here();
   if (site == TW_SITE_NONE)
     return site;
   int tier = tw_site_get(site)->tier;
@@ -146,17 +145,17 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
 static __attribute__((noinline)) uint32_t tw_fast_first(void *ra, void *sp,
                                                         tw_fast_entry **hit) {
   if (!tw_cfg.fast_learn || !tw_fast_new_table())
-    return tw_site_here();
+    return tw_policy_site_here();
   return tw_fast_site(0, ra, sp, hit);
 }
 
 uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
   tw_fast_table *t = tw_fast_mine;
   if (TW_UNLIKELY(!t))
-    return size >= tw_cfg.fast_max ? tw_site_here()
+    return size >= tw_cfg.fast_max ? tw_policy_site_here()
                                    : tw_fast_first(ra, sp, hit);
   if (size >= tw_cfg.fast_max)
-    return tw_site_here();
+    return tw_policy_site_here();
   tw_fast_entry *e = tw_fast_probe(t, ra, sp);
   if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
                 e->left > 1)) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fork() and the file-backed slow tier. memkind's pmem kind maps its file
+ * Layer 1 (mechanisms). fork() and the file-backed slow tier. memkind's pmem kind maps its file
  * MAP_SHARED and has no fork support (memkind issue #224): after fork the
  * parent and the child would share every pmem-placed object (a write in one
  * shows in the other) and both would grow the same file under one arena
@@ -10,12 +10,13 @@
  * the child, replaces each with a private anonymous copy (mmap + memcpy +
  * mremap: only system calls, safe in an atfork child handler). The child
  * then owns a private snapshot, as fork promises, and its new slow-tier
- * allocations come from a fresh pmem kind (tw_tiers.c). Cost: the child
+ * allocations come from a fresh pmem kind (the pmem backend's fork hook,
+ * tw_be_memkind.c). Cost: the child
  * copies the pmem footprint at fork; posix_spawn/system() do not run atfork
  * handlers and pay nothing.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_mech.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -68,10 +69,7 @@ void tw_fork_note_unmap(void *p, size_t len) {
   pthread_mutex_unlock(&tw_filemaps_lock);
 }
 
-void tw_fork_prepare(void) { pthread_mutex_lock(&tw_filemaps_lock); }
-void tw_fork_parent(void) { pthread_mutex_unlock(&tw_filemaps_lock); }
-
-void tw_fork_child(void) {
+static void tw_fork_child(void) {
   for (int i = 0; i < TW_FILEMAPS; i++) {
     tw_filemap m = tw_filemaps[i];
     if (!m.addr)
@@ -93,8 +91,16 @@ void tw_fork_child(void) {
     }
   }
   pthread_mutex_unlock(&tw_filemaps_lock);
-  tw_tiers_forked();
   if (tw_filemaps_lost)
     tw_warn("fork: some slow-tier mappings could not be made private; ",
             "the child may share pmem-placed data with its parent", "");
+}
+
+void tw_fork_atfork(int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(&tw_filemaps_lock);
+  else if (phase == 1)
+    pthread_mutex_unlock(&tw_filemaps_lock);
+  else
+    tw_fork_child();
 }

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Census-mode blocks: every block carries a 16-byte tw_hdr (tw_core.h) just
+ * Layer 3 (allocation paths). Census-mode blocks: every block carries a 16-byte tw_hdr (below) just
  * below the user pointer - its owner (glibc or a memkind tier), log2 of the
  * offset to the real block, its site and size, and for objects of at least
  * TIERWISE_OBJECTS_MIN bytes the allocation time - so that a free accounts
  * the site's live bytes and the object timeline exactly, with no lookup.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_paths.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -34,13 +34,14 @@ static void *tw_block(int tier, size_t size, size_t align, int timed,
     return NULL;
   }
   size_t base_align = align > 16 ? align : 16;
-  void *base = tier != TW_T_DRAM ? tw_tier_malloc(tier, size + off, base_align)
+  void *base = tier != TW_TIER_DRAM ? tw_tier_alloc(tier, size + off,
+                                                     base_align, 0)
                : base_align > 16 ? __libc_memalign(base_align, size + off)
                : zero            ? __libc_calloc(1, size + off)
                                  : __libc_malloc(size + off);
   if (!base)
     return NULL;
-  if (zero && (tier != TW_T_DRAM || base_align > 16))
+  if (zero && (tier != TW_TIER_DRAM || base_align > 16))
     memset((char *)base + off, 0, size);
   char *p = (char *)base + off;
   tw_hdr *h = tw_hdr_of(p);
@@ -57,23 +58,23 @@ static void tw_release(void *p, tw_hdr *h) {
   int tier = TW_HDR_TIER(h->tag);
   void *base = (char *)p - ((size_t)1 << TW_HDR_LOG2OFF(h->tag));
   h->tag = 0;
-  if (tier == TW_T_DRAM)
+  if (tier == TW_TIER_DRAM)
     __libc_free(base);
   else
     tw_tier_free(tier, base);
 }
 
 static void tw_count(tw_site *s, size_t size) {
-  tw_site_served(s, size, TW_T_DRAM, 0);
+  tw_site_served(s, size, TW_TIER_DRAM, 0);
   tw_site_live_add(s, size);
 }
 
 /* A census allocation at \p site (tw_in_core held). */
 static void *tw_census(uint32_t site, size_t size, size_t align, int zero) {
   if (site == TW_SITE_NONE)
-    return tw_block(TW_T_DRAM, size, align, 0, site, zero);
+    return tw_block(TW_TIER_DRAM, size, align, 0, site, zero);
   int timed = size >= tw_cfg.objects_min;
-  void *p = tw_block(TW_T_DRAM, size, align, timed, site, zero);
+  void *p = tw_block(TW_TIER_DRAM, size, align, timed, site, zero);
   if (!p)
     return NULL;
   tw_count(tw_site_get(site), size);
@@ -84,7 +85,7 @@ static void *tw_census(uint32_t site, size_t size, size_t align, int zero) {
 
 void *tw_hb_alloc(size_t size, size_t align, int zero) {
   if (TW_UNLIKELY(tw_in_core) || tw_mode_now != TW_MODE_CENSUS)
-    return tw_block(TW_T_DRAM, size, align, 0, TW_SITE_NONE, zero);
+    return tw_block(TW_TIER_DRAM, size, align, 0, TW_SITE_NONE, zero);
   tw_in_core++;
   void *p = tw_census(tw_site_here(), size, align, zero);
   tw_in_core--;
@@ -94,8 +95,8 @@ void *tw_hb_alloc(size_t size, size_t align, int zero) {
 /* tierwise.h under the census: the tier is honoured, not counted. */
 void *tw_hb_alloc_tier(int tier, size_t size, size_t align, int zero) {
   void *p = tw_block(tier, size, align, 0, TW_SITE_NONE, zero);
-  if (!p && tier != TW_T_DRAM)
-    p = tw_block(TW_T_DRAM, size, align, 0, TW_SITE_NONE, zero);
+  if (!p && tier != TW_TIER_DRAM)
+    p = tw_block(TW_TIER_DRAM, size, align, 0, TW_SITE_NONE, zero);
   return p;
 }
 

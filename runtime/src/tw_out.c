@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Buffered output with write(2) for the census and the run report: no stdio
+ * Layer 0 (base). Buffered output with write(2) for the census and the run report: no stdio
  * (which may allocate) and files are written to a temporary name with
  * O_NOFOLLOW|O_EXCL, mode 0600, then renamed into place; and mkdir -p for
  * the pmem directory. (The size
  * parser of the TIERWISE_* variables is common/tw_size.c.)
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_base.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,20 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Placement and pass-through allocation paths, without a block header: DRAM
- * blocks are glibc's own (same layout and footprint as without tierwise),
- * other tiers' blocks are memkind's. Ownership comes from the page-tier map
- * (tw_mmap.c): pages memkind mapped for a tier are marked with it, so
- * free/realloc/malloc_usable_size find the owner with one or two loads and
- * never call memkind_detect_kind (which crashes on glibc pointers).
+ * Layer 3 (allocation paths). Placement and pass-through allocation paths,
+ * without a block header: DRAM blocks are glibc's own (same layout and
+ * footprint as without tierwise), other tiers' blocks their backend's
+ * (tw_tiers.c). Ownership comes from the page-owner map (tw_base.h): pages
+ * a backend mapped for a tier are marked with it, a split object's with
+ * TW_OWNER_SPLIT, so free/realloc/malloc_usable_size find the owner with one
+ * or two loads and never call memkind_detect_kind (which crashes on glibc
+ * pointers).
  */
 #define _GNU_SOURCE
-#include "tw_clientreq.h"
-#include "tw_core.h"
-#include "tw_dram_limit.h"
-#include "tw_fast.h"
+#include "tw_paths.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <string.h>
 
 static void *tw_dram(size_t size, size_t align, int zero) {
@@ -28,36 +26,19 @@ static void *tw_dram(size_t size, size_t align, int zero) {
 }
 
 /* A block from \p tier; zeroed when \p zero, except that a slow-tier block
- * is zeroed by tw_announce_zero once the sim tool knows it (the stores are
- * the site's traffic to that tier, not anonymous memory's). */
+ * a Valgrind tool tracks is zeroed by tw_announce_zero once the tool knows
+ * it (the sim tool: the stores are the site's traffic to that tier, not
+ * anonymous memory's; memcheck: its contents are defined). */
 static void *tw_tier_block(int tier, size_t size, size_t align, int zero) {
-  if (tier == TW_T_DRAM)
+  if (tier == TW_TIER_DRAM)
     return tw_dram(size, align, zero);
-  return tw_tier_malloc(tier, size ? size : 1, align > 16 ? align : 16);
-}
-
-/* Tell the sim tool (tierwise simulate) about a block and its tier; another
- * Valgrind tool about a memkind block (tw_core.h, tw_vg), its usable size:
- * malloc_usable_size (tw_pl_usable) promises the program those bytes. */
-void tw_announce(void *p, size_t size, int tier) {
-  if (!tw_vg_tracks(tier))
-    return;
-  if (tw_vg == TW_VG_SIM) {
-    VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 0);
-    TW_CLREQ_TIER(p, tier);
-  } else
-    VALGRIND_MALLOCLIKE_BLOCK(p, tw_tier_usable(tier, p), 0, 0);
-}
-
-void tw_unannounce(void *p, int tier) {
-  if (tw_vg_tracks(tier))
-    VALGRIND_FREELIKE_BLOCK(p, 0);
+  return tw_tier_alloc(tier, size, align, zero && !tw_vg_tracks(tier));
 }
 
 /* tw_announce, then the zeroing tw_tier_block left to do. */
 static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
   tw_announce(p, size, tier);
-  if (zero && tier != TW_T_DRAM)
+  if (zero && tier != TW_TIER_DRAM && tw_vg_tracks(tier))
     memset(p, 0, size);
 }
 
@@ -71,7 +52,7 @@ static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
 static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
                          size_t align, int *tier, int *fell) {
   if (size <= dram_bytes) {
-    *tier = TW_T_DRAM;
+    *tier = TW_TIER_DRAM;
     return NULL;
   }
   uint64_t head = dram_bytes;
@@ -97,20 +78,20 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
 static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
                               size_t align, int zero, int tier) {
   int fell = 0;
-  if (dram_bytes && tier != TW_T_DRAM) {
+  if (dram_bytes && tier != TW_TIER_DRAM) {
     void *p = tw_pl_split(s, dram_bytes, size, align, &tier, &fell);
     if (p)
       return p;
   }
   tw_dram_ticket t = {-1, 0, 0};
-  if (tier == TW_T_DRAM && !tw_dram_take(s, size, &t) &&
-      tw_tier_available(TW_T_PMEM)) {
-    tier = TW_T_PMEM; /* over the DRAM limit (tw_dram_limit.c) */
+  if (tier == TW_TIER_DRAM && !tw_dram_take(s, size, &t) &&
+      tw_dram_overflow_tier() >= 0) {
+    tier = tw_dram_overflow_tier(); /* over the DRAM limit (tw_dram_limit.c) */
     fell = 1;
   }
   void *p = tw_tier_block(tier, size, align, zero);
-  if (!p && tier != TW_T_DRAM) {
-    tier = TW_T_DRAM;
+  if (!p && tier != TW_TIER_DRAM) {
+    tier = TW_TIER_DRAM;
     fell = 1;
     p = tw_dram(size, align, zero);
   }
@@ -118,21 +99,22 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
     tw_dram_undo(&t);
     return NULL;
   }
-  if (tier == TW_T_DRAM && tw_cfg.dram_limit)
+  if (tier == TW_TIER_DRAM && tw_cfg.dram_limit)
     tw_dram_keep(&t, p, tw_glibc_usable(p));
+  if (s && tier != TW_TIER_DRAM && size >= TW_SAMPLE_MIN && tw_cfg.report_path)
+    /* the report samples where its pages are, at free or exit */
+    tw_obj_put((uintptr_t)p, size, (uint32_t)(s - tw_site_get(0)), tier);
   if (s) {
     tw_site_served(s, size, tier, 0);
-    if (fell) {
-      __atomic_fetch_add(&s->fallback_bytes, size, __ATOMIC_RELAXED);
-      __atomic_fetch_add(&s->fallback_allocs, 1, __ATOMIC_RELAXED);
-    }
+    if (fell)
+      tw_site_fell_back(s, size);
   }
   tw_announce_zero(p, size, tier, zero);
   return p;
 }
 
 /* Serve \p size for \p s from \p tier, with the site's DRAM head. */
-void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
+static void *tw_pl_place(tw_site *s, size_t size, size_t align, int zero, int tier) {
   return tw_pl_place_head(s, tw_site_head(s, size), size, align, zero, tier);
 }
 
@@ -184,7 +166,7 @@ void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
   uint32_t site = TW_SITE_NONE;
   tw_in_core++;
   if (tw_in_core == 1 && tw_cfg.mode == TW_MODE_PLACE)
-    site = tw_site_here();
+    site = tw_policy_site_here();
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
   if (!dram_bytes && s)
     dram_bytes = tw_site_head(s, size); /* a placement's head for the site */
@@ -193,9 +175,33 @@ void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
   return p;
 }
 
-void tw_pl_free(void *p) {
-  int tier = tw_page_tier(p);
-  if (TW_UNLIKELY(tier == TW_PAGE_SPLIT)) {
+/* A slow-tier block \p p is released or moves: where its pages were, for
+ * the run report (large blocks only: tw_obj_put above). */
+static void tw_pl_forget(void *p, int owner) {
+  tw_map o;
+  if (TW_UNLIKELY(tw_cfg.report_path) &&
+      tw_tier_usable(owner, p) >= TW_SAMPLE_MIN && tw_obj_take((uintptr_t)p, &o))
+    tw_site_sample_pages(o.site, p, o.len);
+}
+
+/* A slow-tier block \p p resized in place or moved to \q: the report's
+ * record of a large one follows it (its pages so far are sampled first). */
+static void tw_pl_resized(void *p, void *q, size_t size, tw_site *s,
+                          int tier) {
+  tw_map o;
+  uint32_t site = s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE;
+  if (tw_obj_take((uintptr_t)p, &o)) {
+    tw_site_sample_pages(o.site, q, o.len < size ? o.len : size);
+    if (site == TW_SITE_NONE)
+      site = o.site;
+  }
+  if (size >= TW_SAMPLE_MIN && site != TW_SITE_NONE)
+    tw_obj_put((uintptr_t)q, size, site, tier);
+}
+
+/* free() of a block of \p owner (not glibc's). */
+static void tw_owner_free(int owner, void *p) {
+  if (owner == TW_OWNER_SPLIT) {
     if (TW_UNLIKELY(tw_cfg.maps_copy))
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
     uint64_t head = tw_split_free(p);
@@ -203,28 +209,47 @@ void tw_pl_free(void *p) {
       tw_dram_give(p, head);
     return;
   }
-  tw_unannounce(p, tier);
-  if (TW_LIKELY(tier == TW_T_DRAM)) {
+  tw_unannounce(p, owner);
+  tw_pl_forget(p, owner);
+  if (TW_UNLIKELY(tw_cfg.maps_copy) && tw_tier_usable(owner, p) >= (64u << 10))
+    tw_maps_snapshot(); /* debug: where the block was, for the tests */
+  tw_tier_free(owner, p);
+}
+
+void tw_pl_free(void *p) {
+  int owner = tw_page_owner(p);
+  if (TW_LIKELY(owner == TW_OWNER_GLIBC)) {
+    tw_unannounce(p, TW_TIER_DRAM);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
       tw_dram_give(p, tw_glibc_usable(p));
     __libc_free(p);
     return;
   }
-  if (TW_UNLIKELY(tw_cfg.maps_copy) && tw_tier_usable(tier, p) >= (64u << 10))
-    tw_maps_snapshot(); /* debug: where the block was, for the tests */
-  tw_tier_free(tier, p);
+  tw_owner_free(owner, p);
 }
 
 size_t tw_pl_usable(void *p) {
-  int tier = tw_page_tier(p);
+  int owner = tw_page_owner(p);
   tw_split_info b;
-  if (TW_UNLIKELY(tier == TW_PAGE_SPLIT))
+  if (TW_UNLIKELY(owner == TW_OWNER_SPLIT))
     return tw_split_find(p, &b) ? b.len - ((uintptr_t)p - b.base) : 0;
-  return tier == TW_T_DRAM ? tw_glibc_usable(p) : tw_tier_usable(tier, p);
+  return owner == TW_OWNER_GLIBC ? tw_glibc_usable(p)
+                                 : tw_tier_usable(owner, p);
+}
+
+int tw_pl_tier_of(const void *p) {
+  int owner = tw_page_owner(p);
+  tw_split_info b;
+  if (owner == TW_OWNER_SPLIT) /* the tier of the page p is in */
+    return !tw_split_find(p, &b)                  ? -1
+           : (uintptr_t)p - b.base < b.head ? TW_TIER_DRAM
+                                              : b.tier;
+  return owner; /* glibc's: TW_TIER_DRAM */
 }
 
 void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
-  int from = tw_page_tier(p), tier = from;
+  /* the owner is the block's tier, except for a split block's */
+  int from = tw_page_owner(p), tier = from;
   uint32_t site = TW_SITE_NONE;
   tw_fast_entry *hit = NULL;
   if (!tw_in_core && tw_mode_now == TW_MODE_PLACE) {
@@ -237,7 +262,7 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
   uint64_t head = tw_site_head(s, size);
   tw_split_info b;
-  if (TW_UNLIKELY(from == TW_PAGE_SPLIT) &&
+  if (TW_UNLIKELY(from == TW_OWNER_SPLIT) &&
       (!s || s->placed < 0 || tier == from) && tw_split_find(p, &b)) {
     /* An unplaced caller: the block's own site, tier and head - its
      * placement's dram_bytes, or for a tw_malloc_head block (perhaps of no
@@ -250,17 +275,19 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   /* Under another Valgrind tool a memkind block always moves: memkind's
    * realloc would copy into memory the tool saw freed (FREELIKE: no access),
    * and re-announcing a block kept in place marks its contents undefined. */
-  if (tier == from && (tier != TW_T_DRAM || !tw_cfg.dram_limit) &&
-      (tier == TW_T_DRAM || tw_vg != TW_VG_OTHER) &&
-      ((q = tier == TW_T_DRAM ? __libc_realloc(p, size)
-                              : tw_tier_realloc(tier, p, size)) ||
-       tier == TW_T_DRAM)) { /* a full tier: moved below (DRAM fallback) */
+  if (tier == from && (tier != TW_TIER_DRAM || !tw_cfg.dram_limit) &&
+      (tier == TW_TIER_DRAM || tw_vg != TW_VG_OTHER) &&
+      ((q = tier == TW_TIER_DRAM ? __libc_realloc(p, size)
+                                 : tw_tier_realloc(tier, p, size)) ||
+       tier == TW_TIER_DRAM)) { /* a full tier: moved below (DRAM fallback) */
     if (!q) {
       if (hit)
         tw_fast_count_hit();
       return NULL;
     }
     tw_unannounce(p, tier);
+    if (tier != TW_TIER_DRAM && TW_UNLIKELY(tw_cfg.report_path))
+      tw_pl_resized(p, q, size, s, tier);
     if (hit && hit->tier == tier) { /* cache hit: no atomic operation */
       hit->pend_allocs++;
       hit->pend_bytes += size;

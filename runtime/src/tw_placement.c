@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * placement.json (advisor/FORMATS.md, format tierwise-placement v1): parsed
+ * Layer 2 (policy). placement.json (advisor/FORMATS.md, format tierwise-placement v1): parsed
  * once at start with cJSON, off the hot path, and matched against each new
  * stack (exact, or as a prefix when the placement has fewer frames; the
  * longest match wins). Matching is a hash look-up per frame-wise prefix of
@@ -9,7 +9,7 @@
  * field and value, and the program runs unplaced.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_policy.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -81,7 +81,7 @@ static int tw_bad(const char *field, const char *value, const char *why) {
   line[n] = 0;
   tw_warn(line, "", "");
   tw_npsites = 0;
-  tw_default_tier = TW_T_DRAM;
+  tw_default_tier = TW_TIER_DRAM;
   tw_pdepth = 0;
   return 0;
 }
@@ -92,10 +92,12 @@ static int tw_tier_value(const char *field, const cJSON *v, int *tier) {
   *tier = tw_tier_parse(v->valuestring);
   if (*tier >= 0)
     return 1;
-  if (!strncmp(v->valuestring, "numa:", 5)) {
+  const char *d = v->valuestring + 5;
+  if (!strncmp(v->valuestring, "numa:", 5) && *d >= '0' && *d <= '9' &&
+      strspn(d, "0123456789") == strlen(d)) {
     tw_warn("placement tier ", v->valuestring,
-            ": numa:N tiers are not supported yet (README); using dram");
-    *tier = TW_T_DRAM;
+            ": this runtime serves numa:0 to numa:15 (README); using dram");
+    *tier = TW_TIER_DRAM;
     return 1;
   }
   return tw_bad(field, v->valuestring,

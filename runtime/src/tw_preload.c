@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The interposed entry points: malloc, calloc, realloc, free, the aligned
+ * Layer 4 (entry points). The interposed entry points: malloc, calloc, realloc, free, the aligned
  * variants, malloc_usable_size (C++ new/delete reach us through malloc and
  * free). Each is tiny: it takes the caller's key (return address, stack
- * pointer) and hands over to the core (tw_core.c). malloc, calloc and free
+ * pointer) and hands over to the allocation paths (tw_alloc.c). malloc, calloc and free
  * first try the placement fast path inline (tw_fast.h): a cache hit for a
  * DRAM site and the free of a DRAM block end in a tail call to glibc.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
-#include "tw_fast.h"
+#include "tw_paths.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -44,7 +43,7 @@ TW_EXPORT void *malloc(size_t size) {
 }
 
 TW_EXPORT void free(void *p) {
-  if (TW_LIKELY(!tw_free_slow) && TW_LIKELY(tw_page_tier(p) == TW_T_DRAM)) {
+  if (TW_LIKELY(!tw_free_slow) && TW_LIKELY(tw_page_owner(p) == TW_OWNER_GLIBC)) {
     __libc_free(p);
     return;
   }

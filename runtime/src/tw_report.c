@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The run report (TIERWISE_REPORT, `%p` -> pid; format tierwise-run-report
+ * Layer 3 (allocation paths: written at exit). The run report (TIERWISE_REPORT, `%p` -> pid; format tierwise-run-report
  * v1, advisor/FORMATS.md): totals per tier, per placement site the
  * allocations and bytes per tier and fallbacks, unmatched stacks, warnings,
- * and the fast-path cache counters. Contains no data values. Also the debug
- * copies of /proc/self/maps (TIERWISE_MAPS_COPY) used by the tests.
+ * and the fast-path cache counters. Contains no data values.
  *
  * One report per process: a path without `%p` names the process the user
  * started (the first to load the runtime; it puts its pid in
@@ -14,8 +13,7 @@
  * beside it, never over it.
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
-#include "tw_dram_limit.h"
+#include "tw_paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TW_MAX_WARNINGS 32
-static const char *tw_warnings[TW_MAX_WARNINGS];
-static int tw_nwarnings;
 static tw_out tw_rep;
 static uint64_t tw_owner_pid; /* 0: every process names its own report */
 static char tw_owner_var[48] = "TIERWISE_REPORT_OWNER=";
@@ -45,64 +40,21 @@ void tw_report_claim(void) {
   putenv(tw_owner_var); /* static storage: inherited by what we start */
 }
 
-void tw_report_warning(const char *line) {
-  int i = __atomic_fetch_add(&tw_nwarnings, 1, __ATOMIC_RELAXED);
-  if (i >= TW_MAX_WARNINGS)
-    return;
-  size_t n = strlen(line) + 1;
-  char *d = tw_internal_alloc(n);
-  if (d)
-    memcpy(d, line, n);
-  tw_warnings[i] = d;
-}
-
 /* The named process, or an image it exec'd (same pid); not a forked child,
  * whose pid differs from the one claimed. */
 static int tw_report_named(void) {
   return !tw_owner_pid || tw_owner_pid == (uint64_t)getpid();
 }
 
-/* \p pattern with `%p` replaced by the pid. */
-static void tw_expand(char *out, size_t cap, const char *pattern) {
-  size_t n = 0;
-  for (const char *s = pattern; *s && n + 24 < cap; s++) {
-    if (s[0] == '%' && s[1] == 'p') {
-      n += tw_fmt_u64(out + n, (uint64_t)getpid());
-      s++;
-    } else
-      out[n++] = *s;
-  }
-  out[n] = 0;
-}
-
-/* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to the file; called at
- * exit and before each non-DRAM block of 64 KiB or more is released, so that
- * tests can check where objects lived even when their mapping is gone by exit.
- */
-void tw_maps_snapshot(void) {
-  char path[4096], buf[4096];
-  tw_expand(path, sizeof(path), tw_cfg.maps_copy);
-  int in = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  int out =
-      open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-  ssize_t n;
-  while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
-    if (write(out, buf, (size_t)n) != n)
-      break;
-  if (in >= 0)
-    close(in);
-  if (out >= 0)
-    close(out);
-}
-
 typedef struct tw_psum {
-  uint64_t b[TW_NTIERS], allocs, fb, fa;
+  uint64_t b[TW_TIER_COUNT], allocs, fb, fa;
+  uint64_t nodes[TW_REPORT_NODES], sampled;
 } tw_psum;
 
 static void tw_tier_bytes(tw_out *o, const uint64_t *b) {
   tw_out_str(o, "{");
-  for (int t = 0, first = 1; t < TW_NTIERS; t++) {
-    if (!b[t] && t > TW_T_PMEM)
+  for (int t = 0, first = 1; t < TW_TIER_COUNT; t++) {
+    if (!b[t] && t > TW_TIER_PMEM)
       continue;
     tw_out_str(o, first ? "" : ", ");
     tw_out_json(o, tw_tier_str(t));
@@ -111,6 +63,30 @@ static void tw_tier_bytes(tw_out *o, const uint64_t *b) {
     first = 0;
   }
   tw_out_str(o, "}");
+}
+
+/* "nodes": sampled resident pages per NUMA node (tw_maps.c). */
+static void tw_nodes(tw_out *o, const uint64_t *pages, uint64_t sampled) {
+  tw_out_str(o, ", \"nodes\": {");
+  for (int i = 0, first = 1; i < TW_REPORT_NODES; i++) {
+    if (!pages[i])
+      continue;
+    char key[8] = "\"";
+    size_t n = 1 + tw_fmt_u64(key + 1, (uint64_t)i);
+    key[n] = '"';
+    key[n + 1] = 0;
+    tw_out_str(o, first ? "" : ", ");
+    tw_out_str(o, key);
+    tw_out_str(o, ": ");
+    tw_out_u64(o, pages[i]);
+    first = 0;
+  }
+  tw_out_str(o, "}, \"pages_sampled\": ");
+  tw_out_u64(o, sampled);
+}
+
+static void tw_sample_split(const tw_split_info *b) {
+  tw_site_sample_pages(b->site, (const void *)b->base, b->size);
 }
 
 static void tw_command(tw_out *o) {
@@ -189,7 +165,7 @@ void tw_report_write(void) {
     tw_maps_snapshot();
   if (!tw_cfg.report_path)
     return;
-  tw_expand(path, sizeof(path), tw_cfg.report_path);
+  tw_expand_pid(path, sizeof(path), tw_cfg.report_path);
   int named = tw_report_named();
   if (!named)
     tw_other_path(path, sizeof(path) - 64);
@@ -204,9 +180,11 @@ void tw_report_write(void) {
   tw_fast_stats(fs); /* first: flushes the cache hits' counts into the sites */
   if (fs[2])
     tw_warn_mismatches(fs[2]);
+  tw_maps_sample_live(); /* where the live objects' pages are */
+  tw_split_each(tw_sample_split);
   uint32_t n = tw_site_count();
   int np = tw_placement_nsites();
-  uint64_t totals[TW_NTIERS] = {0};
+  uint64_t totals[TW_TIER_COUNT] = {0};
   tw_out_str(o, "{\"format\": \"tierwise-run-report\", \"version\": 1, "
                 "\"pid\": ");
   tw_out_u64(o, (uint64_t)getpid());
@@ -219,7 +197,7 @@ void tw_report_write(void) {
   tw_out_str(o, ",\n \"depth\": ");
   tw_out_u64(o, (uint64_t)tw_cfg.depth);
   for (uint32_t i = 0; i < n; i++)
-    for (int t = 0; t < TW_NTIERS; t++)
+    for (int t = 0; t < TW_TIER_COUNT; t++)
       totals[t] += tw_site_get(i)->tier_bytes[t];
   tw_out_str(o, ",\n \"totals\": ");
   tw_tier_bytes(o, totals);
@@ -246,8 +224,11 @@ void tw_report_write(void) {
     q->allocs += s->allocs;
     q->fb += s->fallback_bytes;
     q->fa += s->fallback_allocs;
-    for (int t = 0; t < TW_NTIERS; t++)
+    for (int t = 0; t < TW_TIER_COUNT; t++)
       q->b[t] += s->tier_bytes[t];
+    for (int k = 0; k < TW_REPORT_NODES; k++)
+      q->nodes[k] += s->node_pages[k];
+    q->sampled += s->pages_sampled;
   }
   for (int p = 0; sum && p < np; p++) {
     const uint64_t *b = sum[p].b;
@@ -266,6 +247,7 @@ void tw_report_write(void) {
     tw_out_u64(o, fb);
     tw_out_str(o, ", \"fallback_allocs\": ");
     tw_out_u64(o, fa);
+    tw_nodes(o, sum[p].nodes, sum[p].sampled);
     tw_report_plan(o, p);
     tw_out_str(o, ", \"matched\": ");
     tw_out_str(o, allocs ? "true}" : "false}");
@@ -285,6 +267,7 @@ void tw_report_write(void) {
     tw_tier_bytes(o, s->tier_bytes);
     tw_out_str(o, ", \"fallback_bytes\": ");
     tw_out_u64(o, s->fallback_bytes);
+    tw_nodes(o, s->node_pages, s->pages_sampled);
     tw_out_str(o, "}");
     first = 0;
   }
@@ -301,10 +284,9 @@ void tw_report_write(void) {
   tw_out_str(o, ", \"max_bytes\": ");
   tw_out_u64(o, tw_cfg.fast_max);
   tw_out_str(o, "},\n \"warnings\": [");
-  int nw = tw_nwarnings < TW_MAX_WARNINGS ? tw_nwarnings : TW_MAX_WARNINGS;
-  for (int i = 0; i < nw; i++) {
+  for (int i = 0, nw = tw_warnings_count(); i < nw; i++) {
     tw_out_str(o, i ? ", " : "");
-    tw_out_json(o, tw_warnings[i] ? tw_warnings[i] : "");
+    tw_out_json(o, tw_warning(i));
   }
   tw_out_str(o, "]}\n");
   if (tw_out_close(o, tmp, path))

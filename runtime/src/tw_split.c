@@ -1,26 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Split blocks: an object of a site whose placement gives it a DRAM head
- * (placement.json `dram_bytes`, the advisor's partial placement of one large
- * allocation). The object is one mapping: its first `head` bytes anonymous
- * memory (DRAM), the rest a MAP_SHARED | MAP_FIXED mapping of an unlinked
- * file in the pmem directory - the backing memkind's pmem kind uses (an
- * fsdax mount on real machines), mapped here because memkind serves whole
- * allocations only. Only the pmem tier can be split; for other tiers
- * tw_split_alloc returns NULL and the caller places the whole object.
+ * Layer 1 (mechanisms). Split blocks: an object of a site whose placement
+ * gives it a DRAM head (placement.json `dram_bytes`, the advisor's partial
+ * placement of one large allocation). The object is one anonymous mapping:
+ * its first `head` bytes are DRAM's (the DRAM backend's split_head: plain
+ * anonymous memory, bound to the local node when the tail is a NUMA node's)
+ * and the rest the slow tier's (its backend's split_tail: pmem maps its
+ * file there, a NUMA node binds the range). A tier whose backend has no
+ * split_tail cannot be split; tw_split_alloc returns NULL and the caller
+ * places the whole object.
  *
- * Every page of the mapping is marked TW_PAGE_SPLIT in the page-tier map, so
- * free/realloc/malloc_usable_size (tw_place.c) come here; the blocks
- * themselves (few and large) are kept in a small table searched under a
- * lock. The file mapping is registered with tw_fork.c, which gives a fork
- * child a private copy. Under the tierwise Valgrind tool the head and the
- * tail are announced as two blocks of the site, one per tier (tierwise
- * simulate counts them separately); under another tool (memcheck) as one
- * block, the program's object, whose fresh mappings read as zero.
+ * Every page of the mapping is owned by TW_OWNER_SPLIT in the page-owner
+ * map, so free/realloc/malloc_usable_size (tw_place.c) come here; the
+ * blocks themselves (few and large) are kept in a small table searched
+ * under a lock. Under the tierwise Valgrind tool the head and the tail are
+ * announced as two blocks of the site, one per tier (tierwise simulate
+ * counts them separately); under another tool (memcheck) as one block, the
+ * program's object, whose fresh mappings read as zero.
  */
 #define _GNU_SOURCE
 #include "tw_clientreq.h"
-#include "tw_core.h"
+#include "tw_mech.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +36,7 @@
 static tw_split_info tw_splits[TW_SPLITS]; /* base 0: free slot */
 static pthread_mutex_t tw_splits_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tw_split_warned;
+static int tw_splits_used; /* a split object was ever made */
 
 static void tw_split_warn(const char *why) {
   if (!__atomic_exchange_n(&tw_split_warned, 1, __ATOMIC_RELAXED))
@@ -43,43 +44,18 @@ static void tw_split_warn(const char *why) {
             "; such objects are placed whole in their site's tier");
 }
 
-/* An unlinked file of \p len bytes in the pmem directory, its blocks
- * allocated (a sparse file on a full file system would fault later, as
- * SIGBUS, instead of failing now), or -1. */
-static int tw_split_file(size_t len) {
-  const char *dir = tw_cfg.pmem_dir;
-  if (!dir || !*dir)
-    return -1;
-  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) { /* a file system without O_TMPFILE */
-    char path[4096];
-    size_t n = strlen(dir);
-    if (n + 20 > sizeof(path))
-      return -1;
-    memcpy(path, dir, n);
-    memcpy(path + n, "/tierwise.XXXXXX", 17);
-    fd = mkostemp(path, O_CLOEXEC);
-    if (fd < 0)
-      return -1;
-    unlink(path);
-  }
-  if (posix_fallocate(fd, 0, (off_t)len)) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 void *tw_split_alloc(uint32_t site, size_t size, size_t align,
                      uint64_t *head_io, int tier) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  if (tier != TW_T_PMEM) {
-    tw_split_warn("only the pmem tier can hold part of an object");
-    return NULL;
-  }
   uint64_t head = *head_io & ~(uint64_t)(page - 1);
   if (!head || head >= size || align > page || !tw_tier_available(tier))
     return NULL; /* an unavailable tier has said so (tw_tiers.c) */
+  const tw_tier_ops *tail_ops = tw_tier_backend(tier);
+  if (!tail_ops->split_tail) {
+    tw_split_warn("the tier cannot hold part of an object (pmem, kmem and "
+                  "numa:N can)");
+    return NULL;
+  }
   size_t len = (size + page - 1) & ~(page - 1);
   /* A tail of 2 MiB or more starts on a 2 MiB boundary, like its file
    * offset 0: an fsdax mount can then map it with 2 MiB pages (fewer TLB
@@ -99,21 +75,22 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align,
     if (r + len + extra > base + len)
       tw_sys_munmap(base + len, (size_t)(r + len + extra - (base + len)));
   }
-  int fd = tw_split_file(len - head);
-  void *tail = MAP_FAILED;
-  if (fd >= 0) {
-    tail = tw_sys_mmap(base + head, len - head, PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_FIXED, fd, 0);
-    close(fd);
-  } else
-    tw_split_warn("no file for the slow-tier part in TIERWISE_PMEM_DIR");
+  const tw_tier_ops *head_ops = tw_tier_backend(TW_TIER_DRAM);
+  int ok = !head_ops->split_head(TW_TIER_DRAM, base, head, tier);
+  if (ok && tail_ops->split_tail(tier, base + head, len - head)) {
+    ok = 0;
+    tw_split_warn(tier == TW_TIER_PMEM
+                      ? "no file for the slow-tier part in TIERWISE_PMEM_DIR"
+                      : "the slow tier has no room for the tail");
+  }
   int slot = -1;
-  if (tail != MAP_FAILED) {
+  if (ok) {
     pthread_mutex_lock(&tw_splits_lock);
     for (int i = 0; i < TW_SPLITS && slot < 0; i++)
       if (!tw_splits[i].base) {
         tw_splits[i] = (tw_split_info){(uintptr_t)base, size, len, head, site,
                                        tier};
+        __atomic_store_n(&tw_splits_used, 1, __ATOMIC_RELAXED);
         slot = i;
       }
     pthread_mutex_unlock(&tw_splits_lock);
@@ -121,15 +98,13 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align,
       tw_split_warn("more than 256 split objects live at once");
   }
   if (slot < 0) {
+    tw_fork_note_unmap(base + head, len - head);
     tw_sys_munmap(base, len);
     return NULL;
   }
-  /* a shared file mapping (the descriptor is closed; 0 only says "file") */
-  tw_fork_note_map(base + head, len - head, PROT_READ | PROT_WRITE,
-                   MAP_SHARED, 0);
-  tw_pmap_mark((uintptr_t)base, len, TW_PAGE_SPLIT);
+  tw_pmap_mark((uintptr_t)base, len, TW_OWNER_SPLIT);
   if (TW_UNLIKELY(tw_vg == TW_VG_SIM)) {
-    tw_announce(base, head, TW_T_DRAM);
+    tw_announce(base, head, TW_TIER_DRAM);
     tw_announce(base + head, size - head, tier);
   } else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER))
     VALGRIND_MALLOCLIKE_BLOCK(base, size, 0, 1);
@@ -150,6 +125,16 @@ int tw_split_find(const void *p, tw_split_info *out) {
   return found;
 }
 
+void tw_split_each(void (*fn)(const tw_split_info *)) {
+  if (!__atomic_load_n(&tw_splits_used, __ATOMIC_RELAXED))
+    return;
+  pthread_mutex_lock(&tw_splits_lock);
+  for (int i = 0; i < TW_SPLITS; i++)
+    if (tw_splits[i].base)
+      fn(&tw_splits[i]);
+  pthread_mutex_unlock(&tw_splits_lock);
+}
+
 uint64_t tw_split_free(void *p) {
   tw_split_info b = {0};
   pthread_mutex_lock(&tw_splits_lock);
@@ -160,6 +145,8 @@ uint64_t tw_split_free(void *p) {
       break;
     }
   pthread_mutex_unlock(&tw_splits_lock);
+  if (b.base) /* where its pages were (run report) */
+    tw_site_sample_pages(b.site, p, b.size);
   if (!b.base) { /* inside a split block, not its start: glibc aborts too */
     tw_warn("free(): invalid pointer (inside a split block)", "", "");
     abort();

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Call-site capture: unwinding (libunwind's unw_backtrace), the module map
+ * Layer 1 (mechanisms). Call-site capture: unwinding (libunwind's unw_backtrace), the module map
  * (dl_iterate_phdr, with build-ids; refreshed when an address falls outside
  * the known modules, e.g. after dlopen), and the two tables behind site
  * indices: raw stacks (return addresses) -> site, and sites (FORMATS.md
@@ -8,7 +8,7 @@
  * stack takes a mutex and formats its string (never symbolizes).
  */
 #define _GNU_SOURCE
-#include "tw_core.h"
+#include "tw_mech.h"
 
 #include <elf.h>
 #include <libunwind.h>
@@ -50,23 +50,6 @@ static uint32_t tw_nsites; /* atomic */
 static uint32_t *tw_site_index;
 static tw_module tw_mods[TW_MODULES_MAX];
 static int tw_nmods;
-
-void *tw_internal_alloc(size_t size) {
-  static char *cur, *end;
-  size = (size + 15) & ~(size_t)15;
-  if (!cur || (size_t)(end - cur) < size) {
-    size_t chunk = size > (1 << 20) ? size : (1 << 20);
-    void *m = tw_sys_mmap(NULL, chunk, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
-      return NULL;
-    cur = m;
-    end = cur + chunk;
-  }
-  void *p = cur;
-  cur += size;
-  return p;
-}
 
 static char *tw_strdup_internal(const char *s) {
   size_t n = strlen(s) + 1;
@@ -202,17 +185,8 @@ static uint32_t tw_site_intern(const char *stack) {
   s->stack = tw_strdup_internal(stack);
   s->hash = h;
   s->placed = -1;
-  s->tier = TW_T_DRAM;
+  s->tier = TW_TIER_DRAM;
   s->dram_head = 0;
-  s->dram_frac = 0;
-  if (tw_mode_now == TW_MODE_PLACE || tw_cfg.mode == TW_MODE_PLACE) {
-    int tier = tw_placement_default_tier();
-    s->placed = tw_placement_match(stack, &tier);
-    s->tier = tier;
-    s->dram_head = tier != TW_T_DRAM ? tw_placement_dram_bytes(s->placed) : 0;
-    s->dram_frac =
-        tier != TW_T_DRAM ? tw_placement_dram_fraction(s->placed) : 0;
-  }
   __atomic_store_n(&tw_nsites, tw_nsites + 1, __ATOMIC_RELEASE);
   return (uint32_t)(s - tw_sites);
 }

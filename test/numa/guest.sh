@@ -13,7 +13,12 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin TMPDIR=/dev/shm HOME=/root LANG=C.UTF-
 cd "$OUT" || exit 1
 probe=$BUILD/test/numa/numa_probe
 rtlib=$BUILD/lib/libtierwise-runtime.so
-tw=$BUILD/bin/tierwise
+# cli NAME VERB ARGS... [, NAME VERB ARGS...]: tierwise commands in one
+# Python process (guest_cli.py), leaving NAME.{out,err,rc} like run().
+cli() {
+  TIERWISE_BUILD_DIR=$BUILD PYTHONPATH=$SRC/advisor "$SRC/.venv/bin/python" \
+    "$SRC/test/numa/guest_cli.py" "$@" < /dev/null > cli.log 2>&1
+}
 stamp() { echo "$(cut -d' ' -f1 /proc/uptime) $*" >> "$OUT/timeline"; }
 
 # run NAME [VAR=VALUE...] -- COMMAND...   (stdin from /dev/null)
@@ -39,6 +44,12 @@ place() {
 }
 
 stamp booted
+# Automatic NUMA balancing (on by default with two nodes) unmaps pages at
+# random times to sample accesses (move_pages then says -EFAULT for them)
+# and migrates default-policy pages towards the CPU's node: off, so that
+# where a page lies is what the placement (or first touch) decided.
+echo "numa_balancing was $(cat /proc/sys/kernel/numa_balancing)" > balancing.txt
+echo 0 > /proc/sys/kernel/numa_balancing
 # What the machine looks like.
 numactl -H > numactl.txt 2>&1
 for n in /sys/devices/system/node/node[0-9]*; do
@@ -55,14 +66,15 @@ case $CONFIG in
   plain)
     run unplaced -- "$probe" -o "$OUT/unplaced.objs"
     run membind -- numactl --membind=1 "$probe" -o "$OUT/membind.objs"
-    # The few Python calls: doctor, the cxl preset's advice made here (it
-    # resolves to this machine's memory-only node), --tiers auto without HMAT.
-    run doctor -- "$tw" doctor
-    run advise-cxl -- "$tw" advise "$HOST/simprof" --tiers cxl --dram-budget 1.5M -o "$OUT/cxl.json"
-    run advise-auto -- "$tw" advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
+    # The few Python calls, in one process: doctor, the cxl preset's advice
+    # made here (it resolves to this machine's memory-only node), --tiers
+    # auto without HMAT.
+    cli doctor doctor , \
+      advise-cxl advise "$HOST/simprof" --tiers cxl --dram-budget 1.5M -o "$OUT/cxl.json" , \
+      advise-auto advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
     ;;
   hmat-small)
-    run advise-auto -- "$tw" advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
+    cli advise-auto advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
     ;;
 esac
 dmesg > dmesg.txt

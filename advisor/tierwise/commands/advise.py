@@ -87,7 +87,7 @@ def add_parser(sub):
 
 
 def run(args):
-    from tierwise.advice import advise, format_partial, format_size, format_table
+    from tierwise.advice import advise, format_partial, format_size, format_table, llc_warning
 
     carried = None
     if args.target:
@@ -100,6 +100,9 @@ def run(args):
         raise ValueError("--target-llc needs --target CENSUS")
     else:
         profile = reader.read_profiles(args.profiles)
+        warn = llc_warning(profile)
+        if warn:
+            print(f"tierwise advise: warning: {warn}", file=sys.stderr)
     model = tiers.load(args.tiers)
     placement, table, sel, costs = advise(
         profile,

@@ -57,12 +57,14 @@ def add_parser(sub):
         "--no-lifetime", action="store_true", help="cost policy: pack by peak bytes only"
     )
     add_whole_sites(p)
-    p.add_argument(
-        "--roi",
-        metavar="all|markers|FUNC",
-        help="profile only this region of CMD (tierwise profile --roi), e.g. its kernel "
-        "function; simulated runs measure the same region",
+    from tierwise.backends import sim
+
+    group = p.add_argument_group(
+        "profiling CMD (tierwise profile --backend sim's options; simulated runs use the "
+        "profile's region and cache)"
     )
+    sim.add_arguments(group)
+    p.set_defaults(profile_options=list(group._group_actions))
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ARGS...")
     return p
 
@@ -79,13 +81,26 @@ def parse_budgets(text):
     return [v / 100 for v in vals]
 
 
-def profile_command(cmd, outdir: Path, roi=None) -> Path:
-    """Run `tierwise profile --backend sim` on CMD; return the profile dir."""
+def profile_options(args) -> list:
+    """The sim backend options given to compare, as `tierwise profile`
+    arguments (those left at their default are left out)."""
+    out = []
+    for a in getattr(args, "profile_options", []):
+        value = getattr(args, a.dest, a.default)
+        if value == a.default or value is None:
+            continue
+        out += [a.option_strings[0]] if a.nargs == 0 else [a.option_strings[0], str(value)]
+    return out
+
+
+def profile_command(cmd, outdir: Path, options=()) -> Path:
+    """Run `tierwise profile --backend sim [options]` on CMD; return the
+    profile dir."""
     pdir = outdir / "profile"
     print(f"tierwise compare: profiling {' '.join(cmd)} (sim backend) -> {pdir}", file=sys.stderr)
     r = subprocess.run(
         [sys.executable, "-m", "tierwise", "profile", "--backend", "sim", "-o", str(pdir)]
-        + (["--roi", roi] if roi else [])
+        + list(options)
         + ["--"]
         + list(cmd)
     )
@@ -96,15 +111,31 @@ def profile_command(cmd, outdir: Path, roi=None) -> Path:
     return pdir
 
 
+def work_instructions(profile_dir) -> int:
+    """Instructions the profiled run executed in the part its counts
+    describe (the region of interest, else the whole run); 0 if unknown."""
+    try:
+        params = json.loads((Path(profile_dir) / "meta.json").read_text())["backend_params"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    roi = params.get("roi") or {}
+    n = roi.get("instructions") if roi.get("mode") not in (None, "all") else None
+    return int(n if n is not None else params.get("instructions") or 0)
+
+
 def simulated_rows(
     profile, model, fractions, cmd, out: Path, df, lifetime=True, partial=True
 ) -> pd.DataFrame:
     """The cost policy's placement at each budget, simulated for real
-    (`tierwise simulate`): rows with source 'simulated'."""
+    (`tierwise simulate`): rows with source 'simulated'. Each run's ratio is
+    to its own all-DRAM time (its counts with every site in the fast tier),
+    so runs of unequal work (an asynchronous kernel converging in a
+    different number of sweeps) are compared with like; a run whose work
+    differs from the profile's by more than 1% is warned about."""
     from tierwise.advice import advise
     from tierwise.commands.simulate import simulate
 
-    t_fast = float(df.loc[df["policy"] == f"all-{model.fast.name}", "modelled_seconds"].iloc[0])
+    prof_insns = work_instructions(profile.paths[0])
     rows = []
     for f in fractions:
         placement, _, sel, _ = advise(
@@ -115,6 +146,16 @@ def simulated_rows(
         pl.write_text(json.dumps(placement, indent=1) + "\n")
         print(f"tierwise compare: simulating the cost placement at {f:.0%}", file=sys.stderr)
         res = simulate(pl, model, cmd, out / "simulate" / f"cost-{f * 100:g}")
+        insns = work_instructions(res["profile"])
+        if prof_insns and insns and abs(insns / prof_insns - 1) > 0.01:
+            print(
+                f"tierwise compare: warning: the simulated run at {f:.0%} executed "
+                f"{insns:,} instructions, the profile {prof_insns:,} ({insns / prof_insns - 1:+.1%}): "
+                "the program's work differs between runs (e.g. an asynchronous kernel's "
+                "iterations); its ratio is to its own all-"
+                f"{model.fast.name} time, not the profile's",
+                file=sys.stderr,
+            )
         rows.append(
             {
                 "policy": "cost",
@@ -122,8 +163,11 @@ def simulated_rows(
                 "budget_bytes": sel.budget,
                 "fast_bytes": sel.used_bytes,
                 "modelled_seconds": res["seconds"],
-                "ratio_to_dram": res["seconds"] / t_fast,
+                "ratio_to_dram": res["ratio_to_dram"],
                 "source": "simulated",
+                "all_dram_seconds": res["all_fast_seconds"],
+                "instructions": insns,
+                "profile_instructions": prof_insns,
             }
         )
     return pd.DataFrame(rows)
@@ -145,8 +189,18 @@ def run(args):
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     model = tiers.load(args.tiers)
-    paths = args.profile or [profile_command(cmd, out, args.roi)]
+    if args.profile and profile_options(args):
+        raise UserError(
+            f"{' '.join(profile_options(args))}: profiling options, but --profile reuses a "
+            "profile; drop one"
+        )
+    paths = args.profile or [profile_command(cmd, out, profile_options(args))]
     profile = reader.read_profiles(paths)
+    from tierwise.advice import llc_warning
+
+    warn = llc_warning(profile)
+    if warn:
+        print(f"tierwise compare: warning: {warn}", file=sys.stderr)
     lifetime, partial = not args.no_lifetime, not args.whole_sites
     df, notes = compare_table(
         profile, model, fractions, with_oracle=args.oracle, lifetime=lifetime, partial=partial

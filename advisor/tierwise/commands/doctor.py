@@ -5,7 +5,6 @@ perf_event_paranoid, memkind kinds, PMem/DAX mounts and devices, NUMA nodes,
 Valgrind and the sim tool, transparent huge pages) and what tierwise will
 use. `--json` prints the same as one JSON object."""
 
-import ctypes
 import glob
 import json
 import os
@@ -45,32 +44,6 @@ def check_pmu():
         "default_events": events,
         "perf_event_paranoid": _read("/proc/sys/kernel/perf_event_paranoid"),
     }
-
-
-MEMKIND_KINDS = {
-    "MEMKIND_DEFAULT": "dram",
-    "MEMKIND_HBW": "hbw",
-    "MEMKIND_DAX_KMEM": "kmem",
-    "MEMKIND_HIGHEST_CAPACITY": "highest-capacity",
-}
-
-
-def check_memkind():
-    try:
-        lib = ctypes.CDLL("libmemkind.so.0")
-    except OSError as e:
-        return {"library": None, "error": str(e), "kinds": {}}
-    lib.memkind_check_available.argtypes = [ctypes.c_void_p]
-    kinds = {}
-    for sym, tier in MEMKIND_KINDS.items():
-        try:
-            kind = ctypes.c_void_p.in_dll(lib, sym)
-        except ValueError:
-            kinds[tier] = "not in this memkind"
-            continue
-        kinds[tier] = "available" if lib.memkind_check_available(kind) == 0 else "unavailable"
-    kinds["pmem"] = "available (file kind on any directory; fsdax mount for real PMem)"
-    return {"library": "libmemkind.so.0", "kinds": kinds}
 
 
 def check_pmem():
@@ -180,7 +153,7 @@ def decide(r):
 def run(args):
     r = {
         "pmu": check_pmu(),
-        "memkind": check_memkind(),
+        "memkind": machine.memkind_kinds(),
         "pmem": check_pmem(),
         "numa": check_numa(),
         "valgrind": check_valgrind(),

@@ -168,6 +168,16 @@ def run(args):
             rank=rank,
         )
     status = info.get("exit_status")
+    if name == "sim" and meta.get("complete", True):
+        from tierwise import reader
+        from tierwise.advice import llc_warning
+
+        try:
+            warn = llc_warning(reader.read_profiles([outdir]))
+        except ValueError:  # no sites: nothing to compare
+            warn = None
+        if warn:
+            print(f"tierwise profile: warning: {warn}", file=sys.stderr)
     print(
         f"tierwise profile: {name} backend, {time.monotonic() - t0:.1f} s, "
         f"{meta.get('n_sites', '?')} sites, exit status {status} -> {outdir}",

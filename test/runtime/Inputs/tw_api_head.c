@@ -82,7 +82,7 @@ int main(void) {
   printf("overflow: %s errno=%s\n", o ? "block" : "NULL",
          errno == ENOMEM ? "ENOMEM" : "other");
   errno = 0;
-  o = tw_malloc_head((tw_tier)7, MIB, 64);
+  o = tw_malloc_head((tw_tier)TW_TIER_COUNT, MIB, 64);
   printf("bad tier: %s errno=%s\n", o ? "block" : "NULL",
          errno == EINVAL ? "EINVAL" : "other");
 

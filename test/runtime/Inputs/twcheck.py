@@ -93,6 +93,14 @@ def where(args):
                 print(f"{m[1]} split dir={inside} other={n - inside}")
 
 
+def nodes(entry):
+    """` nodes=N:PAGES,... sampled=K` where the report sampled pages."""
+    if not entry.get("pages_sampled"):
+        return ""
+    n = ",".join(f"{k}:{v}" for k, v in sorted(entry["nodes"].items(), key=lambda kv: int(kv[0])))
+    return f" nodes={n} sampled={entry['pages_sampled']}"
+
+
 def report(args):
     rep = json.loads(Path(args[0]).read_text())
     assert rep["format"] == "tierwise-run-report" and rep["version"] == 1
@@ -101,13 +109,13 @@ def report(args):
         b = " ".join(f"{k}={v}" for k, v in sorted(s["bytes"].items()))
         print(
             f"site {s['location'] or s['stack']} tier={s['tier']} allocs={s['allocs']} "
-            f"{b} fallback={s['fallback_bytes']}"
+            f"{b} fallback={s['fallback_bytes']}{nodes(s)}"
         )
     for u in rep["unmatched"]:
         b = " ".join(f"{k}={v}" for k, v in sorted(u["tier_bytes"].items()))
         print(
             f"unmatched allocs={u['allocs']} bytes={u['bytes']} "
-            f"fallback={u['fallback_bytes']} {b}"
+            f"fallback={u['fallback_bytes']} {b}{nodes(u)}"
         )
     c = rep["cache"]
     print(

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 0 of the runtime, the base (runtime/README.md "Layers"): the
+ * configuration read from the environment, warnings, system calls, the
+ * page-owner map, tier names, buffered output. Depends on nothing else of
+ * the runtime; every other layer includes it (tw_mech.h, tw_policy.h,
+ * tw_paths.h build on it in that order). Not installed.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tierwise.h" /* enum tw_tier: the one tier numbering */
+#include "tw_sitekey.h"
+
+#define TW_HIDDEN __attribute__((visibility("hidden")))
+#define TW_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* glibc's allocator itself (exported by libc.so.6): DRAM blocks come from
+ * here, so the runtime needs no dlsym bootstrap. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+
+#define TW_SITE_NONE 0xffffffffu
+
+/* ---- tw_config.c: configuration, clock, warnings ---- */
+enum tw_mode { TW_MODE_OFF = 0, TW_MODE_PASS, TW_MODE_CENSUS, TW_MODE_PLACE };
+
+typedef struct tw_config {
+  int mode;
+  int depth;
+  size_t objects_min;
+  size_t fast_max; /* allocations at least this big are always unwound */
+  unsigned fast_learn, fast_check;
+  const char *census_dir, *placement_path, *pmem_dir, *report_path;
+  const char *maps_copy;
+  const char *sysfs_node; /* tests: instead of /sys/devices/system/node */
+  uint64_t dram_limit; /* 0: none */
+  size_t unmatched_min;
+  int verbose;
+} tw_config;
+
+TW_HIDDEN extern tw_config tw_cfg;
+TW_HIDDEN extern volatile int tw_mode_now; /* enum tw_mode, OFF until init */
+TW_HIDDEN extern __thread int tw_in_core
+    __attribute__((tls_model("initial-exec")));
+/* Tier whose backend call is running on this thread (0: none): mmap marks
+ * the pages it maps as that tier's (tw_mmap.c). */
+TW_HIDDEN extern __thread int tw_in_tier
+    __attribute__((tls_model("initial-exec")));
+/* Valgrind client requests (tw_clientreq.h), decided once when the config
+ * is read: none natively (or TIERWISE_VALGRIND_REQUESTS=0); under tierwise's
+ * own tool (`tierwise simulate`, it answers TW_CLREQ_HELLO) every block the
+ * runtime serves is announced with its tier; under another tool (memcheck,
+ * helgrind) only memkind's blocks and split mappings, which that tool cannot
+ * see otherwise: glibc's blocks it tracks through its malloc replacement
+ * (which serves __libc_malloc), and announcing them again is a second block
+ * at the same address (memcheck: "Mismatched free()"). */
+enum { TW_VG_NONE, TW_VG_OTHER, TW_VG_SIM };
+TW_HIDDEN extern int tw_vg;
+/* Whether a block of \p tier is announced to the Valgrind tool. */
+static inline int tw_vg_tracks(int tier) {
+  return TW_UNLIKELY(tw_vg) && (tw_vg == TW_VG_SIM || tier != TW_TIER_DRAM);
+}
+/* Census mode: every block has a tw_hdr (sites, sizes, times at free);
+ * other modes: no header, ownership from the page-owner map. */
+TW_HIDDEN extern int tw_hdr_mode;
+/* free() must take the slow path: census headers, the tierwise Valgrind
+ * tool's requests (tw_vg_tracks(TW_TIER_DRAM)) or the DRAM limit's
+ * accounting (set once, when the configuration is read). */
+TW_HIDDEN extern int tw_free_slow;
+
+/* Read the environment once (cheap; the first allocation may come before
+ * the constructor). */
+TW_HIDDEN void tw_config_read(void);
+TW_HIDDEN int tw_config_ready(void);
+TW_HIDDEN uint64_t tw_now_ns(void);
+/* One line "tierwise: a b c" on stderr, kept for the run report. */
+TW_HIDDEN void tw_warn(const char *a, const char *b, const char *c);
+/* The warnings so far (at most TW_MAX_WARNINGS kept), for the run report. */
+#define TW_MAX_WARNINGS 32
+TW_HIDDEN int tw_warnings_count(void);
+TW_HIDDEN const char *tw_warning(int i);
+
+/* ---- tw_sys.c: system calls, internal memory, the page-owner map ---- */
+TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                            off_t off);
+TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
+TW_HIDDEN long tw_sys_mbind(void *addr, size_t len, int mode,
+                            const unsigned long *mask, unsigned long maxnode,
+                            unsigned flags);
+TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
+TW_HIDDEN void tw_sys_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to that file. */
+TW_HIDDEN void tw_maps_snapshot(void);
+/* \p pattern with `%p` replaced by the pid. */
+TW_HIDDEN void tw_expand_pid(char *out, size_t cap, const char *pattern);
+
+/* Page-owner map: per 1 GiB of address space, a byte per 4 KiB page naming
+ * who owns the memory there: 0 glibc (nothing marked), a tier (the pages a
+ * tier's backend mapped or reserved for its arena), or TW_OWNER_SPLIT (a
+ * split object's mapping, tw_split.c). free/realloc/malloc_usable_size ask
+ * the owner (tw_owner_ops, tw_mech.h). */
+#define TW_PMAP_TOP (1u << 17)
+#define TW_OWNER_GLIBC 0
+#define TW_OWNER_SPLIT TW_TIER_COUNT
+#define TW_OWNERS (TW_OWNER_SPLIT + 1)
+TW_HIDDEN extern uint8_t *tw_pmap[TW_PMAP_TOP];
+static inline int tw_page_owner(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint8_t *m = tw_pmap[(a >> 30) & (TW_PMAP_TOP - 1)];
+  return TW_LIKELY(!m) ? 0 : m[(a >> 12) & ((1u << 18) - 1)];
+}
+/* Mark pages [a, a+len) as \p owner's (0: unmark). */
+TW_HIDDEN void tw_pmap_mark(uintptr_t a, size_t len, int owner);
+
+/* ---- tw_tiername.c: tier names (placement.json, reports, tierwise.h) ---- */
+TW_HIDDEN const char *tw_tier_str(int tier); /* NULL: out of range */
+TW_HIDDEN int tw_tier_parse(const char *name); /* -1: unknown */
+static inline int tw_tier_is_numa(int tier) {
+  return tier >= TW_TIER_NUMA0 && tier < TW_TIER_COUNT;
+}
+
+/* ---- tw_out.c: buffered write(2) output, no stdio ---- */
+typedef struct tw_out {
+  int fd;
+  size_t len;
+  int failed;
+  char buf[1 << 15];
+} tw_out;
+TW_HIDDEN int tw_out_open(tw_out *o, const char *path, char *tmp, size_t cap);
+TW_HIDDEN int tw_out_close(tw_out *o, const char *tmp, const char *path);
+TW_HIDDEN void tw_out_str(tw_out *o, const char *s);
+TW_HIDDEN void tw_out_json(tw_out *o, const char *s); /* quoted, escaped */
+TW_HIDDEN void tw_out_u64(tw_out *o, uint64_t v);
+TW_HIDDEN void tw_out_flush(tw_out *o);
+TW_HIDDEN size_t tw_fmt_u64(char *buf, uint64_t v);
+/* mkdir -p: parents as mkdir(2) with the umask, \p path itself mode 0700.
+ * 0, or -1 and errno. */
+TW_HIDDEN int tw_mkdirs(const char *path);
+/* tw_parse_size: the size grammar (common/tw_size.h) */
+#include "tw_size.h"

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 1 (mechanisms): the memkind backends, one ops table each (tw_mech.h,
+ * memkind's own struct memkind_ops is the model): pmem = a file-backed kind
+ * on TIERWISE_PMEM_DIR (memkind_create_pmem: an unlinked temporary file, so
+ * its data is private to the process; split tails are files in the same
+ * directory), kmem = MEMKIND_DAX_KMEM where memkind finds KMEM-DAX nodes,
+ * hbw = MEMKIND_HBW. The operations on a kind are shared with the NUMA node
+ * backend (tw_be_numa.c), whose kind is memkind_create_fixed over memory
+ * bound to the node. libmemkind (and hwloc, daxctl, ... behind it) is
+ * dlopen'ed only when a tier other than DRAM is used: census runs and
+ * DRAM-only placements do not pay for loading it.
+ */
+#define _GNU_SOURCE
+#include "tw_mech.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <memkind.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static memkind_t tw_kinds[TW_TIER_COUNT];
+static void *tw_mk; /* dlopen handle of libmemkind */
+static struct {
+  int (*create_pmem)(const char *, size_t, memkind_t *);
+  int (*create_fixed)(void *, size_t, memkind_t *);
+  void *(*malloc)(memkind_t, size_t);
+  void *(*calloc)(memkind_t, size_t, size_t);
+  int (*posix_memalign)(memkind_t, void **, size_t, size_t);
+  void (*free)(memkind_t, void *);
+  void *(*realloc)(memkind_t, void *, size_t);
+  size_t (*usable)(memkind_t, void *);
+  int (*check_available)(memkind_t);
+  void (*error_message)(int, char *, size_t);
+  int (*arena_destroy)(struct memkind *);
+  memkind_t *dax_kmem, *hbw;
+} tw_mkf;
+static int tw_kinds_dead; /* memkind destroyed our pmem kinds at exit */
+
+int tw_memkind_load(void) {
+  static int tried;
+  if (tried++)
+    return tw_mk != NULL;
+  tw_mk = dlopen("libmemkind.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!tw_mk) {
+    tw_warn("cannot load libmemkind.so.0: ", dlerror(),
+            "; tiers other than dram fall back to dram");
+    return 0;
+  }
+#define TW_SYM(field, name) *(void **)&tw_mkf.field = dlsym(tw_mk, name)
+  TW_SYM(create_pmem, "memkind_create_pmem");
+  TW_SYM(create_fixed, "memkind_create_fixed");
+  TW_SYM(malloc, "memkind_malloc");
+  TW_SYM(calloc, "memkind_calloc");
+  TW_SYM(posix_memalign, "memkind_posix_memalign");
+  TW_SYM(free, "memkind_free");
+  TW_SYM(realloc, "memkind_realloc");
+  TW_SYM(usable, "memkind_malloc_usable_size");
+  TW_SYM(check_available, "memkind_check_available");
+  TW_SYM(error_message, "memkind_error_message");
+  TW_SYM(arena_destroy, "memkind_arena_destroy");
+  TW_SYM(dax_kmem, "MEMKIND_DAX_KMEM");
+  TW_SYM(hbw, "MEMKIND_HBW");
+#undef TW_SYM
+  if (!tw_mkf.create_pmem || !tw_mkf.create_fixed || !tw_mkf.malloc ||
+      !tw_mkf.calloc || !tw_mkf.posix_memalign || !tw_mkf.free ||
+      !tw_mkf.realloc || !tw_mkf.usable || !tw_mkf.check_available ||
+      !tw_mkf.dax_kmem || !tw_mkf.hbw) {
+    tw_warn("libmemkind.so.0 lacks the functions tierwise needs; ",
+            "tiers other than dram fall back to dram", "");
+    tw_mk = NULL;
+  }
+  return tw_mk != NULL;
+}
+
+static void tw_mk_error(const char *what, int err, const char *where) {
+  char msg[128] = "";
+  if (tw_mkf.error_message)
+    tw_mkf.error_message(err, msg, sizeof(msg));
+  tw_warn(what, where, msg);
+}
+
+int tw_memkind_create_fixed(int tier, void *addr, size_t size) {
+  if (!tw_memkind_load())
+    return -1;
+  int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
+  if (err) {
+    tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));
+    tw_kinds[tier] = NULL;
+  }
+  return err;
+}
+
+/* ---- the operations on a tier's kind ---- */
+
+/* memkind served a block that is not memory of this tier's kind: in a
+ * thread's TLS destructors, after memkind's per-thread arena state is gone,
+ * jemalloc serves from its default arena (anonymous DRAM), which the page
+ * map does not know (its free would go to glibc and abort): give it back;
+ * the caller falls back to dram. */
+static void *tw_mk_check(int tier, void *p) {
+  if (TW_LIKELY(!p) || TW_LIKELY(tw_page_owner(p) == tier))
+    return p;
+  tw_in_tier = tier;
+  tw_mkf.free(tw_kinds[tier], p);
+  tw_in_tier = 0;
+  errno = EAGAIN; /* not a full tier: no warning (tw_tier_alloc) */
+  return NULL;
+}
+
+void *tw_mk_malloc(int tier, size_t size) {
+  if (size < 16) /* jemalloc's 8-byte class is only 8-aligned */
+    size = 16;
+  tw_in_tier = tier; /* pages memkind maps now belong to this tier */
+  void *p = tw_mkf.malloc(tw_kinds[tier], size);
+  tw_in_tier = 0;
+  return tw_mk_check(tier, p);
+}
+
+void *tw_mk_calloc(int tier, size_t size) {
+  tw_in_tier = tier;
+  void *p = tw_mkf.calloc(tw_kinds[tier], 1, size < 16 ? 16 : size);
+  tw_in_tier = 0;
+  return tw_mk_check(tier, p);
+}
+
+void *tw_mk_aligned(int tier, size_t align, size_t size) {
+  void *p = NULL;
+  tw_in_tier = tier;
+  int err = tw_mkf.posix_memalign(tw_kinds[tier], &p, align, size);
+  tw_in_tier = 0;
+  if (err || !p)
+    return NULL;
+  if ((uintptr_t)p & (align - 1)) { /* memkind, full pmem dir */
+    tw_mk_free(tier, p);
+    return NULL;
+  }
+  return tw_mk_check(tier, p);
+}
+
+void tw_mk_free(int tier, void *p) {
+  if (tw_kinds_dead && tier == TW_TIER_PMEM) /* after memkind's destructor */
+    return;                                   /* leak, never crash */
+  tw_in_tier = tier;
+  tw_mkf.free(tw_kinds[tier], p);
+  tw_in_tier = 0;
+}
+
+void *tw_mk_realloc(int tier, void *p, size_t size) {
+  if (tw_kinds_dead && tier == TW_TIER_PMEM) { /* memkind is gone (exit) */
+    errno = ENOMEM;
+    return NULL;
+  }
+  tw_in_tier = tier;
+  void *q = tw_mkf.realloc(tw_kinds[tier], p, size);
+  tw_in_tier = 0;
+  return q;
+}
+
+size_t tw_mk_usable(int tier, void *p) {
+  return tw_kinds_dead && tier == TW_TIER_PMEM
+             ? 0
+             : tw_mkf.usable(tw_kinds[tier], p);
+}
+
+/* ---- pmem: memkind's file kind on TIERWISE_PMEM_DIR ---- */
+
+static int tw_pmem_open(int tier) {
+  const char *dir = tw_cfg.pmem_dir;
+  struct stat st;
+  if (!tw_memkind_load())
+    return -1;
+  if (!dir || !*dir) {
+    tw_warn("TIERWISE_PMEM_DIR is not set: ",
+            "the pmem tier falls back to dram", "");
+    return -1;
+  }
+  if (stat(dir, &st) && errno == ENOENT && tw_mkdirs(dir)) {
+    tw_warn("TIERWISE_PMEM_DIR ", dir,
+            ": does not exist and cannot be created; the pmem tier falls "
+            "back to dram");
+    return -1;
+  }
+  if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
+    tw_warn("TIERWISE_PMEM_DIR ", dir,
+            ": not a writable directory; the pmem tier falls back to dram");
+    return -1;
+  }
+  tw_in_tier = tier;
+  int err = tw_mkf.create_pmem(dir, 0, &tw_kinds[tier]);
+  tw_in_tier = 0;
+  if (err) {
+    tw_mk_error("memkind_create_pmem failed on ", err, dir);
+    tw_kinds[tier] = NULL;
+  }
+  return err;
+}
+
+/* An unlinked file of \p len bytes in the pmem directory, its blocks
+ * allocated (a sparse file on a full file system would fault later, as
+ * SIGBUS, instead of failing now), or -1. */
+static int tw_pmem_file(size_t len) {
+  const char *dir = tw_cfg.pmem_dir;
+  if (!dir || !*dir)
+    return -1;
+  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) { /* a file system without O_TMPFILE */
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n + 20 > sizeof(path))
+      return -1;
+    memcpy(path, dir, n);
+    memcpy(path + n, "/tierwise.XXXXXX", 17);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+      return -1;
+    unlink(path);
+  }
+  if (posix_fallocate(fd, 0, (off_t)len)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* A split object's tail: the pmem directory's file mapped MAP_SHARED |
+ * MAP_FIXED over the anonymous reservation (memkind serves whole
+ * allocations only, so the runtime maps this backing itself); registered
+ * with tw_fork.c, so a fork child gets a private copy. */
+static int tw_pmem_split_tail(int tier, void *p, size_t len) {
+  (void)tier;
+  int fd = tw_pmem_file(len);
+  if (fd < 0)
+    return -1;
+  void *t = tw_sys_mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                        fd, 0);
+  close(fd);
+  if (t == MAP_FAILED)
+    return -1;
+  /* a shared file mapping (the descriptor is closed; 0 only says "file") */
+  tw_fork_note_map(p, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+  return 0;
+}
+
+/* fork child: the pmem kind's arena and file are the parent's (its
+ * mappings are private copies now, tw_fork.c); new pmem blocks come from a
+ * fresh kind, made on first use (memkind_create_pmem is not safe in an
+ * atfork handler). Blocks of the old kind are still freed through memkind,
+ * which finds their arena from the pointer. */
+static memkind_t tw_pmem_inherited;
+static int tw_pmem_renew;
+
+static void tw_pmem_atfork(int tier, int phase) {
+  if (phase == 2 && tw_kinds[tier])
+    tw_pmem_renew = 1;
+}
+
+static void tw_pmem_renew_kind(int tier) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
+  if (tw_pmem_renew) {
+    tw_pmem_inherited = tw_kinds[tier];
+    /* On failure the kind stays NULL: new pmem blocks fall back to dram,
+     * and frees of old ones go to memkind_free(NULL, p), which finds the
+     * kind of a memkind pointer itself. */
+    tw_kinds[tier] = NULL;
+    tw_pmem_open(tier);
+    __atomic_store_n(&tw_pmem_renew, 0, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+static inline int tw_pmem_ready(int tier) {
+  if (TW_UNLIKELY(__atomic_load_n(&tw_pmem_renew, __ATOMIC_ACQUIRE)))
+    tw_pmem_renew_kind(tier);
+  return tw_kinds[tier] != NULL && !tw_kinds_dead;
+}
+
+static void *tw_pmem_malloc(int tier, size_t size) {
+  return tw_pmem_ready(tier) ? tw_mk_malloc(tier, size) : NULL;
+}
+static void *tw_pmem_calloc(int tier, size_t size) {
+  return tw_pmem_ready(tier) ? tw_mk_calloc(tier, size) : NULL;
+}
+static void *tw_pmem_aligned(int tier, size_t align, size_t size) {
+  return tw_pmem_ready(tier) ? tw_mk_aligned(tier, align, size) : NULL;
+}
+
+const tw_tier_ops tw_mk_pmem_ops = {
+    .name = "memkind pmem (file)",
+    .open = tw_pmem_open,
+    .malloc = tw_pmem_malloc,
+    .calloc = tw_pmem_calloc,
+    .aligned = tw_pmem_aligned,
+    .realloc = tw_mk_realloc,
+    .free = tw_mk_free,
+    .usable = tw_mk_usable,
+    .split_tail = tw_pmem_split_tail,
+    .atfork = tw_pmem_atfork,
+};
+
+/* ---- kmem and hbw: memkind's static kinds ---- */
+
+static int tw_static_open(int tier) {
+  if (!tw_memkind_load())
+    return -1;
+  memkind_t k = tier == TW_TIER_KMEM ? *tw_mkf.dax_kmem : *tw_mkf.hbw;
+  if (tw_mkf.check_available(k))
+    return -1;
+  tw_kinds[tier] = k;
+  return 0;
+}
+
+/* Whether memkind's KMEM-DAX kind is available here (MEMKIND_DAX_KMEM_NODES
+ * or daxctl-configured nodes): tw_tiers.c prefers it for kmem. */
+static int tw_kmem_open(int tier) { return tw_static_open(tier); }
+
+static int tw_hbw_open(int tier) {
+  int err = tw_static_open(tier);
+  if (err)
+    tw_warn("tier ", tw_tier_str(tier),
+            " is not available on this machine; its sites fall back to dram");
+  return err;
+}
+
+/* A static kind's table: memkind's operations, its own open. */
+#define TW_MK_STATIC_OPS(label, open_fn)                                       \
+  {                                                                            \
+    .name = label, .open = open_fn, .malloc = tw_mk_malloc,                    \
+    .calloc = tw_mk_calloc, .aligned = tw_mk_aligned,                          \
+    .realloc = tw_mk_realloc, .free = tw_mk_free, .usable = tw_mk_usable,      \
+  }
+const tw_tier_ops tw_mk_kmem_ops =
+    TW_MK_STATIC_OPS("memkind KMEM-DAX", tw_kmem_open);
+const tw_tier_ops tw_mk_hbw_ops = TW_MK_STATIC_OPS("memkind HBW", tw_hbw_open);
+
+/*
+ * memkind's destructor destroys every pmem kind, unmapping its memory, before
+ * exit() flushes stdio - whose buffers may live in pmem. Interposed (memkind
+ * calls it through its PLT, resolved in the global scope first): our kinds
+ * are left mapped until the process ends, and from then on the runtime
+ * serves DRAM and leaks pmem frees.
+ */
+struct memkind;
+__attribute__((visibility("default"))) int
+memkind_arena_destroy(struct memkind *kind) {
+  if (kind && ((memkind_t)kind == tw_kinds[TW_TIER_PMEM] ||
+               (memkind_t)kind == tw_pmem_inherited)) {
+    tw_kinds_dead = 1;
+    return 0;
+  }
+  for (int t = 0; t < TW_TIER_COUNT; t++)
+    if (kind && (memkind_t)kind == tw_kinds[t])
+      return 0; /* a static kind (kmem, hbw) or a fixed kind over a node's
+                   memory: kept alive, as stdio's buffers may be in it (with
+                   MEMKIND_DAX_KMEM the program's stdout was lost at exit) */
+  return tw_mkf.arena_destroy ? tw_mkf.arena_destroy(kind) : 0;
+}

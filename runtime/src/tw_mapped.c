@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 3 (allocation paths): anonymous mmap/munmap as allocations
+ * (programs map their big arrays directly). The census counts and times
+ * them like malloc'd objects; placement serves a mapping whose site is
+ * placed in another tier from that tier (zeroed as anonymous memory is; a
+ * site with a DRAM head: a split mapping, tw_split.c) and releases it on
+ * munmap of its start; a DRAM mapping counts against TIERWISE_DRAM_LIMIT
+ * (over it: the overflow tier, as fallback). Mappings are remembered in
+ * tw_maps.c. Partial munmap, mremap and mprotect of a tier-served mapping
+ * are not supported (README).
+ */
+#define _GNU_SOURCE
+#include "tw_paths.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
+                off_t off) {
+  int mode = tw_mode_now;
+  void *p = NULL;
+  if (flags & MAP_HUGETLB) {
+    /* Huge pages come from the kernel or not at all (no tier has them); a
+     * request it refuses is no allocation (frameworks try MAP_HUGETLB first
+     * and fall back): no site, no census row. */
+    p = tw_sys_mmap(addr, len, prot, flags, fd, off);
+    if (p == MAP_FAILED)
+      return p;
+  }
+  tw_in_core++;
+  uint32_t site =
+      mode == TW_MODE_PLACE ? tw_policy_site_here() : tw_site_here();
+  tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
+  int tier = s && mode == TW_MODE_PLACE && !p ? s->tier : TW_TIER_DRAM;
+  int fell = 0;
+  uint64_t head = 0; /* a split mapping's DRAM part (tw_split.c) */
+  uint64_t want = tier != TW_TIER_DRAM ? tw_site_head(s, len) : 0;
+  tw_dram_ticket t = {-1, 0, 0};
+  if (want && len <= want)
+    tier = TW_TIER_DRAM; /* wholly inside the site's DRAM head */
+  else if (want && prot == (PROT_READ | PROT_WRITE)) {
+    head = want;
+    if (!(p = tw_split_alloc(site, len, 0, &head, tier)))
+      head = 0;
+  }
+  if (p && s && mode == TW_MODE_PLACE)
+    tw_dram_keep(&t, p, len); /* huge pages, held until munmap */
+  else if (tier == TW_TIER_DRAM && mode == TW_MODE_PLACE && s &&
+      prot == (PROT_READ | PROT_WRITE) && !tw_dram_take(s, len, &t) &&
+      tw_dram_overflow_tier() >= 0) {
+    tier = tw_dram_overflow_tier(); /* over the DRAM limit, as malloc */
+    fell = 1;
+  }
+  if (!p && tier != TW_TIER_DRAM && prot == (PROT_READ | PROT_WRITE)) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    p = tw_tier_alloc(tier, (len + page - 1) & ~(page - 1), page, 0);
+    if (p) {
+      /* anonymous memory reads as zero: zero it, as this site's stores to
+       * its tier (announced first, for the sim tool) */
+      if (mode == TW_MODE_PLACE)
+        tw_announce(p, len, tier);
+      memset(p, 0, len);
+    }
+  }
+  if (!p) {
+    fell |= tier != TW_TIER_DRAM;
+    tier = TW_TIER_DRAM;
+    p = tw_sys_mmap(addr, len, prot, flags, fd, off);
+    if (p != MAP_FAILED && s && mode == TW_MODE_PLACE)
+      tw_dram_keep(&t, p, len); /* credited at munmap */
+    else
+      tw_dram_undo(&t);
+  }
+  if (p != MAP_FAILED && s) {
+    tw_site_served(s, len, tier, head);
+    if (fell)
+      __atomic_fetch_add(&s->fallback_bytes, len, __ATOMIC_RELAXED);
+    tw_site_live_add(s, len);
+    tw_map_put((uintptr_t)p, len, site, head ? TW_OWNER_SPLIT : tier);
+    if (mode == TW_MODE_PLACE && tier == TW_TIER_DRAM)
+      tw_announce(p, len, tier); /* slow-tier blocks: announced above */
+  }
+  tw_in_core--;
+  return p;
+}
+
+int tw_pl_unmap(void *addr, size_t len, int *rc) {
+  tw_map m;
+  if (!tw_map_take((uintptr_t)addr, &m))
+    return 0;
+  tw_in_core++;
+  tw_site *s = tw_site_get(m.site);
+  if (tw_mode_now == TW_MODE_PLACE &&
+      m.owner != TW_OWNER_SPLIT) /* tw_split_free ends its blocks */
+    tw_unannounce(addr, m.owner);
+  __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
+  if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
+    tw_census_object(m.site, m.len, m.t0, tw_now_ns());
+  if (m.owner != TW_OWNER_SPLIT) /* where its pages were (run report) */
+    tw_site_sample_pages(m.site, addr, m.len);
+  tw_in_core--;
+  *rc = 0;
+  if (m.owner == TW_OWNER_GLIBC) { /* the kernel's anonymous memory */
+    if (tw_mode_now == TW_MODE_PLACE)
+      tw_dram_give(addr, m.len);
+    *rc = tw_sys_munmap(addr, len);
+  } else if (m.owner == TW_OWNER_SPLIT)
+    tw_split_free(addr);
+  else
+    tw_tier_free(m.owner, addr);
+  return 1;
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 1 of the runtime, the mechanisms (runtime/README.md "Layers"):
+ * sites (tw_stack.c), tiers as backends with one ops table each
+ * (tw_tiers.c, tw_be_*.c), split objects (tw_split.c), fork isolation of
+ * file mappings (tw_fork.c), the table of anonymous mappings (tw_maps.c) and
+ * the census records (tw_census.c). They decide nothing: which site goes
+ * to which tier is the policy's (tw_policy.h). Calls only into itself and
+ * the base. Not installed.
+ */
+#pragma once
+
+#include "tw_base.h"
+
+/* ---- tw_stack.c: unwinding, module map, the site table ---- */
+#define TW_REPORT_NODES 16 /* nodes whose pages the run report counts */
+typedef struct tw_site {
+  const char *stack;
+  uint64_t hash;
+  /* The policy's decision (tw_policy.c sets it when it first sees the site;
+   * until then: not named, dram, no head). */
+  int decided;            /* atomic: the three fields below are set */
+  int placed;             /* index into the placement's sites, -1: not named */
+  int tier;               /* tier decided for this site */
+  uint64_t dram_head;     /* placement's dram_bytes: each object's first
+                             bytes from DRAM (tw_split.c); 0: none */
+  double dram_frac;       /* placement's dram_fraction (wins); 0: none */
+  uint64_t allocs, bytes; /* atomics */
+  int64_t live;
+  uint64_t peak;
+  uint64_t tier_bytes[TW_TIER_COUNT], fallback_bytes, fallback_allocs;
+  /* Where its pages really are (tw_maps.c): sampled resident pages per
+   * NUMA node, and pages sampled (resident or not), of its large objects. */
+  uint64_t node_pages[TW_REPORT_NODES], pages_sampled;
+} tw_site;
+
+/* Site of the current call stack (full unwind). */
+TW_HIDDEN uint32_t tw_site_here(void);
+TW_HIDDEN tw_site *tw_site_get(uint32_t idx);
+TW_HIDDEN uint32_t tw_site_count(void);
+/* Count an object of \p size served for \p s: its first \p head bytes
+ * from DRAM (a split object, tw_split.c), the rest from \p tier. */
+static inline void tw_site_served(tw_site *s, size_t size, int tier,
+                                  uint64_t head) {
+  __atomic_fetch_add(&s->allocs, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->bytes, size, __ATOMIC_RELAXED);
+  if (head)
+    __atomic_fetch_add(&s->tier_bytes[TW_TIER_DRAM], head, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->tier_bytes[tier], size - head, __ATOMIC_RELAXED);
+}
+/* Whether the placement gives the site's objects a DRAM head. */
+static inline int tw_site_has_head(const tw_site *s) {
+  return s->dram_head || s->dram_frac > 0;
+}
+/* The DRAM head of an object of \p size at site \p s (NULL: none):
+ * dram_fraction of it rounded to the nearest page, else dram_bytes. */
+static inline uint64_t tw_site_head(const tw_site *s, size_t size) {
+  if (!s)
+    return 0;
+  if (s->dram_frac > 0) {
+    double h = s->dram_frac * (double)size;
+    return h >= (double)size ? (uint64_t)size
+                             : ((uint64_t)(h + 2048.0) >> 12) << 12;
+  }
+  return s->dram_head;
+}
+/* An object of \p size that did not get the site's tier. */
+static inline void tw_site_fell_back(tw_site *s, size_t size) {
+  __atomic_fetch_add(&s->fallback_bytes, size, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&s->fallback_allocs, 1, __ATOMIC_RELAXED);
+}
+/* Add \p size to the site's live bytes and raise its peak (census). */
+static inline void tw_site_live_add(tw_site *s, size_t size) {
+  int64_t live = __atomic_add_fetch(&s->live, (int64_t)size, __ATOMIC_RELAXED);
+  uint64_t peak = __atomic_load_n(&s->peak, __ATOMIC_RELAXED);
+  while ((uint64_t)live > peak &&
+         !__atomic_compare_exchange_n(&s->peak, &peak, (uint64_t)live, 1,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    ;
+}
+/* Iterate modules (path, basename, build-id hex). */
+typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
+                             const char *build_id);
+TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
+TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+
+/* ---- tiers: one backend per tier, an ops table each (memkind_ops) ---- */
+/* Every operation gets the tier it serves (a backend may serve several:
+ * memkind's for pmem/kmem/hbw, the NUMA node one for numa:N and kmem). An
+ * allocation that returns NULL with errno EAGAIN fell back for a reason
+ * other than a full tier (no warning). */
+typedef struct tw_tier_ops {
+  const char *name; /* the backend, in messages */
+  /* Make \p tier servable; 0, or nonzero after one warning line. */
+  int (*open)(int tier);
+  void *(*malloc)(int tier, size_t size);
+  void *(*calloc)(int tier, size_t size); /* zeroed */
+  void *(*aligned)(int tier, size_t align, size_t size); /* align > 16 */
+  void *(*realloc)(int tier, void *p, size_t size); /* NULL: failed, p kept */
+  void (*free)(int tier, void *p);
+  size_t (*usable)(int tier, void *p);
+  /* A split object (tw_split.c) is one anonymous mapping: [p, p+len) is the
+   * part this tier holds - the DRAM head (split_head of the DRAM backend) or
+   * the slow tail (split_tail); 0, or nonzero: it cannot (then the mapping
+   * is released and the object placed whole). NULL: not supported. */
+  int (*split_head)(int tier, void *p, size_t len, int tail_tier);
+  int (*split_tail)(int tier, void *p, size_t len);
+  /* fork: 0 prepare, 1 parent, 2 child (NULL: nothing to do). */
+  void (*atfork)(int tier, int phase);
+} tw_tier_ops;
+
+TW_HIDDEN extern const tw_tier_ops tw_glibc_ops;   /* tw_be_glibc.c */
+TW_HIDDEN extern const tw_tier_ops tw_mk_pmem_ops; /* tw_be_memkind.c */
+TW_HIDDEN extern const tw_tier_ops tw_mk_kmem_ops;
+TW_HIDDEN extern const tw_tier_ops tw_mk_hbw_ops;
+TW_HIDDEN extern const tw_tier_ops tw_numa_ops; /* tw_be_numa.c */
+
+/* tw_be_glibc.c */
+TW_HIDDEN size_t tw_glibc_usable(void *p);
+TW_HIDDEN void tw_glibc_init(void);
+
+/* tw_be_memkind.c: libmemkind, dlopen'ed on first use; the operations on a
+ * kind, shared by its backends (a tier's kind set by its open). */
+TW_HIDDEN int tw_memkind_load(void);
+TW_HIDDEN int tw_memkind_create_fixed(int tier, void *addr, size_t size);
+TW_HIDDEN void *tw_mk_malloc(int tier, size_t size);
+TW_HIDDEN void *tw_mk_calloc(int tier, size_t size);
+TW_HIDDEN void *tw_mk_aligned(int tier, size_t align, size_t size);
+TW_HIDDEN void *tw_mk_realloc(int tier, void *p, size_t size);
+TW_HIDDEN void tw_mk_free(int tier, void *p);
+TW_HIDDEN size_t tw_mk_usable(int tier, void *p);
+
+/* tw_be_numa.c: the machine's NUMA nodes (from /sys) */
+#define TW_NODES_MAX 64
+typedef struct tw_nodeset {
+  unsigned long bits[TW_NODES_MAX / (8 * sizeof(unsigned long))];
+} tw_nodeset;
+/* Nodes with memory and no CPUs: a KMEM-DAX/CXL-shaped node (0: none). */
+TW_HIDDEN int tw_numa_memory_only(tw_nodeset *out);
+/* The nodes of up to \p max pages of [p, p+len), evenly spaced
+ * (move_pages): resident ones counted in per_node[node] for nodes below
+ * \p nnodes. Returns the number of pages looked at. */
+TW_HIDDEN size_t tw_numa_pages(const void *p, size_t len, uint64_t *per_node,
+                               unsigned nnodes, size_t max);
+
+/* tw_tiers.c: the tier table (which backend serves which tier) */
+TW_HIDDEN const tw_tier_ops *tw_tier_backend(int tier);
+/* Open the tiers marked in \p used now (warnings at start). */
+TW_HIDDEN void tw_tiers_open(const int used[TW_TIER_COUNT]);
+TW_HIDDEN int tw_tier_available(int tier);
+/* A block of \p size from \p tier (DRAM: glibc), zeroed when \p zero; NULL
+ * when the tier cannot serve it (said once per tier). */
+TW_HIDDEN void *tw_tier_alloc(int tier, size_t size, size_t align, int zero);
+TW_HIDDEN void tw_tier_free(int tier, void *p);
+TW_HIDDEN void *tw_tier_realloc(int tier, void *p, size_t size);
+TW_HIDDEN size_t tw_tier_usable(int tier, void *p);
+TW_HIDDEN void tw_tiers_atfork(int phase);
+/* Under Valgrind: MALLOCLIKE (+ tier request for the tierwise tool) for a
+ * block the runtime placed, when tw_vg_tracks(tier); tw_unannounce: its
+ * FREELIKE, before release. */
+TW_HIDDEN void tw_announce(void *p, size_t size, int tier);
+TW_HIDDEN void tw_unannounce(void *p, int tier);
+
+/* ---- tw_fork.c: private copies of shared file mappings in fork children */
+TW_HIDDEN void tw_fork_note_map(void *p, size_t len, int prot, int flags,
+                                int fd);
+TW_HIDDEN void tw_fork_note_unmap(void *p, size_t len);
+TW_HIDDEN void tw_fork_atfork(int phase);
+
+/* ---- tw_split.c: objects with a DRAM head and a slow-tier tail ---- */
+/* A block of \p size whose first *\p head bytes (rounded down to a page
+ * multiple in *head, less than size) are DRAM and the rest \p tier's, or
+ * NULL (the caller places the whole object). Not zeroed: fresh pages read
+ * as zero. */
+TW_HIDDEN void *tw_split_alloc(uint32_t site, size_t size, size_t align,
+                               uint64_t *head, int tier);
+typedef struct tw_split_info {
+  uintptr_t base;
+  size_t size, len; /* requested, mapped */
+  uint64_t head;
+  uint32_t site;
+  int tier;
+} tw_split_info;
+/* The split block holding \p p: 1 and *out, or 0. */
+TW_HIDDEN int tw_split_find(const void *p, tw_split_info *out);
+TW_HIDDEN uint64_t tw_split_free(void *p); /* its DRAM head */
+TW_HIDDEN void tw_split_each(void (*fn)(const tw_split_info *));
+
+/* ---- tw_maps.c: tracked objects and where their pages are ---- */
+/* Anonymous mappings served as allocations (tw_mapped.c), and the large
+ * (>= TW_SAMPLE_MIN) slow-tier blocks of placement mode: two tables keyed
+ * by start address. */
+#define TW_SAMPLE_MIN ((size_t)64 << 10)
+typedef struct tw_map {
+  uintptr_t addr; /* 0 empty, 1 deleted */
+  size_t len;
+  uint32_t site;
+  int owner; /* TW_OWNER_GLIBC: the kernel's; a tier; TW_OWNER_SPLIT */
+  uint64_t t0;
+} tw_map;
+TW_HIDDEN void tw_map_put(uintptr_t a, size_t len, uint32_t site, int owner);
+TW_HIDDEN int tw_map_take(uintptr_t a, tw_map *out);
+/* Mappings still live, of at least TIERWISE_OBJECTS_MIN bytes. */
+TW_HIDDEN void tw_maps_live(void (*row)(uint32_t, uint64_t, uint64_t));
+TW_HIDDEN void tw_obj_put(uintptr_t a, size_t len, uint32_t site, int owner);
+TW_HIDDEN int tw_obj_take(uintptr_t a, tw_map *out);
+/* The run report: sample the pages of [p, p+len) of \p site (at most 1024,
+ * evenly spaced) into its node_pages (only with a run report). */
+TW_HIDDEN void tw_site_sample_pages(uint32_t site, const void *p, size_t len);
+/* At exit: sample the tracked mappings and large blocks still live (split
+ * objects: tw_split_each). */
+TW_HIDDEN void tw_maps_sample_live(void);
+
+/* ---- tw_census.c: the census's records and output ---- */
+/* A census block's header (tw_hdr.c), immediately below the user pointer:
+ * its owner, size and site, so that a free accounts the site's live bytes
+ * and the object timeline exactly, with no lookup. */
+typedef struct tw_hdr {
+  uint32_t tag;  /* magic:16 | log2(offset):8 | timed:1 | tier:7 */
+  uint32_t site; /* site index, TW_SITE_NONE for the runtime's own blocks */
+  uint64_t size; /* requested size */
+} tw_hdr;
+#define TW_MAGIC 0x7457u
+#define TW_HDR_TIME 0x80u /* a 64-bit allocation time precedes the header */
+#define TW_HDR_TIER(t) ((t) & 0x7fu)
+#define TW_HDR_LOG2OFF(t) (((t) >> 8) & 0xffu)
+_Static_assert(TW_TIER_COUNT <= 0x7f, "a tier fits the header's 7 bits");
+TW_HIDDEN void tw_census_object(uint32_t site, uint64_t size, uint64_t t0,
+                                uint64_t t1);
+TW_HIDDEN void tw_census_live(void *user);
+TW_HIDDEN void tw_census_dead(void *user);
+TW_HIDDEN void tw_census_write(void);
+/* Claim DIR/.census-owner if no process has (called when the census starts,
+ * so the program the user named owns the plain names, not a child it runs
+ * before its first big allocation). */
+TW_HIDDEN void tw_census_claim(void);
+TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */

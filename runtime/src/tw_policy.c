@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 2 (policy): what is decided beyond the fast path's cache. A site's
+ * tier and DRAM head, from the placement, decided when the policy first
+ * sees the site (the mechanisms create sites and never call up into
+ * placement matching); the start of the policy (placement, tiers, DRAM
+ * limit); and where DRAM objects over TIERWISE_DRAM_LIMIT go (the slow
+ * tier; the limit's account itself: tw_dram_limit.c).
+ */
+#define _GNU_SOURCE
+#include "tw_dram_limit.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <valgrind/helgrind.h>
+
+/* The placement's slow tiers in order (default tier first), then pmem:
+ * the first available one takes what the DRAM limit turns away. Decided on
+ * first use (the tiers are opened by then, or open now). */
+int tw_dram_overflow_tier(void) {
+  static int cached = -2;
+  int t = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+  if (t != -2)
+    return t;
+  t = -1;
+  int d = tw_placement_default_tier();
+  if (d != TW_TIER_DRAM && tw_tier_available(d))
+    t = d;
+  for (int i = 0; t < 0 && i < tw_placement_nsites(); i++) {
+    int s = tw_placement_tier(i);
+    if (s != TW_TIER_DRAM && tw_tier_available(s))
+      t = s;
+  }
+  if (t < 0 && tw_tier_available(TW_TIER_PMEM))
+    t = TW_TIER_PMEM;
+  __atomic_store_n(&cached, t, __ATOMIC_RELEASE);
+  return t;
+}
+
+/* A site's tier and head, decided once (placement matching): the
+ * mechanisms create sites, the policy decides them when it first sees one,
+ * so site creation never calls up into placement matching. Published by
+ * s->decided (release; helgrind does not model C11 atomics: annotated). */
+static pthread_mutex_t tw_decide_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static __attribute__((noinline)) void tw_decide(tw_site *s) {
+  pthread_mutex_lock(&tw_decide_lock);
+  if (!s->decided) {
+    int tier = tw_placement_default_tier();
+    s->placed = tw_placement_match(s->stack, &tier);
+    s->tier = tier;
+    s->dram_head =
+        tier != TW_TIER_DRAM ? tw_placement_dram_bytes(s->placed) : 0;
+    s->dram_frac =
+        tier != TW_TIER_DRAM ? tw_placement_dram_fraction(s->placed) : 0;
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+      VALGRIND_HG_DISABLE_CHECKING(&s->decided, sizeof(s->decided));
+      ANNOTATE_HAPPENS_BEFORE(&s->decided);
+    }
+    __atomic_store_n(&s->decided, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&tw_decide_lock);
+}
+
+uint32_t tw_policy_site_here(void) {
+  uint32_t i = tw_site_here();
+  if (i == TW_SITE_NONE)
+    return i;
+  tw_site *s = tw_site_get(i);
+  if (TW_UNLIKELY(!__atomic_load_n(&s->decided, __ATOMIC_ACQUIRE)))
+    tw_decide(s);
+  else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER))
+    ANNOTATE_HAPPENS_AFTER(&s->decided);
+  return i;
+}
+
+void tw_policy_atfork(int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(&tw_decide_lock);
+  else
+    pthread_mutex_unlock(&tw_decide_lock);
+}
+
+int tw_policy_init(void) {
+  int placed =
+      tw_cfg.placement_path ? tw_placement_load(tw_cfg.placement_path) : 0;
+  if (placed && tw_placement_depth() > 0)
+    tw_cfg.depth = tw_placement_depth();
+  /* Open the tiers the placement uses now, so warnings come at start. */
+  int used[TW_TIER_COUNT] = {0};
+  used[tw_placement_default_tier()] = 1;
+  for (int i = 0; i < tw_placement_nsites(); i++)
+    used[tw_placement_tier(i)] = 1;
+  tw_tiers_open(used);
+  if (tw_cfg.dram_limit) /* (an unavailable tier says so when opened) */
+    tw_dram_overflow_tier();
+  if (placed)
+    tw_placement_check_modules();
+  tw_dram_limit_init(); /* reservations in the placement's rank order */
+  return placed;
+}
