@@ -272,7 +272,7 @@ int tw_placement_parse(const char *text, const char *name) {
   tw_npmods = 0;
   /* nodes: ~64 bytes for every ~8 bytes of text at most, strings shorter */
   size_t cap = 12 * strlen(text) + (1 << 20);
-  void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+  void *m = tw_sys_mmap(NULL, cap, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   tw_arena = m == MAP_FAILED ? NULL : m;
   tw_arena_at = tw_arena;
@@ -295,7 +295,7 @@ int tw_placement_parse(const char *text, const char *name) {
   cJSON_Hooks plain = {__libc_malloc, __libc_free};
   cJSON_InitHooks(&plain);
   if (tw_arena)
-    munmap(tw_arena, cap);
+    tw_sys_munmap(tw_arena, cap);
   tw_arena = tw_arena_at = tw_arena_end = NULL;
   return ok;
 }
