@@ -36,8 +36,12 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
         index=s.index,
     )
     t.index.name = None
+    # What matters first: the modelled benefit of DRAM where accesses were
+    # counted, else (an allocation census) the bytes.
+    measured = s[["loads", "stores", "llc_load_misses"]].notna().any().any()
+    keys = (["benefit_s"] if measured else []) + ["bytes", "site"]
     return t[costs["placeable"]].sort_values(
-        ["benefit_s", "bytes", "site"], ascending=[False, True, True], kind="mergesort"
+        keys, ascending=[False] * (len(keys) - 1) + [True], kind="mergesort"
     )
 
 
@@ -103,9 +107,13 @@ def advise(
         "policy": policy,
         "tier_model": model.name,
         "profiles": [str(p) for p in profile.paths],
+        # path: where `tierwise rewrite` finds each module to symbolize
+        # stacks with (FORMATS.md); the first profile's path of a module.
         "modules": [
-            {"module": m, "build_id": b}
-            for m, b in zip(profile.modules["module"], profile.modules["build_id"])
+            {"module": m, "path": p if isinstance(p, str) else "", "build_id": b}
+            for m, p, b in profile.modules.drop_duplicates("module")[
+                ["module", "path", "build_id"]
+            ].itertuples(index=False)
         ],
         "tiers": model.to_json(),
         "modelled_seconds": {
