@@ -36,8 +36,12 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
         index=s.index,
     )
     t.index.name = None
+    # What matters first: the modelled benefit of DRAM where accesses were
+    # counted, else (an allocation census) the bytes.
+    measured = s[["loads", "stores", "llc_load_misses"]].notna().any().any()
+    keys = (["benefit_s"] if measured else []) + ["bytes", "site"]
     return t[costs["placeable"]].sort_values(
-        ["benefit_s", "bytes", "site"], ascending=[False, True, True], kind="mergesort"
+        keys, ascending=[False] * (len(keys) - 1) + [True], kind="mergesort"
     )
 
 

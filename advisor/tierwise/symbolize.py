@@ -176,6 +176,17 @@ def short_location(loc):
     return f"{short_function(func)} {os.path.basename(where)}{via}"
 
 
+def innermost_line(loc):
+    """`file:line` of the innermost user frame of a location (where the
+    allocation call is): the `(via X)` part when there is one, else the
+    location's own file:line; the string's last word for other forms."""
+    parts = _split_location(str(loc))
+    if not parts:
+        return str(loc).split()[-1] if str(loc).split() else ""
+    _, where, via = parts
+    return VIA_RE.search(via).group("via") if via else where
+
+
 def short_function(func):
     """`void ns::f<T>(int, long) [clone .isra.0]` -> `ns::f<T>`: drops the
     clone suffix, the parameter list and a return type."""

@@ -109,6 +109,10 @@ static void track(void *p, size_t n) {
     return;
   in_hook = 1;
   int site = tw_pmu_site_of_caller(n);
+  if (site < 0) { /* the C/C++ runtimes' own allocation: not a site */
+    in_hook = 0;
+    return;
+  }
   pthread_mutex_lock(&lock);
   tw_pmu_attr_add_object(attr, (uintptr_t)p, n, site);
   pthread_mutex_unlock(&lock);

@@ -108,7 +108,10 @@ int tw_pmu_site_of_caller(size_t n) {
       frames[nf++].offset = pc;
     }
   }
-  tw_stack_format(stack, sizeof stack, frames, nf, depth);
+  if (!tw_stack_format(stack, sizeof stack, frames, nf, depth)) {
+    pthread_mutex_unlock(&lock); /* no user frame: not a site */
+    return -1;
+  }
   int s = site_for_stack(stack);
   sites[s].allocs++;
   sites[s].bytes += n;

@@ -160,7 +160,11 @@ static UInt remember_stack(RawStack **slot, ULong h, Bool deep, const Addr *ips,
   if (site != NEEDS_DEEPER) {
     HChar *stack = tw_format_stack(ips, n, tw_depth);
     UWord id, old_key;
-    if (VG_(lookupFM)(stack_ids, &old_key, &id, (UWord)stack)) {
+    if (!stack[0]) { /* no user frame (tw_stack_format): not a site; its
+                      * accesses are [unknown]'s, as in native runs */
+      VG_(free)(stack);
+      id = TW_SITE_UNKNOWN;
+    } else if (VG_(lookupFM)(stack_ids, &old_key, &id, (UWord)stack)) {
       VG_(free)(stack);
     } else {
       id = new_site(stack);
@@ -308,7 +312,8 @@ TwBlock *tw_new_block_at(Addr p, SizeT size, UInt site, Bool custom) {
 }
 
 void tw_write_object(UInt site, SizeT size, ULong alloc_time, Bool freed) {
-  if ((Long)size < tw_objects_min_bytes)
+  /* a pseudo-site's block (no user frame, remember_stack) has no object */
+  if ((Long)size < tw_objects_min_bytes || site < TW_FIRST_SITE)
     return;
   if (freed)
     tw_out_printf(&tw_objects_out, "%u,%lu,%llu,%llu\n", site - TW_FIRST_SITE,

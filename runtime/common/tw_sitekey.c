@@ -88,7 +88,9 @@ size_t tw_stack_format(char *buf, size_t cap, const tw_frame *frames, int n,
   while (first < n && tw_module_is_allocator(tw_basename(frames[first].module)))
     first++;
   if (first == n)
-    first = 0; /* only allocator frames: keep them rather than say nothing */
+    return 0; /* only allocator frames (the C/C++ runtimes' and tierwise's
+               * own start-up, e.g. libstdc++'s emergency pool): no user
+               * code to name, not a site (empty) */
   /* Thread start (start_thread, then clone3 natively but clone under
    * Valgrind, which lacks clone3): trailing libc frames are not part of a
    * site, so native and Valgrind runs name a thread's sites alike. */

@@ -42,9 +42,9 @@ size_t tw_frame_format(char *buf, size_t cap, const tw_frame *frame);
 
 /** Build the site stack string from \p n frames, innermost first: leading
  * allocator frames removed, at most \p depth user frames kept, joined by ';'.
- * \return the string length; 0 if no user frame remains (the stack is then
- * the frames as they are, so it is never empty when n > 0). NUL-terminated;
- * truncated to cap - 1. */
+ * \return the string length; 0, and "", if no user frame remains (the C/C++
+ * runtimes' and tierwise's own allocations: not a site; FORMATS.md).
+ * NUL-terminated; truncated to cap - 1. */
 size_t tw_stack_format(char *buf, size_t cap, const tw_frame *frames, int n,
                        int depth);
 

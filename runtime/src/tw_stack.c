@@ -200,7 +200,8 @@ static uint32_t tw_site_new(const uintptr_t *ips, int n) {
     frames[i].module = m ? m->base : NULL;
     frames[i].offset = m ? a - m->bias : a;
   }
-  tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth);
+  if (!tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth))
+    return TW_SITE_NONE; /* no user frame: the tool's or libraries' own */
   return tw_site_intern(buf);
 }
 

@@ -7,7 +7,8 @@ alone (`env LD_PRELOAD=libtierwise-runtime.so TIERWISE_PLACEMENT=P
 --cflags --libs`, and prints each one's median wall time and the added
 milliseconds against /bin/true (goal: tierwise run adds at most 50 ms; issue
 14 item 4). Two placements: one with only DRAM sites (the runtime does not
-load memkind) and one with a pmem site (it does).
+load memkind) and one with a pmem site (it does). (The runtime's own
+start-up against the size of the placement is runtime_startup.py.)
 
   python test/bench/run_startup.py [--reps 30]
 Environment: TIERWISE_BUILD_DIR (default build/).

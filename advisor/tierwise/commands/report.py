@@ -65,6 +65,12 @@ def run(args):
         f"{format_size(peak_footprint(profile))} peak live footprint; LLC misses: "
         + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
     )
+    measured = profile.sites[["loads", "stores", "llc_load_misses"]].notna().any().any()
+    print(
+        "sites by modelled benefit of DRAM (then size)"
+        if measured
+        else "sites by peak bytes (an allocation census: no access counts to model benefit from)"
+    )
     rows = table.head(args.top)
     w, locs = location_column(rows["location"])
     print(

@@ -88,12 +88,17 @@ def place(args):
     prof, tier, fns = Path(args[0]), args[1], args[2:]
     meta = json.loads((prof / "meta.json").read_text())
     rows = list(csv.DictReader(open(prof / "sites.csv")))
+    def keys(loc):
+        # a site is named by its location's function, or by a file name
+        # (with a dot) anywhere in it, e.g. the `(via lib.c:9)` of a wrapper
+        return {function_of(loc)} | {f for f in fns if "." in f and f in loc}
+
     sites = [
         {"stack": r["stack"], "location": r["location"], "tier": tier}
         for r in rows
-        if function_of(r["location"]) in fns
+        if keys(r["location"]) & set(fns)
     ]
-    missing = set(fns) - {function_of(s["location"]) for s in sites}
+    missing = set(fns) - {k for s in sites for k in keys(s["location"])}
     if missing:
         sys.exit(f"relcheck place: no site in {sorted(missing)}")
     doc = placement.make(sites, depth=meta["depth"], modules=meta["modules"])

@@ -32,6 +32,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tierwise.symbolize import innermost_line
+
 SYMBOLIZER = "/usr/lib/llvm-19/bin/llvm-symbolizer"
 BIG = 16 << 10
 
@@ -153,7 +155,7 @@ def main(argv):
     for m in re.finditer(r"not rewritten: site (\d+) \(.*?\): (.*)", r.stderr):
         bad[int(m[1])] = m[2]
     for i, why in sorted(bad.items()):
-        print(f"note {name}: not rewritten: {sites[i]['location'].split()[-1]}: {why}")
+        print(f"note {name}: not rewritten: {innermost_line(sites[i]['location'])}: {why}")
     sites = [s for i, s in enumerate(sites) if i not in bad]
     headed = [s for s in sites if "dram_bytes" in s]
     if head and not headed:
@@ -185,7 +187,7 @@ def main(argv):
         for f in files
     }
     for s in headed:
-        base, line = s["location"].split()[-1].rsplit(":", 1)
+        base, line = innermost_line(s["location"]).rsplit(":", 1)
         base, n = Path(base).name, s["dram_bytes"]
         j = next((nl for (b, nl), ol in lmap.items() if b == base and ol == int(line)), None)
         form = j and re.search(rf"\b(tw_(?:malloc|calloc)_head)\(TW_TIER_PMEM, {n}, ", new_text[base][j - 1])
