@@ -160,3 +160,17 @@ def test_placement_fields_validated(field, value, msg):
     }
     with pytest.raises(ValueError, match=f"sites\\[0\\].{field} = .*{msg[:20]}"):
         placement.validate(doc)
+
+
+def test_simulate_takes_region_and_cache_of_a_target_placement(runs, tmp_path):
+    """simulate of a placement for a target run: the census comes first in
+    `profiles`; the region is the small profiles', the cache the target's."""
+    from tierwise.commands.simulate import sim_args
+
+    small, census = runs
+    meta = json.loads((small[0] / "meta.json").read_text())
+    meta["backend_params"]["roi"] = {"mode": "markers"}
+    (small[0] / "meta.json").write_text(json.dumps(meta))
+    pl = {"profiles": [str(census), str(small[0])], "target": {"llc_bytes": 4 << 20}}
+    assert sim_args(pl) == ["--roi", "markers", "--llc-size", str(4 << 20)]
+    assert sim_args(pl, "1M") == ["--roi", "markers", "--llc-size", "1M"]

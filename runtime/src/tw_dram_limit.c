@@ -30,6 +30,7 @@
 typedef struct tw_dram_rec {
   uintptr_t p; /* 0: empty */
   int slot;
+  uint32_t slack; /* allocator rounding not on the account */
   uint64_t own;
 } tw_dram_rec;
 
@@ -128,21 +129,30 @@ static unsigned tw_rec_slot(uintptr_t p) {
          (TW_DRAM_REC_SLOTS - 1);
 }
 
+/* A recorded block's allocator rounding (glibc's usable size over the
+ * request: up to a page for a large block) stays off the account: the
+ * advisor planned the requested bytes, and a reservation that fits them
+ * exactly must not push the next ranked site out by a page per block. */
 void tw_dram_keep(const tw_dram_ticket *t, const void *p, uint64_t bytes) {
   if (!tw_cfg.dram_limit)
     return;
-  atomic_fetch_add(&tw_live, (int64_t)bytes - (int64_t)t->charged);
-  if (!t->own || bytes < TW_DRAM_REC_MIN || !tw_recs)
-    return; /* the reservation is spent for good */
-  pthread_mutex_lock(&tw_lock);
-  if (atomic_load(&tw_nrecs) < TW_DRAM_REC_SLOTS / 2) {
-    unsigned i = tw_rec_slot((uintptr_t)p);
-    while (tw_recs[i].p)
-      i = (i + 1) & (TW_DRAM_REC_SLOTS - 1);
-    tw_recs[i] = (tw_dram_rec){(uintptr_t)p, t->slot, t->own};
-    atomic_fetch_add(&tw_nrecs, 1);
+  uint64_t slack = bytes > t->charged ? bytes - t->charged : 0;
+  int kept = 0;
+  if (t->own && bytes >= TW_DRAM_REC_MIN && tw_recs && slack < (1u << 31)) {
+    pthread_mutex_lock(&tw_lock);
+    if (atomic_load(&tw_nrecs) < TW_DRAM_REC_SLOTS / 2) {
+      unsigned i = tw_rec_slot((uintptr_t)p);
+      while (tw_recs[i].p)
+        i = (i + 1) & (TW_DRAM_REC_SLOTS - 1);
+      tw_recs[i] = (tw_dram_rec){(uintptr_t)p, t->slot, (uint32_t)slack, t->own};
+      atomic_fetch_add(&tw_nrecs, 1);
+      kept = 1;
+    }
+    pthread_mutex_unlock(&tw_lock);
   }
-  pthread_mutex_unlock(&tw_lock);
+  /* not recorded: the reservation is spent for good, the rounding counted */
+  atomic_fetch_add(&tw_live, (int64_t)bytes - (int64_t)t->charged -
+                                 (kept ? (int64_t)slack : 0));
 }
 
 static void tw_unreserve(int slot, uint64_t own) {
@@ -164,13 +174,16 @@ void tw_dram_undo(const tw_dram_ticket *t) {
 void tw_dram_give(const void *p, uint64_t bytes) {
   if (!tw_cfg.dram_limit)
     return;
-  atomic_fetch_sub(&tw_live, (int64_t)bytes);
-  if (bytes < TW_DRAM_REC_MIN || !atomic_load(&tw_nrecs))
+  if (bytes < TW_DRAM_REC_MIN || !atomic_load(&tw_nrecs)) {
+    atomic_fetch_sub(&tw_live, (int64_t)bytes);
     return;
+  }
   pthread_mutex_lock(&tw_lock);
   unsigned i = tw_rec_slot((uintptr_t)p);
   while (tw_recs[i].p && tw_recs[i].p != (uintptr_t)p)
     i = (i + 1) & (TW_DRAM_REC_SLOTS - 1);
+  atomic_fetch_sub(&tw_live, (int64_t)bytes -
+                                 (tw_recs[i].p ? (int64_t)tw_recs[i].slack : 0));
   if (tw_recs[i].p) {
     tw_unreserve(tw_recs[i].slot, tw_recs[i].own);
     /* backward-shift deletion: no tombstones to fill the table */

@@ -56,13 +56,18 @@ def sim_args(placement: dict, llc_size=None) -> list:
     """Sim backend options of the placed run, taken from the profile the
     placement was made from (its meta.json), so that both describe the same
     thing: its region of interest (--roi), its pool functions (--alloc-fn,
-    --free-fn) and its cache geometry, unless --llc-size is given."""
+    --free-fn) and its cache geometry, unless --llc-size is given. A
+    placement for a target run (advise --target) names the census first:
+    the first profile with a region or a cache counts, and the cache is the
+    target's (`target.llc_bytes`)."""
     meta = {}
-    for prof in placement.get("profiles", [])[:1]:
+    for prof in placement.get("profiles", []):
         try:
             meta = json.loads((Path(prof) / "meta.json").read_text())["backend_params"]
         except (OSError, ValueError, KeyError, TypeError):
             meta = {}
+        if not isinstance(meta, dict) or meta.get("roi") or meta.get("cache"):
+            break
     out = []
     roi = meta.get("roi") if isinstance(meta, dict) else None
     if isinstance(roi, dict) and roi.get("mode") == "markers":
@@ -72,6 +77,9 @@ def sim_args(placement: dict, llc_size=None) -> list:
     for key, opt in (("alloc_fns", "--alloc-fn"), ("free_fns", "--free-fn")):
         fns = meta.get(key) if isinstance(meta, dict) else None
         out += [a for f in (fns if isinstance(fns, list) else []) for a in (opt, str(f))]
+    target = placement.get("target")
+    if not llc_size and isinstance(target, dict) and target.get("llc_bytes"):
+        llc_size = target["llc_bytes"]
     if llc_size:
         return out + ["--llc-size", str(llc_size)]
     cache = meta.get("cache") if isinstance(meta, dict) else None
