@@ -237,3 +237,12 @@ def test_measured_overlap_replaces_the_constant_mlp(model):
     c = cost.site_costs(s, model).iloc[0]
     assert c["t_slow"] == pytest.approx(1e6 * 400e-9 / 4)
     assert c["mlp"] == pytest.approx(4)
+
+
+def test_atomics_add_to_the_compute_baseline(model):
+    # 1000 loads + 1000 stores at 0.5 ns, 100 locked RMWs at atomic_ns (6)
+    s = sites(("a", 4096, 1000, 1000, 0, 0, 0)).assign(atomics=100)
+    assert cost.baseline_seconds(s, model) == pytest.approx((2000 * 0.5 + 100 * 6.0) * 1e-9)
+    # not counted (pmu, census): only the accesses
+    s = s.assign(atomics=[None])
+    assert cost.baseline_seconds(s, model) == pytest.approx(2000 * 0.5 * 1e-9)

@@ -128,3 +128,23 @@ def test_bad_dram_head(tmp_path, value, tier, needle):
         placement.load(p)
     assert str(p) in str(e.value) and needle in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_advise_records_each_modules_path_and_build_id(tmp_path):
+    """`tierwise rewrite` finds the binary from the placement alone."""
+    from advisor_profiles import site_row, write_profile
+    from tierwise.cli import main
+
+    d = write_profile(
+        tmp_path / "p",
+        [site_row(0, "prog+0x10", 1 << 20, lm=1000), site_row(1, "libm.so.6+0x20", 1 << 20)],
+        modules=[("prog", "ab12"), ("libm.so.6", "cd34")],
+    )
+    out = tmp_path / "placement.json"
+    assert main(["advise", str(d), "--dram-budget", "1M", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["modules"] == [
+        {"module": "prog", "path": "/bin/prog", "build_id": "ab12"},
+        {"module": "libm.so.6", "path": "/bin/libm.so.6", "build_id": "cd34"},
+    ]
+    placement.validate(doc)

@@ -107,9 +107,13 @@ def advise(
         "policy": policy,
         "tier_model": model.name,
         "profiles": [str(p) for p in profile.paths],
+        # path: where `tierwise rewrite` finds each module to symbolize
+        # stacks with (FORMATS.md); the first profile's path of a module.
         "modules": [
-            {"module": m, "build_id": b}
-            for m, b in zip(profile.modules["module"], profile.modules["build_id"])
+            {"module": m, "path": p if isinstance(p, str) else "", "build_id": b}
+            for m, p, b in profile.modules.drop_duplicates("module")[
+                ["module", "path", "build_id"]
+            ].itertuples(index=False)
         ],
         "tiers": model.to_json(),
         "modelled_seconds": {

@@ -31,6 +31,7 @@ miss waits for the read-for-ownership.
   benefit(s) = time(s, slow) - time(s, fast)
   placement time = compute baseline + sum_s time(s, tier(s))
   compute baseline = (loads + stores of all sites and pseudo-sites) * compute_ns_per_access
+                   + atomics * atomic_ns   (locked read-modify-writes, where counted)
 Pseudo-sites ([static], [stack], [unknown]) are not placeable and stay in
 system memory ('dram'). See advisor/README.md for the assumptions.
 """
@@ -51,7 +52,9 @@ OVERLAPPED = "llc_overlapped_misses"
 DEPENDENT = "llc_dependent_misses"
 INFLIGHT = "llc_inflight_misses"
 INTERVAL = [OVERLAPPED, DEPENDENT, INFLIGHT]
-OPTIONAL = [STREAM] + INTERVAL
+# Optional count (sim backend): locked read-modify-writes (CAS, atomic adds).
+ATOMICS = "atomics"
+OPTIONAL = [STREAM] + INTERVAL + [ATOMICS]
 
 
 def counts_of(df: pd.DataFrame) -> pd.DataFrame:
@@ -123,8 +126,12 @@ def time_on(df: pd.DataFrame, tier, model) -> pd.Series:
 
 
 def baseline_seconds(df: pd.DataFrame, model) -> float:
+    """Compute baseline: loads + stores at compute_ns_per_access each, and
+    locked read-modify-writes (where counted) at atomic_ns each."""
     c = counts_of(df)
-    return float((c["loads"] + c["stores"]).sum() * model.compute_ns_per_access * 1e-9)
+    ns = (c["loads"] + c["stores"]).sum() * model.compute_ns_per_access
+    ns += c[ATOMICS].fillna(0).sum() * model.atomic_ns
+    return float(ns * 1e-9)
 
 
 def system_tier(model):

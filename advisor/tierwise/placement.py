@@ -108,7 +108,9 @@ def make(sites, default_tier="dram", depth=None, modules=None, **extra):
         doc["depth"] = depth
     if modules is not None:
         doc["modules"] = [
-            {"module": m["module"], "build_id": m.get("build_id", "")} for m in modules
+            {"module": m["module"], "build_id": m.get("build_id", "")}
+            | ({"path": m["path"]} if m.get("path") else {})
+            for m in modules
         ]
     doc.update(extra)
     doc["sites"] = [dict(s) for s in sites]

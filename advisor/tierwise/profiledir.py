@@ -28,6 +28,7 @@ OPTIONAL_SITE_COLUMNS = [
     "llc_overlapped_misses",
     "llc_dependent_misses",
     "llc_inflight_misses",
+    "atomics",
 ]
 OBJECT_COLUMNS = ["site", "size", "alloc_time", "free_time"]
 MODULE_COLUMNS = ["module", "path", "build_id"]

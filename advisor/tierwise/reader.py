@@ -44,12 +44,15 @@ SITE_COLUMNS = {
     "llc_overlapped_misses": "int",
     "llc_dependent_misses": "int",
     "llc_inflight_misses": "int",
+    # optional (sim backend): locked read-modify-writes on the site
+    "atomics": "int",
 }
 OPTIONAL_COLUMNS = {
     "llc_stream_misses",
     "llc_overlapped_misses",
     "llc_dependent_misses",
     "llc_inflight_misses",
+    "atomics",
 }
 COUNT_COLUMNS = [c for c, k in SITE_COLUMNS.items() if k == "int" and c != "site"]
 OBJECT_COLUMNS = {"site": "int", "size": "int", "alloc_time": "int", "free_time": "int"}

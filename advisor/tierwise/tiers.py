@@ -49,6 +49,9 @@ class TierModel:
     compute_ns_per_access: float = 0.3
     stream_miss_ratio: float = 0.25
     prefetch_factor: float = 64.0
+    # a locked read-modify-write (LOCK XADD/CMPXCHG): ~18 cycles on Skylake
+    # (Agner Fog, instruction tables), at ~3 GHz as compute_ns_per_access
+    atomic_ns: float = 6.0
     # What the advisor must say about this model on this machine: where it
     # came from (auto), which node a preset's slow tier resolved to, tiers
     # this machine cannot serve.
@@ -267,4 +270,5 @@ def _load_file(spec):
         compute_ns_per_access=float(model.get("compute_ns_per_access", 0.3)),
         stream_miss_ratio=float(model.get("stream_miss_ratio", 0.25)),
         prefetch_factor=_num(path, "model", "prefetch_factor", model.get("prefetch_factor", 64)),
+        atomic_ns=_num(path, "model", "atomic_ns", model.get("atomic_ns", 6.0)),
     ), resolve

@@ -112,9 +112,10 @@ static TwDeps loaded(const TwFlow *f, const IRExpr *addr, UInt id) {
 }
 
 /* A descriptor for an access at addr of the current instruction. */
-static UInt describe(TwFlow *f, const IRExpr *addr) {
+static UInt describe(TwFlow *f, const IRExpr *addr, Bool atomic) {
   TwDeps dep = deps_of(f, addr);
   TwAccDesc d;
+  d.atomic = atomic;
   d.prod = dep.loads;
   d.regs = dep.regs;
   d.instr = (UShort)(f->seen < 0xFFFF ? f->seen : 0xFFFF);
@@ -125,11 +126,11 @@ static UInt describe(TwFlow *f, const IRExpr *addr) {
   return tw_desc_new(&d);
 }
 
-static UInt add_access(IRSB *sb, TwFlow *f, Bool store, IRExpr *addr,
-                       Int size, IRExpr *guard) {
+static UInt add_access_kind(IRSB *sb, TwFlow *f, Bool store, IRExpr *addr,
+                            Int size, IRExpr *guard, Bool atomic) {
   const HChar *name = store ? "tw_store" : "tw_load";
   void *fn = store ? (void *)tw_store : (void *)tw_load;
-  UInt id = describe(f, addr);
+  UInt id = describe(f, addr, atomic);
   IRExpr **args = mkIRExprVec_2(
       addr, mkIRExpr_HWord((HWord)(UInt)size | (HWord)id << 16));
   IRDirty *d = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn), args);
@@ -137,6 +138,21 @@ static UInt add_access(IRSB *sb, TwFlow *f, Bool store, IRExpr *addr,
     d->guard = guard;
   addStmtToIRSB(sb, IRStmt_Dirty(d));
   return id;
+}
+
+static UInt add_access(IRSB *sb, TwFlow *f, Bool store, IRExpr *addr,
+                       Int size, IRExpr *guard) {
+  return add_access_kind(sb, f, store, addr, size, guard, False);
+}
+
+/* A locked read-modify-write at addr: counted for its site (tw_atomic),
+ * then its load and store, marked atomic. */
+static void add_atomic(IRSB *sb, TwFlow *f, IRExpr *addr, Int size) {
+  addStmtToIRSB(sb, IRStmt_Dirty(unsafeIRDirty_0_N(
+                        1, "tw_atomic", VG_(fnptr_to_fnentry)((void *)tw_atomic),
+                        mkIRExprVec_1(addr))));
+  add_access_kind(sb, f, False, addr, size, NULL, True);
+  add_access_kind(sb, f, True, addr, size, NULL, True);
 }
 
 static void add_icount(IRSB *sb, UInt n) {
@@ -188,6 +204,15 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
   f.n_slots = (UInt)layout->total_sizeB / 8 + 1;
   f.state = VG_(calloc)("tw.flow", f.n_slots, sizeof *f.state);
   f.put = VG_(calloc)("tw.flow", f.n_slots, sizeof *f.put);
+  /* Temporaries that are a CAS's address: a plain load from one is the
+   * first half of a locked read-modify-write (VEX's lock xadd, lock add:
+   * load, compute, CAS), so it is marked atomic too. */
+  Bool *cas_addr = VG_(calloc)("tw.flow", sbIn->tyenv->types_used + 1, 1);
+  for (Int j = 0; j < sbIn->stmts_used; j++) {
+    const IRStmt *st = sbIn->stmts[j];
+    if (st && st->tag == Ist_CAS && st->Ist.CAS.details->addr->tag == Iex_RdTmp)
+      cas_addr[st->Ist.CAS.details->addr->Iex.RdTmp.tmp] = True;
+  }
   for (; i < sbIn->stmts_used && sbIn->stmts[i]->tag != Ist_IMark; i++)
     addStmtToIRSB(sb, sbIn->stmts[i]);
   for (; i < sbIn->stmts_used; i++) {
@@ -214,8 +239,10 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
     case Ist_WrTmp: {
       IRExpr *e = st->Ist.WrTmp.data;
       if (e->tag == Iex_Load) {
-        UInt id = add_access(sb, &f, False, e->Iex.Load.addr,
-                             sizeofIRType(e->Iex.Load.ty), NULL);
+        const IRExpr *a = e->Iex.Load.addr;
+        UInt id = add_access_kind(
+            sb, &f, False, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), NULL,
+            a->tag == Iex_RdTmp && cas_addr[a->Iex.RdTmp.tmp]);
         set_tmp(&f, st->Ist.WrTmp.tmp, loaded(&f, e->Iex.Load.addr, id));
       } else {
         set_tmp(&f, st->Ist.WrTmp.tmp, deps_of(&f, e));
@@ -273,8 +300,7 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
       Int size = sizeofIRType(typeOfIRExpr(sbIn->tyenv, cas->dataLo));
       if (cas->dataHi)
         size *= 2;
-      add_access(sb, &f, False, cas->addr, size, NULL);
-      add_access(sb, &f, True, cas->addr, size, NULL);
+      add_atomic(sb, &f, cas->addr, size);
       set_tmp(&f, cas->oldLo, deps_of(&f, cas->addr));
       set_tmp(&f, cas->oldHi, deps_of(&f, cas->addr));
       break;
@@ -308,5 +334,6 @@ IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,
   VG_(free)(f.tmp);
   VG_(free)(f.state);
   VG_(free)(f.put);
+  VG_(free)(cas_addr);
   return sb;
 }

@@ -34,7 +34,11 @@
  *                          miss those issued in the last W instructions
  *                          (mean misses in flight = this / the slot's LLC
  *                          misses).
- * Every other miss leads a new interval.
+ * Every other miss leads a new interval. A locked read-modify-write (CAS,
+ * LL/SC: every LOCK-prefixed instruction on amd64) is a fence: its miss
+ * overlaps with nothing and the next miss leads a new interval; the tool
+ * also counts them per slot (`atomics`, tw_atomic) for the advisor's
+ * compute baseline.
  *
  * Dependence. Inside a superblock the instrumenter (tw_instr.c) follows the
  * VEX IR dataflow: temporaries, and guest registers written and read again
@@ -184,6 +188,11 @@ static Bool reg_carries(ThreadId tid, const TwAccDesc *d, const TwMiss *e,
   return False;
 }
 
+VG_REGPARM(1) void tw_atomic(Addr a) {
+  const TwOwner *o = tw_find_owner(a);
+  tw_slots[o ? o->slot : tw_classify_nonheap(a)].n.atomics++;
+}
+
 void tw_interval_miss(UInt slot, UInt desc, Addr a, UWord size, Bool store,
                       Bool stream) {
   static const TwAccDesc none;
@@ -214,7 +223,16 @@ void tw_interval_miss(UInt slot, UInt desc, Addr a, UWord size, Bool store,
     }
   }
   TwCounts *c = &tw_slots[slot].n;
-  if (dependent) {
+  if (d->atomic) {
+    /* A locked read-modify-write drains the store buffer and holds later
+     * loads: it overlaps with nothing, and the next miss leads anew. */
+    if (dependent)
+      c->llc_dependent_misses++;
+    w->lead = pos;
+    w->in_lead = (UInt)tw_mshr;
+    w->any_lead = True;
+    c->llc_inflight_misses += 1;
+  } else if (dependent) {
     c->llc_dependent_misses++;
     w->lead = pos; /* issues when its producer returns: a new interval */
     w->in_lead = 1;

@@ -242,10 +242,10 @@ static void write_site_row(TwOut *o, UInt site, const TwCounts *c) {
   else
     tw_out_printf(o, "%u,%s,,%llu,%llu,%llu,", out_id(site), s->stack,
                   s->allocs, s->bytes_allocated, s->peak_bytes);
-  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
                 c->loads, c->stores, c->llc_load_misses, c->llc_store_misses,
                 c->writebacks, c->llc_stream_misses, c->llc_overlapped_misses,
-                c->llc_dependent_misses, c->llc_inflight_misses);
+                c->llc_dependent_misses, c->llc_inflight_misses, c->atomics);
 }
 
 static Int exit_code;
@@ -259,7 +259,7 @@ static void write_sites(void) {
     tw_out_printf(o, "site,stack,location,allocs,bytes_allocated,peak_bytes,"
                      "loads,stores,llc_load_misses,llc_store_misses,"
                      "writebacks,llc_stream_misses,llc_overlapped_misses,"
-                     "llc_dependent_misses,llc_inflight_misses\n");
+                     "llc_dependent_misses,llc_inflight_misses,atomics\n");
     for (UInt s = TW_FIRST_SITE; s < tw_n_sites; s++)
       write_site_row(o, s, &sum[s]);
     for (UInt s = 0; s < TW_FIRST_SITE; s++)
@@ -270,7 +270,7 @@ static void write_sites(void) {
     tw_out_printf(o, "site,tier,allocs,bytes_allocated,loads,stores,"
                      "llc_load_misses,llc_store_misses,writebacks,"
                      "llc_stream_misses,llc_overlapped_misses,"
-                     "llc_dependent_misses,llc_inflight_misses\n");
+                     "llc_dependent_misses,llc_inflight_misses,atomics\n");
     for (UInt i = 0; i < tw_n_slots; i++) {
       TwSlot *c = &tw_slots[i];
       if (!c->allocs && !c->n.loads && !c->n.stores && !c->n.writebacks)
@@ -283,12 +283,13 @@ static void write_sites(void) {
       }
       tw_out_printf(o,
                     "%u,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-                    "%llu\n",
+                    "%llu,%llu\n",
                     out_id(c->site), name, c->allocs, c->bytes_allocated,
                     c->n.loads, c->n.stores, c->n.llc_load_misses,
                     c->n.llc_store_misses, c->n.writebacks,
                     c->n.llc_stream_misses, c->n.llc_overlapped_misses,
-                    c->n.llc_dependent_misses, c->n.llc_inflight_misses);
+                    c->n.llc_dependent_misses, c->n.llc_inflight_misses,
+                    c->n.atomics);
     }
     tw_out_close(o);
   }

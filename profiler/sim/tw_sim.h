@@ -24,6 +24,7 @@ typedef struct {
    * earlier missing load; and the sum over misses of the misses in flight
    * in the window when each issued (itself included) */
   ULong llc_overlapped_misses, llc_dependent_misses, llc_inflight_misses;
+  ULong atomics; /* locked read-modify-writes (CAS, LL/SC) on the slot */
 } TwCounts;
 
 /* to += plus - minus, counter by counter (minus may be NULL). */
@@ -44,6 +45,7 @@ static inline void tw_counts_add(TwCounts *to, const TwCounts *plus,
       plus->llc_dependent_misses - minus->llc_dependent_misses;
   to->llc_inflight_misses +=
       plus->llc_inflight_misses - minus->llc_inflight_misses;
+  to->atomics += plus->atomics - minus->atomics;
 }
 
 /* A counter slot: one (site, tier) pair. Simulated cache lines carry the
@@ -152,12 +154,14 @@ typedef struct {
                    address depends on (bit r: amd64 GPR r) */
   UShort instr; /* its instruction's index in the superblock (from 1) */
   UShort seg;   /* instructions since tw_icount was last advanced */
+  Bool atomic;  /* part of a locked read-modify-write (CAS, LL/SC) */
 } TwAccDesc;
 UInt tw_desc_new(const TwAccDesc *d); /* its id */
 UInt tw_desc_next(void);               /* the id the next one gets */
 Int tw_gpr_at(Int offset); /* guest state offset -> GPR bit number, or -1 */
 void tw_interval_miss(UInt slot, UInt desc, Addr a, UWord size, Bool store,
                       Bool stream);
+VG_REGPARM(1) void tw_atomic(Addr a); /* a locked RMW on a's slot */
 
 /* tw_instr.c */
 IRSB *tw_instrument(VgCallbackClosure *closure, IRSB *sbIn,

@@ -2,26 +2,26 @@
 // Include placement for rewritten files; see IncludeInsertion.h.
 #include "IncludeInsertion.h"
 
-#include "llvm/Support/Regex.h"
+#include "clang/Tooling/Inclusions/HeaderIncludes.h"
+#include "clang/Tooling/Inclusions/IncludeStyle.h"
 
 using llvm::StringRef;
 
 namespace tierwise {
 
-std::optional<unsigned> tierwiseIncludeOffset(StringRef Code) {
-  static const llvm::Regex Already(
-      "^[ \t]*#[ \t]*include[ \t]*[<\"]tierwise\\.h[>\"]");
-  unsigned Offset = 0, After = 0; // After: end of the line to insert after
-  bool SeenInclude = false, InComment = false, Guard = false;
-  int Depth = 0, BaseDepth = 0, Directives = 0;
+// HeaderIncludes only inserts into an include block that nothing but
+// comments and a header guard precede; a file that opens with feature-test
+// macros (`#define _GNU_SOURCE`) before its includes would get the new line
+// above them. So the leading comment and #define/#undef lines are set
+// aside: their end, when any #define or #undef is among them, else 0.
+static unsigned definePrologue(StringRef Code) {
+  unsigned Offset = 0, End = 0;
+  bool InComment = false;
   while (Offset < Code.size()) {
     size_t NL = Code.find('\n', Offset);
-    unsigned End = NL == StringRef::npos ? Code.size() : NL + 1;
-    StringRef Line = Code.slice(Offset, End).trim();
-    unsigned LineStart = Offset;
-    Offset = End;
-    if (Already.match(Line))
-      return std::nullopt;
+    unsigned Next = NL == StringRef::npos ? Code.size() : NL + 1;
+    StringRef Line = Code.slice(Offset, Next).trim();
+    Offset = Next;
     if (InComment) {
       InComment = !Line.contains("*/");
       continue;
@@ -32,31 +32,34 @@ std::optional<unsigned> tierwiseIncludeOffset(StringRef Code) {
       InComment = !Line.contains("*/");
       continue;
     }
-    if (!Line.starts_with("#")) {
-      if (!SeenInclude && !After)
-        After = LineStart; // no includes before the code: insert above it
+    if (!Line.consume_front("#"))
       break;
+    Line = Line.ltrim();
+    if (!Line.starts_with("define") && !Line.starts_with("undef"))
+      break;
+    while (Line.ends_with("\\") && Offset < Code.size()) { // continuation
+      NL = Code.find('\n', Offset);
+      Next = NL == StringRef::npos ? Code.size() : NL + 1;
+      Line = Code.slice(Offset, Next).trim();
+      Offset = Next;
     }
-    StringRef D = Line.drop_front().ltrim();
-    ++Directives;
-    if (D.starts_with("if")) {
-      // `#ifndef X` + `#define X` first in the file is a header guard.
-      if (Directives == 1 && D.starts_with("ifndef"))
-        Guard = true;
-      ++Depth;
-    } else if (D.starts_with("endif")) {
-      --Depth;
-    } else if (D.starts_with("define") && Guard && Directives == 2) {
-      BaseDepth = 1;
-      After = End;
-    } else if (D.starts_with("pragma once")) {
-      After = End;
-    } else if (D.starts_with("include") && Depth == BaseDepth) {
-      SeenInclude = true;
-      After = End;
-    }
+    End = Offset;
   }
-  return After;
+  return End;
+}
+
+std::optional<clang::tooling::Replacement>
+tierwiseInclude(StringRef File, StringRef Code) {
+  unsigned Skip = definePrologue(Code);
+  // No include categories: one block, the new line in name order in it.
+  clang::tooling::IncludeStyle Style;
+  clang::tooling::HeaderIncludes Includes(File, Code.drop_front(Skip), Style);
+  auto R = Includes.insert("tierwise.h", /*IsAngled=*/true,
+                           clang::tooling::IncludeDirective::Include);
+  if (!R)
+    return std::nullopt;
+  return clang::tooling::Replacement(File, R->getOffset() + Skip,
+                                     R->getLength(), R->getReplacementText());
 }
 
 } // namespace tierwise

@@ -28,6 +28,31 @@ std::string Site::name() const {
   return "site " + std::to_string(Index) + " (" + Where + ")";
 }
 
+std::vector<Frame> parseLocationFrames(const std::string &Location) {
+  // "function file:line (via FILE:LINE)": the innermost user frame (file
+  // basename and line, function unknown) is shared, as behind a wrapper,
+  // and the named frame is its caller's (advisor/FORMATS.md).
+  StringRef L = StringRef(Location).trim();
+  std::vector<Frame> Out;
+  if (L.ends_with(")")) {
+    size_t Via = L.rfind(" (via ");
+    if (Via != StringRef::npos) {
+      if (auto Inner = parseLocation(
+              "?? " + L.slice(Via + 6, L.size() - 1).trim().str())) {
+        Inner->Function.clear();
+        Inner->Inlined = true;
+        Out.push_back(*Inner);
+      }
+      L = L.take_front(Via);
+    }
+  }
+  if (auto F = parseLocation(L.str()))
+    Out.push_back(*F);
+  else
+    Out.clear();
+  return Out;
+}
+
 std::optional<Frame> parseLocation(const std::string &Location) {
   StringRef L = StringRef(Location).trim();
   size_t Space = L.rfind(' ');
@@ -56,13 +81,25 @@ std::optional<Frame> parseLocation(const std::string &Location) {
   return F;
 }
 
+// numa:N for the N tierwise.h has (TW_TIER_NUMA(0) .. TW_TIER_NUMA(15)).
+static std::optional<unsigned> numaNode(StringRef Tier) {
+  unsigned N;
+  if (Tier.consume_front("numa:") && !Tier.getAsInteger(10, N) && N < 16)
+    return N;
+  return std::nullopt;
+}
+
 std::optional<std::string> tierEnumName(const std::string &Tier) {
   if (Tier == "dram" || Tier == "pmem" || Tier == "kmem" || Tier == "hbw")
     return "TW_TIER_" + StringRef(Tier).upper();
+  if (auto N = numaNode(Tier))
+    return "TW_TIER_NUMA(" + std::to_string(*N) + ")";
   return std::nullopt;
 }
 
 std::optional<std::string> tierTagName(const std::string &Tier) {
+  if (auto N = numaNode(Tier))
+    return "tw::tier_tag{TW_TIER_NUMA(" + std::to_string(*N) + ")}";
   if (tierEnumName(Tier))
     return "tw::" + Tier;
   return std::nullopt;
@@ -200,8 +237,9 @@ Expected<Placement> readPlacement(const std::string &Path) {
       if (!Frames)
         return Frames.takeError();
       Out.Frames = std::move(*Frames);
-    } else if (auto F = parseLocation(Out.Location)) {
-      Out.Frames.push_back(*F);
+      Out.FromStack = true;
+    } else {
+      Out.Frames = parseLocationFrames(Out.Location);
     }
     P.Sites.push_back(std::move(Out));
   }

@@ -30,6 +30,7 @@ struct Site {
   std::string Tier;          ///< "dram", "pmem", ...
   int64_t DramBytes = 0;     ///< "dram_bytes": a DRAM head (malloc/calloc)
   std::vector<Frame> Frames; ///< from "frames", else parsed from "location"
+  bool FromStack = false;    ///< Frames are the symbolized stack ("frames")
   std::string name() const;  ///< "site N (location)" for messages
 };
 
@@ -41,8 +42,12 @@ struct Placement {
 /// Reads and validates \p Path; the error names the file, field and value.
 llvm::Expected<Placement> readPlacement(const std::string &Path);
 
-/// Parses "function file:line[:col]" (the sites.csv `location` column).
+/// Parses "function file:line[:col]".
 std::optional<Frame> parseLocation(const std::string &Location);
+/// The frames a sites.csv `location` gives, innermost first: one, or two
+/// for "function file:line (via FILE:LINE)" (the shared innermost frame,
+/// then the caller's); none when it does not parse.
+std::vector<Frame> parseLocationFrames(const std::string &Location);
 
 /// The tierwise.h spelling of a tier for C calls ("TW_TIER_PMEM") and for
 /// placement new ("tw::pmem"); std::nullopt for tiers tierwise.h lacks.

@@ -5,6 +5,7 @@
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -23,6 +24,7 @@ struct Located {
   unsigned Line = 0;
   std::vector<const AllocExpr *> Cands;
   std::string Problem;
+  bool Configurations = false; ///< Cands: one expression, several builds
 };
 
 bool placeable(const Site &S) { return S.Stack.empty() || S.Stack[0] != '['; }
@@ -45,6 +47,15 @@ std::string callsOnLine(const SourceIndex &Index, const std::string &File,
   std::string Out;
   for (const CallFact &C : Index.Calls)
     if (C.File == File && C.Line == Line)
+      Out += (Out.empty() ? "" : ", ") + C.Callee;
+  return Out;
+}
+
+std::string cLibraryCallsOnLine(const SourceIndex &Index,
+                                const std::string &File, unsigned Line) {
+  std::string Out;
+  for (const CallFact &C : Index.Calls)
+    if (C.File == File && C.Line == Line && C.CLibrary)
       Out += (Out.empty() ? "" : ", ") + C.Callee;
   return Out;
 }
@@ -87,6 +98,15 @@ Located locate(const Site &S, const SourceIndex &Index) {
       L.Line = F.Line;
     }
   }
+  if (L.File.empty())
+    for (const Frame &F : S.Frames)
+      for (const auto &[File, Error] : Index.ParseErrors)
+        if (!F.File.empty() &&
+            (File == F.File ||
+             llvm::StringRef(File).ends_with("/" + F.File))) {
+          L.Problem = base(File) + " did not parse (" + Error + ")";
+          return L;
+        }
   if (L.File.empty()) {
     L.Problem = "not in the given files (innermost frame " +
                 S.Frames.front().str() + ")";
@@ -124,12 +144,47 @@ Located locate(const Site &S, const SourceIndex &Index) {
     if (Calls.empty())
       L.Problem = "stale placement: nothing allocates at " + Where +
                   " (source changed since profiling?)";
+    else if (Calls == "mmap" || Calls == "mmap64")
+      L.Problem = "the allocation is the anonymous " + Calls + " at " + Where +
+                  ": tierwise.h has no mmap form; apply this site with "
+                  "`tierwise run` (LD_PRELOAD)";
+    else if (std::string Lib = cLibraryCallsOnLine(Index, L.File, L.Line);
+             !Lib.empty())
+      L.Problem = "libc's own allocation, inside " + Lib + " at " + Where +
+                  ": a site never has the C library's frames (by design), "
+                  "and there is nothing to rewrite";
+    else if (S.FromStack)
+      // The whole stack, inline frames included, and its innermost frame
+      // calls no allocator: the frames inside the call are of a module a
+      // site never has (libc's; a tail call into libc leaves no frame of
+      // the function that made it).
+      L.Problem = "libc's own allocation, reached through a call made at " +
+                  Where + " (" + Calls +
+                  "): a site never has the C library's frames (by design), "
+                  "and there is nothing to rewrite";
     else
       L.Problem = "no allocation call at " + Where +
                   "; it allocates inside a call made here (" + Calls +
                   "): the placement lacks the frames inside that call";
     return L;
   }
+  // One expression that compiles to different allocations in different
+  // configurations of the file (a macro defined per -D): all of them.
+  auto SameRange = [](const AllocExpr *A, const AllocExpr *B) {
+    return A->Line == B->Line && A->Col == B->Col &&
+           A->EndLine == B->EndLine && A->EndCol == B->EndCol;
+  };
+  bool OneRange = L.Cands.size() > 1;
+  for (const AllocExpr *A : L.Cands)
+    OneRange = OneRange && SameRange(A, L.Cands.front());
+  if (OneRange) {
+    std::set<std::pair<std::string, unsigned>> Edits;
+    for (const AllocExpr *A : L.Cands)
+      Edits.insert({A->EditFile, A->EditOffset});
+    L.Configurations = Edits.size() == L.Cands.size();
+  }
+  if (L.Configurations)
+    return L;
   if (L.Cands.size() > 1 && F.Column) {
     const AllocExpr *Best = nullptr;
     for (const AllocExpr *A : L.Cands)
@@ -151,7 +206,7 @@ Located locate(const Site &S, const SourceIndex &Index) {
 void disambiguate(std::vector<Located> &All, const std::string &Default) {
   std::map<std::pair<std::string, unsigned>, std::vector<Located *>> Lines;
   for (Located &L : All)
-    if (L.Problem.empty() && L.Cands.size() > 1)
+    if (L.Problem.empty() && L.Cands.size() > 1 && !L.Configurations)
       Lines[{L.File, L.Line}].push_back(&L);
   for (auto &[Key, Ls] : Lines) {
     std::set<std::string> Calls, Tiers;
@@ -174,19 +229,6 @@ void disambiguate(std::vector<Located> &All, const std::string &Default) {
   (void)Default;
 }
 
-// An edit's text for \p Tier and DRAM head \p Head (SourceIndex.h holes).
-std::string fill(std::string Text, const std::string &Tier, int64_t Head) {
-  auto Put = [&](const std::string &Hole, const std::string &Value) {
-    for (size_t P; (P = Text.find(Hole)) != std::string::npos;)
-      Text.replace(P, Hole.size(), Value);
-  };
-  Put("@ENUM@", *tierEnumName(Tier));
-  Put("@TAG@", *tierTagName(Tier));
-  Put("@HEAD@", Head ? "_head" : "");
-  Put("@DRAM@", Head ? std::to_string(Head) + ", " : "");
-  return Text;
-}
-
 std::string sharedBy(const AllocExpr &A, const Located &L,
                      const SourceIndex &Index) {
   if (!A.Macro.empty())
@@ -207,10 +249,335 @@ std::string sharedBy(const AllocExpr &A, const Located &L,
   return "site needs a wrapper change: " + Wrapper + " called from " + Caller;
 }
 
+// The tier spelled for an edit inside a wrapper that takes it as a
+// parameter (Var), or as a constant.
+struct TierSpelling {
+  std::string Enum, Tag;
+};
+TierSpelling constantTier(const std::string &Tier) {
+  return {*tierEnumName(Tier), *tierTagName(Tier)};
+}
+
+std::string fillWith(std::string Text, const TierSpelling &T, int64_t Head) {
+  auto Put = [&](const std::string &Hole, const std::string &Value) {
+    for (size_t P; (P = Text.find(Hole)) != std::string::npos;)
+      Text.replace(P, Hole.size(), Value);
+  };
+  Put("@ENUM@", T.Enum);
+  Put("@TAG@", T.Tag);
+  Put("@HEAD@", Head ? "_head" : "");
+  Put("@DRAM@", Head ? std::to_string(Head) + ", " : "");
+  return Text;
+}
+
+using Member = std::pair<Located *, const AllocExpr *>;
+
+// The edits that place one allocation: in its macro's use when the macro's
+// uses disagree (PerUse), else where it is spelled.
+const std::vector<EditTemplate> &editsOf(const AllocExpr &A, bool PerUse) {
+  return PerUse && !A.Macro.empty() ? A.UseEdits : A.Edits;
+}
+
+// Why a group's allocation cannot be placed in Tier with Head as it is.
+std::string cannotPlace(const AllocExpr &A, const std::string &Tier,
+                        int64_t Head) {
+  if (!A.Problem.empty())
+    return "cannot rewrite " + A.Callee + " at " + A.where() + ": " +
+           A.Problem;
+  if (!tierEnumName(Tier))
+    return "tier '" + Tier + "' has no constant in tierwise.h";
+  if (Head && !A.HeadProblem.empty())
+    return "placed partly in DRAM (dram_bytes " + std::to_string(Head) +
+           "): " + A.HeadProblem + " (at " + A.where() +
+           "); apply this site with `tierwise run` (LD_PRELOAD)";
+  return "";
+}
+
+class Emitter {
+public:
+  Emitter(Outcome &Out) : Out(Out) {}
+  void add(const std::string &File, unsigned Offset, unsigned Length,
+           const std::string &Text) {
+    if (!Seen.insert({File, Offset, Length, Text}).second)
+      return;
+    // Two different edits of one range (configurations of a file that
+    // disagree on a macro, say): the first is kept, and said so.
+    for (const clang::tooling::Replacement &R : Out.Edits)
+      if (R.getFilePath() == File &&
+          (R.getOffset() == Offset ||
+           (R.getOffset() < Offset + Length &&
+            Offset < R.getOffset() + R.getLength()))) {
+        Out.Notes.push_back("two different edits of " + base(File) +
+                            " at offset " + std::to_string(Offset) +
+                            " (its configurations disagree?): kept \"" +
+                            R.getReplacementText().str() + "\"");
+        return;
+      }
+    Out.Edits.emplace_back(File, Offset, Length, Text);
+  }
+
+private:
+  Outcome &Out;
+  std::set<std::tuple<std::string, unsigned, unsigned, std::string>> Seen;
+};
+
+// Applies edits given as absolute offsets to Text, which starts at Base.
+std::string applyAt(std::string Text, unsigned Base,
+                    std::vector<std::pair<unsigned, std::pair<unsigned,
+                                                              std::string>>>
+                        Edits) {
+  std::sort(Edits.begin(), Edits.end(),
+            [](const auto &A, const auto &B) { return A.first > B.first; });
+  for (const auto &[Off, E] : Edits)
+    Text.replace(Off - Base, E.first, E.second);
+  return Text;
+}
+
+// Wrapper refactoring: a function whose allocation serves sites of
+// different tiers gains a tier parameter (C++: trailing, defaulted to the
+// placement's default tier; C: a NAME_tier variant taking it first, which
+// the original calls with the default), and each placed caller passes its
+// tier. Members: the sites reaching the function's placed allocations.
+void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
+                     bool PerUse, const Placement &P, const SourceIndex &Index,
+                     Emitter &Emit, Outcome &Out,
+                     std::map<const Site *, std::string> &Failed) {
+  std::string Who = W.QualifiedName + " (" + base(W.File) + ":" +
+                    std::to_string(W.Line) + ")";
+  auto FailAll = [&](const std::string &Why) {
+    for (auto &[L, A] : Members)
+      Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
+  };
+  if (W.File.empty())
+    return FailAll("its definition is not in the given files");
+  if (!W.Problem.empty())
+    return FailAll("it cannot take a tier parameter: " + W.Problem);
+  std::set<const AllocExpr *> Allocs;
+  for (auto &[L, A] : Members) {
+    Allocs.insert(A);
+    if (headOf(*L->S))
+      return FailAll("its sites have DRAM heads (dram_bytes), which a tier "
+                     "parameter does not carry");
+    if (std::string Why = cannotPlace(*A, L->S->Tier, 0); !Why.empty()) {
+      if (L->S->Tier != P.DefaultTier)
+        return FailAll(Why);
+    } else if (PerUse && !A->Macro.empty() && !A->UseProblem.empty()) {
+      return FailAll("macro " + A->Macro + ": " + A->UseProblem);
+    }
+  }
+  // Each site's call of the wrapper: the next frame.
+  std::map<const CallSiteFact *, std::set<std::string>> Tiers;
+  std::map<const Site *, const CallSiteFact *> CallOf;
+  for (auto &[L, A] : Members) {
+    const Site &S = *L->S;
+    std::string Why;
+    const CallSiteFact *Call = nullptr;
+    if (L->FrameIdx + 1 >= S.Frames.size()) {
+      Why = "the placement does not name its caller";
+    } else {
+      const Frame &F = S.Frames[L->FrameIdx + 1];
+      std::vector<std::string> Files = Index.resolveFile(F.File);
+      std::vector<const CallSiteFact *> Calls;
+      if (Files.size() == 1)
+        for (const CallSiteFact &C : Index.CallSites)
+          if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == W.Key)
+            Calls.push_back(&C);
+      if (Calls.size() > 1 && F.Column) {
+        std::vector<const CallSiteFact *> At;
+        for (const CallSiteFact *C : Calls)
+          if (C->Col <= F.Column && F.Column < C->EndCol)
+            At.push_back(C);
+        Calls = At;
+      }
+      if (Files.size() != 1)
+        Why = "it is called from " + F.str() + ", not in the given files";
+      else if (Calls.empty())
+        Why = "no call of it at " + base(F.File) + ":" +
+              std::to_string(F.Line) + " (is it called through a macro or a "
+                                       "pointer?)";
+      else if (Calls.size() > 1)
+        Why = std::to_string(Calls.size()) + " calls of it on " +
+              base(F.File) + ":" + std::to_string(F.Line) +
+              " and the placement gives no column";
+      else if (!Calls[0]->Problem.empty())
+        Why = "its call at " + base(F.File) + ":" + std::to_string(F.Line) +
+              ": " + Calls[0]->Problem;
+      else if (W.CPlusPlus && Calls[0]->WrittenArgs < W.NumParams)
+        Why = "its call at " + base(F.File) + ":" + std::to_string(F.Line) +
+              " leaves default arguments out";
+      else
+        Call = Calls[0];
+    }
+    if (Call) {
+      CallOf[&S] = Call;
+      Tiers[Call].insert(S.Tier);
+    } else if (S.Tier != P.DefaultTier) {
+      Failed.emplace(&S, "site needs a wrapper change: " + Who + ": " + Why);
+    }
+  }
+  std::string Var = "tier";
+  for (const std::string &N : W.ParamNames)
+    if (N == Var)
+      Var = "tw_tier_arg";
+  std::string Default = *tierEnumName(P.DefaultTier);
+  std::vector<std::pair<const CallSiteFact *, std::string>> Callers;
+  for (auto &[L, A] : Members) {
+    auto It = CallOf.find(L->S);
+    if (It == CallOf.end() || L->S->Tier == P.DefaultTier)
+      continue;
+    const CallSiteFact *C = It->second;
+    if (Tiers[C].size() > 1) {
+      Failed.emplace(L->S, "site needs a wrapper change: " + Who +
+                               " is called at " + base(C->File) + ":" +
+                               std::to_string(C->Line) +
+                               " by sites of different tiers (change the "
+                               "function that call is in as well)");
+      continue;
+    }
+    bool New = true;
+    for (auto &[D, T] : Callers)
+      New = New && D != C;
+    if (New)
+      Callers.push_back({C, L->S->Tier});
+  }
+  if (Callers.empty())
+    return;
+  // The wrapper's declarations and allocations.
+  TierSpelling Param{Var, "tw::tier_tag{" + Var + "}"};
+  if (W.CPlusPlus) {
+    for (const WrapperFact::Decl &D : W.Decls) {
+      std::string Text = std::string(W.NumParams ? ", " : "") + "tw_tier " +
+                         Var + (D.First ? " = " + Default : "");
+      if (D.VoidList)
+        Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin,
+                 Text.substr(0));
+      else
+        Emit.add(D.File, D.ParamsEnd, 0, Text);
+    }
+    for (const AllocExpr *A : Allocs)
+      for (const EditTemplate &E : editsOf(*A, PerUse))
+        Emit.add(E.File, E.Offset, E.Length, fillWith(E.Text, Param, 0));
+  } else {
+    // NAME_tier: a copy of the definition taking the tier first, with the
+    // allocations using it; the original forwards with the default tier.
+    using Edit = std::pair<unsigned, std::pair<unsigned, std::string>>;
+    auto Signature = [&](const WrapperFact::Decl &D, unsigned Base,
+                         std::vector<Edit> &Edits) {
+      Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
+      if (D.VoidList || !W.NumParams)
+        Edits.push_back({D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin,
+                                         "tw_tier " + Var}});
+      else
+        Edits.push_back({D.ParamsBegin, {0, "tw_tier " + Var + ", "}});
+      (void)Base;
+    };
+    std::vector<Edit> Edits;
+    const WrapperFact::Decl *Def = nullptr;
+    for (const WrapperFact::Decl &D : W.Decls)
+      if (D.Definition && D.File == W.File)
+        Def = &D;
+    if (!Def || W.DefText.empty() || !W.BodyBegin)
+      return FailAll("cannot find its definition's text");
+    Signature(*Def, W.DefBegin, Edits);
+    for (const AllocExpr *A : Allocs)
+      for (const EditTemplate &E : editsOf(*A, PerUse)) {
+        if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
+          return FailAll("its allocation is spelled outside it (" +
+                         A->where() + ")");
+        Edits.push_back({E.Offset, {E.Length, fillWith(E.Text, Param, 0)}});
+      }
+    std::string Variant = applyAt(W.DefText, W.DefBegin, Edits);
+    std::string Args = Default;
+    for (const std::string &N : W.ParamNames)
+      Args += ", " + N;
+    std::string Forward =
+        W.DefText.substr(0, W.BodyBegin - W.DefBegin) + "{\n  " +
+        (W.VoidReturn ? "" : "return ") + W.Name + "_tier(" + Args + ");\n}";
+    Emit.add(W.File, W.DefBegin, W.DefEnd - W.DefBegin,
+             Variant + "\n\n" + Forward);
+    for (const WrapperFact::Decl &D : W.Decls)
+      if (!D.Definition && !D.Text.empty()) {
+        std::vector<Edit> DE;
+        Signature(D, D.Begin, DE);
+        Emit.add(D.File, D.Begin, 0, applyAt(D.Text, D.Begin, DE) + ";\n");
+      }
+  }
+  std::string List;
+  for (auto &[C, Tier] : Callers) {
+    std::string Enum = *tierEnumName(Tier);
+    if (W.CPlusPlus) {
+      Emit.add(C->File, C->ArgsEnd, 0, (C->WrittenArgs ? ", " : "") + Enum);
+    } else {
+      Emit.add(C->File, C->NameOffset + C->NameLength, 0, "_tier");
+      Emit.add(C->File, C->ArgsBegin, 0, Enum + (C->WrittenArgs ? ", " : ""));
+    }
+    List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
+            std::to_string(C->Line) + " (" + Tier + ")";
+  }
+  Out.Notes.push_back(
+      "wrapper " + Who +
+      (W.CPlusPlus ? " gains a parameter `tw_tier " + Var + " = " + Default +
+                         "`"
+                   : " forwards to a new " + W.Name + "_tier(tw_tier " + Var +
+                         ", ...) with " + Default) +
+      " that its allocation uses; callers passing a tier: " + List);
+}
+
+// The site's call of the function its allocation is in (its next frame).
+const CallSiteFact *callOf(const Located &L, const std::string &Key,
+                           const SourceIndex &Index) {
+  if (L.FrameIdx + 1 >= L.S->Frames.size())
+    return nullptr;
+  const Frame &F = L.S->Frames[L.FrameIdx + 1];
+  std::vector<std::string> Files = Index.resolveFile(F.File);
+  if (Files.size() != 1)
+    return nullptr;
+  const CallSiteFact *Found = nullptr;
+  for (const CallSiteFact &C : Index.CallSites)
+    if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == Key &&
+        (!F.Column || (C.Col <= F.Column && F.Column < C.EndCol))) {
+      if (Found)
+        return nullptr;
+      Found = &C;
+    }
+  return Found;
+}
+
+// Uses of a macro's allocation (the edit at Key) that no member reaches.
+bool unreachedUses(const SourceIndex &Index,
+                   const std::pair<std::string, unsigned> &Key,
+                   const std::vector<Member> &Members) {
+  std::set<std::tuple<std::string, unsigned, unsigned>> Uses, Reached;
+  for (const AllocExpr &A : Index.Allocs)
+    if (A.EditFile == Key.first && A.EditOffset == Key.second)
+      Uses.insert({A.File, A.Line, A.Col});
+  for (auto &[L, A] : Members)
+    Reached.insert({A->File, A->Line, A->Col});
+  return Uses.size() > Reached.size();
+}
+
+// Calls of the function holding an allocation that no member reaches, when
+// every member's call of it is known.
+bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
+                    const std::vector<Member> &Members) {
+  std::set<const CallSiteFact *> Reached;
+  for (auto &[L, A] : Members) {
+    const CallSiteFact *C = callOf(*L, Key, Index);
+    if (!C)
+      return false;
+    Reached.insert(C);
+  }
+  size_t Calls = 0;
+  for (const CallSiteFact &C : Index.CallSites)
+    Calls += C.CalleeKey == Key;
+  return Calls > Reached.size();
+}
+
 } // namespace
 
 Outcome resolve(const Placement &P, const SourceIndex &Index) {
   Outcome Out;
+  Emitter Emit(Out);
   std::vector<Located> All;
   for (const Site &S : P.Sites)
     All.push_back(locate(S, Index));
@@ -218,9 +585,7 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
 
   // Group by where the edit goes: a wrapper's or macro's one expression is
   // shared by every site that allocates through it.
-  std::map<std::pair<std::string, unsigned>,
-           std::vector<std::pair<Located *, const AllocExpr *>>>
-      Groups;
+  std::map<std::pair<std::string, unsigned>, std::vector<Member>> Groups;
   std::map<const Site *, std::string> Failed;
   for (Located &L : All) {
     if (!L.Problem.empty()) {
@@ -230,7 +595,27 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
     for (const AllocExpr *A : L.Cands)
       Groups[{A->EditFile, A->EditOffset}].push_back({&L, A});
   }
-  std::set<std::tuple<std::string, unsigned, unsigned, std::string>> Seen;
+  // Wrappers to refactor: function key -> the sites through its allocations
+  // (PerUse: the allocation is a macro use inside it).
+  std::map<std::string, std::pair<std::vector<Member>, bool>> Wrappers;
+  auto Placed = [&](const std::vector<Member> &Ms, const std::string &Tier,
+                    int64_t Head, bool PerUse) {
+    for (auto &[L, A] : Ms)
+      for (const EditTemplate &E : editsOf(*A, PerUse))
+        Emit.add(E.File, E.Offset, E.Length,
+                 fillWith(E.Text, constantTier(Tier), Head));
+  };
+  auto Mixed = [&](std::vector<Member> &Ms, bool PerUse) {
+    const AllocExpr &A = *Ms.front().second;
+    if (A.FunctionKey.empty()) {
+      for (auto &[L, A2] : Ms)
+        Failed.emplace(L->S, sharedBy(*A2, *L, Index));
+      return;
+    }
+    auto &Wr = Wrappers[A.FunctionKey];
+    Wr.first.insert(Wr.first.end(), Ms.begin(), Ms.end());
+    Wr.second = Wr.second || PerUse;
+  };
   for (auto &[Key, Members] : Groups) {
     std::set<std::string> Placements;
     std::set<const Site *> Sites, Sharing;
@@ -241,26 +626,70 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
         Sharing.insert(L->S);
     }
     const AllocExpr &A0 = *Members.front().second;
+    if (Placements.size() > 1 && !A0.Macro.empty()) {
+      // Per-use macro rewriting: each use whose sites agree is expanded.
+      std::map<const AllocExpr *, std::vector<Member>> Uses;
+      for (Member &M : Members)
+        Uses[M.second].push_back(M);
+      for (auto &[A, Ms] : Uses) {
+        std::set<std::string> UsePl;
+        for (auto &[L, A2] : Ms)
+          UsePl.insert(placementOf(*L->S));
+        if (UsePl.size() > 1) {
+          Mixed(Ms, true);
+          continue;
+        }
+        const Site &S = *Ms.front().first->S;
+        if (S.Tier == P.DefaultTier)
+          continue;
+        std::string Why = cannotPlace(*A, S.Tier, headOf(S));
+        if (Why.empty() && !A->UseProblem.empty())
+          Why = "site needs a macro change: " + A->Macro + " used at " +
+                base(A->File) + ":" + std::to_string(A->Line) +
+                " (its uses need different tiers, and this use cannot be "
+                "expanded: " + A->UseProblem + ")";
+        if (!Why.empty()) {
+          for (auto &[L, A2] : Ms)
+            Failed.emplace(L->S, Why);
+          continue;
+        }
+        Placed(Ms, S.Tier, headOf(S), true);
+        Out.Notes.push_back("expanded " + A->Macro + " at " + base(A->File) +
+                            ":" + std::to_string(A->Line) +
+                            " (its uses need different tiers): " +
+                            placementOf(S));
+      }
+      continue;
+    }
     if (Placements.size() > 1) {
-      for (auto &[L, A] : Members)
-        Failed.emplace(L->S, sharedBy(*A, *L, Index));
+      Mixed(Members, false);
       continue;
     }
     const std::string &Tier = Members.front().first->S->Tier;
     int64_t Head = headOf(*Members.front().first->S);
     if (Tier == P.DefaultTier)
       continue;
-    std::string Why;
-    if (!A0.Problem.empty())
-      Why = "cannot rewrite " + A0.Callee + " at " + A0.where() + ": " +
-            A0.Problem;
-    else if (!tierEnumName(Tier))
-      Why = "tier '" + Tier + "' has no constant in tierwise.h";
-    else if (Head && !A0.HeadProblem.empty())
-      Why = "placed partly in DRAM (dram_bytes " + std::to_string(Head) +
-            "): " + A0.HeadProblem + " (at " + A0.where() +
-            "); apply this site with `tierwise run` (LD_PRELOAD)";
-    if (!Why.empty()) {
+    // One tier for every site, but uses of the macro or calls of the
+    // function that no site reaches would follow them into it, where
+    // `tierwise run` leaves them in the default tier: place per use, or
+    // refactor the wrapper, instead.
+    if (!A0.Macro.empty() && unreachedUses(Index, Key, Members)) {
+      bool AllUsable = true;
+      for (auto &[L, A] : Members)
+        AllUsable = AllUsable && A->UseProblem.empty() && A->Problem.empty();
+      if (AllUsable && cannotPlace(A0, Tier, Head).empty()) {
+        Placed(Members, Tier, Head, true);
+        Out.Notes.push_back("expanded the placed uses of " + A0.Macro +
+                            " (the macro's other uses stay in " +
+                            P.DefaultTier + "): " + *Placements.begin());
+        continue;
+      }
+    } else if (A0.Macro.empty() && !A0.FunctionKey.empty() && !Head &&
+               unreachedCalls(Index, A0.FunctionKey, Members)) {
+      Mixed(Members, false);
+      continue;
+    }
+    if (std::string Why = cannotPlace(A0, Tier, Head); !Why.empty()) {
       for (const Site *S : Sites)
         Failed.emplace(S, Why);
       continue;
@@ -272,12 +701,17 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
                           (A0.Macro.empty() ? "" : " in macro " + A0.Macro) +
                           ": shared by " + std::to_string(Sharing.size()) +
                           " sites, all " + *Placements.begin());
-    for (auto &[L, A] : Members)
-      for (const EditTemplate &E : A->Edits) {
-        std::string Text = fill(E.Text, Tier, Head);
-        if (Seen.insert({E.File, E.Offset, E.Length, Text}).second)
-          Out.Edits.emplace_back(E.File, E.Offset, E.Length, Text);
-      }
+    Placed(Members, Tier, Head, false);
+  }
+  for (auto &[Key, Wr] : Wrappers) {
+    auto It = Index.Wrappers.find(Key);
+    if (It == Index.Wrappers.end()) {
+      for (auto &[L, A] : Wr.first)
+        Failed.emplace(L->S, sharedBy(*A, *L, Index));
+      continue;
+    }
+    refactorWrapper(It->second, Wr.first, Wr.second, P, Index, Emit, Out,
+                    Failed);
   }
   if (P.DefaultTier != "dram")
     Out.Notes.push_back("default_tier is '" + P.DefaultTier +

@@ -8,6 +8,8 @@
 #include "SourceIndex.h"
 #include "UnifiedDiff.h"
 
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
@@ -15,6 +17,7 @@
 #include "llvm/Support/Path.h"
 
 #include <map>
+#include <set>
 
 using namespace clang;
 
@@ -49,17 +52,197 @@ rewriteFile(const std::string &File,
   for (const tooling::Replacement &R : Edits)
     if (llvm::Error E = Reps.add(R))
       return E;
-  if (auto At = tierwiseIncludeOffset(Code)) {
-    bool NeedsNewline = *At == Code.size() && !Code.ends_with("\n") && *At;
-    if (llvm::Error E = Reps.add(tooling::Replacement(
-            File, *At, 0,
-            std::string(NeedsNewline ? "\n" : "") + "#include <tierwise.h>\n")))
+  if (auto Include = tierwiseInclude(File, Code))
+    if (llvm::Error E = Reps.add(*Include))
       return E;
-  }
   return tooling::applyAllReplacements(Code, Reps);
 }
 
+// Keeps the first error of a parse, as one line "file:line:col: message".
+class FirstError : public DiagnosticConsumer {
+public:
+  std::string First;
+  void HandleDiagnostic(DiagnosticsEngine::Level Level,
+                        const Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (Level < DiagnosticsEngine::Error || !First.empty())
+      return;
+    llvm::SmallString<256> Msg;
+    Info.FormatDiagnostic(Msg);
+    if (Info.hasSourceManager() && Info.getLocation().isValid()) {
+      const SourceManager &SM = Info.getSourceManager();
+      PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(Info.getLocation()));
+      if (PL.isValid())
+        First = llvm::sys::path::filename(PL.getFilename()).str() + ":" +
+                std::to_string(PL.getLine()) + ":" +
+                std::to_string(PL.getColumn()) + ": ";
+    }
+    First += Msg.str().str();
+  }
+};
+
+// GNU mode: what GCC accepts and Clang's own headers refuse, chiefly C11
+// atomics on plain (non-_Atomic) objects, which GCC's <stdatomic.h> maps to
+// the __atomic builtins: -std=gnu*, and GCC's header directory first.
+std::vector<std::string> gnuMode(const std::vector<std::string> &Args) {
+  std::vector<std::string> Out;
+  for (std::string A : Args) {
+    llvm::StringRef R(A);
+    if (R.consume_front("-std=c++"))
+      A = "-std=gnu++" + R.str();
+    else if (R.consume_front("-std=c"))
+      A = "-std=gnu" + R.str();
+    Out.push_back(A);
+  }
+  // After the compiler name: before the command's own -I would change what
+  // a project header shadows, so right before the file instead.
+  Out.insert(Out.end() - 1, {"-isystem", TW_GCC_INCLUDE_DIR});
+  return Out;
+}
+
+// One compile command of a file, as a database of its own.
+class OneCommand : public tooling::CompilationDatabase {
+public:
+  explicit OneCommand(tooling::CompileCommand C) : C(std::move(C)) {}
+  std::vector<tooling::CompileCommand>
+  getCompileCommands(llvm::StringRef) const override {
+    return {C};
+  }
+
+private:
+  tooling::CompileCommand C;
+};
+
+// Parses File with DB's commands into Index, then once more in GNU mode;
+// false (and the first error in First) if neither parses.
+bool parseWithRetry(const tooling::CompilationDatabase &DB,
+                    const std::string &File, const RewriteOptions &Opts,
+                    SourceIndex &Index, std::string &First,
+                    llvm::raw_ostream &Err) {
+  // Builtin headers from the installed clang, not next to this binary; a
+  // compile command written for GCC may carry flags clang does not know,
+  // and warnings the project makes errors are not errors here.
+  std::vector<std::string> Extra = {"-resource-dir=" + Opts.ResourceDir,
+                                    "-Wno-unknown-warning-option",
+                                    "-Wno-ignored-optimization-argument",
+                                    "-Wno-unused-command-line-argument",
+                                    "-Wno-error", "-fno-caret-diagnostics"};
+  for (int Attempt = 0; Attempt < 2; ++Attempt) {
+    SourceIndex One;
+    FirstError Diags;
+    tooling::ClangTool Tool(DB, {File});
+    Tool.setDiagnosticConsumer(&Diags); // one line per file, below
+    Tool.setPrintErrorMessage(false);
+    Tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
+        Extra, tooling::ArgumentInsertPosition::END));
+    if (Attempt == 1)
+      Tool.appendArgumentsAdjuster(
+          [](const tooling::CommandLineArguments &Args, llvm::StringRef) {
+            return gnuMode(Args);
+          });
+    if (Tool.run(makeIndexActionFactory(One).get()) == 0) {
+      Index.merge(One);
+      if (Attempt == 1)
+        Err << "tierwise-rewrite: note: " << File
+            << " parsed in GNU mode (-std=gnu*, GCC's headers) after: "
+            << First << "\n";
+      return true;
+    }
+    if (First.empty())
+      First = Diags.First.empty() ? "the parser failed" : Diags.First;
+  }
+  return false;
+}
+
+// The -D/-U flags of a command that not every other command has.
+std::string ownDefines(const tooling::CompileCommand &C,
+                       const std::vector<tooling::CompileCommand> &All) {
+  auto Defines = [](const tooling::CompileCommand &X) {
+    std::set<std::string> Out;
+    for (size_t I = 0; I < X.CommandLine.size(); ++I) {
+      llvm::StringRef A = X.CommandLine[I];
+      if ((A == "-D" || A == "-U") && I + 1 < X.CommandLine.size())
+        Out.insert(A.str() + X.CommandLine[++I]);
+      else if (A.starts_with("-D") || A.starts_with("-U"))
+        Out.insert(A.str());
+    }
+    return Out;
+  };
+  std::set<std::string> Mine = Defines(C), Common = Mine;
+  for (const tooling::CompileCommand &O : All) {
+    std::set<std::string> D = Defines(O), Keep;
+    for (const std::string &X : Common)
+      if (D.count(X))
+        Keep.insert(X);
+    Common = Keep;
+  }
+  std::string Out;
+  for (const std::string &X : Mine)
+    if (!Common.count(X))
+      Out += (Out.empty() ? "" : " ") + X;
+  return Out.empty() ? "no -D of its own" : Out;
+}
+
 } // namespace
+
+bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
+               const RewriteOptions &Opts, SourceIndex &Index,
+               llvm::raw_ostream &Err) {
+  std::string First;
+  // Looked up as ClangTool does: by absolute path.
+  std::string Abs = File;
+  if (auto A = tooling::getAbsolutePath(*llvm::vfs::getRealFileSystem(), File))
+    Abs = *A;
+  std::vector<tooling::CompileCommand> Cmds = DB.getCompileCommands(Abs);
+  bool OK = true;
+  if (Cmds.size() < 2) {
+    OK = parseWithRetry(DB, File, Opts, Index, First, Err);
+  } else {
+    // Several configurations: each parsed on its own, the allocations
+    // each sees compared, all of them kept.
+    std::vector<std::set<std::string>> Seen;
+    for (const tooling::CompileCommand &C : Cmds) {
+      SourceIndex One;
+      if (!parseWithRetry(OneCommand(C), File, Opts, One, First, Err)) {
+        OK = false;
+        break;
+      }
+      std::set<std::string> Keys;
+      for (const AllocExpr &A : One.Allocs)
+        Keys.insert(llvm::sys::path::filename(A.File).str() + ":" +
+                    std::to_string(A.Line) + " (" + A.Callee + ")");
+      Seen.push_back(std::move(Keys));
+      Index.merge(One);
+    }
+    for (size_t I = 0; OK && I < Cmds.size(); ++I) {
+      std::string Only;
+      unsigned N = 0;
+      for (const std::string &K : Seen[I]) {
+        bool Everywhere = true;
+        for (const auto &S : Seen)
+          Everywhere = Everywhere && S.count(K);
+        if (!Everywhere && N++ < 4)
+          Only += (Only.empty() ? "" : ", ") + K;
+      }
+      if (N)
+        Err << "tierwise-rewrite: note: " << File << ": its " << Cmds.size()
+            << " compile commands disagree: the one with "
+            << ownDefines(Cmds[I], Cmds) << " alone has the allocations at "
+            << Only << (N > 4 ? " and more" : "")
+            << " (a site there is rewritten for every configuration)\n";
+    }
+  }
+  if (OK)
+    return true;
+  llvm::SmallString<256> Real;
+  std::string Key =
+      llvm::sys::fs::real_path(File, Real) ? File : Real.str().str();
+  Index.ParseErrors[Key] = First;
+  Err << "tierwise-rewrite: error: " << File
+      << " does not parse, also in GNU mode: " << First
+      << " (its sites are listed as not rewritten)\n";
+  return false;
+}
 
 int runRewrite(const RewriteOptions &Opts,
                const tooling::CompilationDatabase &DB,
@@ -78,19 +261,10 @@ int runRewrite(const RewriteOptions &Opts,
     }
 
   SourceIndex Index;
-  tooling::ClangTool Tool(DB, Files);
-  // Builtin headers from the installed clang, not next to this binary; a
-  // compile command written for GCC may carry flags clang does not know.
-  std::vector<std::string> Extra = {"-resource-dir=" + Opts.ResourceDir,
-                                    "-Wno-unknown-warning-option",
-                                    "-Wno-ignored-optimization-argument",
-                                    "-Wno-unused-command-line-argument"};
-  Tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
-      Extra, tooling::ArgumentInsertPosition::END));
-  int Parse = Tool.run(makeIndexActionFactory(Index).get());
-  if (Parse != 0)
-    Err << "tierwise-rewrite: warning: some files failed to parse (errors "
-           "above); their sites may be reported as not found\n";
+  unsigned Failures = 0;
+  for (const std::string &File : Files)
+    if (!indexFile(DB, File, Opts, Index, Err))
+      ++Failures;
 
   Outcome R = resolve(*P, Index);
 
@@ -137,7 +311,7 @@ int runRewrite(const RewriteOptions &Opts,
     Err << "tierwise-rewrite: not rewritten: " << Pr << "\n";
   Err << "tierwise-rewrite: " << R.Rewritten << " of " << R.Placed
       << " placed sites rewritten in " << ByFile.size() << " files\n";
-  return (R.Rewritten == R.Placed && Parse == 0) ? 0 : 1;
+  return (R.Rewritten == R.Placed && Failures == 0) ? 0 : 1;
 }
 
 } // namespace tierwise

@@ -20,6 +20,15 @@ struct RewriteOptions {
   std::string ResourceDir; ///< clang's builtin headers
 };
 
+class SourceIndex;
+
+/// Parses \p File with each of its compile commands into \p Index; on an
+/// error tries again in GNU mode (Rewrite.cpp), and failing that records
+/// the first error in Index.ParseErrors and returns false.
+bool indexFile(const clang::tooling::CompilationDatabase &DB,
+               const std::string &File, const RewriteOptions &Opts,
+               SourceIndex &Index, llvm::raw_ostream &Err);
+
 int runRewrite(const RewriteOptions &Opts,
                const clang::tooling::CompilationDatabase &DB,
                const std::vector<std::string> &Files, llvm::raw_ostream &Out,

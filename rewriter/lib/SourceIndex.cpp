@@ -10,6 +10,8 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Lex/MacroInfo.h"
+#include "clang/Lex/Preprocessor.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -51,6 +53,51 @@ void SourceIndex::addFunction(FunctionFact F) {
                   std::to_string(F.End) + ":" + F.Name)
           .second)
     Functions.push_back(std::move(F));
+}
+
+void SourceIndex::addWrapperDecl(const WrapperFact &W,
+                                 const WrapperFact::Decl &D, bool Definition) {
+  auto [It, New] = Wrappers.try_emplace(W.Key);
+  WrapperFact &X = It->second;
+  if (New || (Definition && X.File.empty())) {
+    std::vector<WrapperFact::Decl> Decls = std::move(X.Decls);
+    std::string Problem = X.Problem;
+    X = W;
+    X.Decls = std::move(Decls);
+    if (X.Problem.empty())
+      X.Problem = Problem;
+    if (!Definition)
+      X.File.clear();
+  } else if (X.Problem.empty() && !W.Problem.empty()) {
+    X.Problem = W.Problem;
+  }
+  for (const WrapperFact::Decl &E : X.Decls)
+    if (E.File == D.File && E.ParamsBegin == D.ParamsBegin)
+      return;
+  X.Decls.push_back(D);
+}
+
+void SourceIndex::addCallSite(CallSiteFact C) {
+  if (CallSiteKeys
+          .insert(C.File + ":" + std::to_string(C.Line) + ":" +
+                  std::to_string(C.Col) + "@" + C.CalleeKey)
+          .second)
+    CallSites.push_back(std::move(C));
+}
+
+void SourceIndex::merge(const SourceIndex &O) {
+  for (const AllocExpr &A : O.Allocs)
+    addAlloc(A);
+  for (const CallFact &C : O.Calls)
+    addCall(C);
+  for (const FunctionFact &F : O.Functions)
+    addFunction(F);
+  for (const auto &[K, W] : O.Wrappers)
+    for (const WrapperFact::Decl &D : W.Decls)
+      addWrapperDecl(W, D, D.Definition);
+  for (const CallSiteFact &C : O.CallSites)
+    addCallSite(C);
+  Files.insert(O.Files.begin(), O.Files.end());
 }
 
 const FunctionFact *SourceIndex::functionAt(const std::string &File,
@@ -111,13 +158,31 @@ namespace {
 
 class Collector : public RecursiveASTVisitor<Collector> {
 public:
-  Collector(ASTContext &Ctx, SourceIndex &Index)
-      : Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()),
+  Collector(ASTContext &Ctx, Preprocessor &PP, SourceIndex &Index)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()), PP(PP),
         Index(Index) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
 
+  // The enclosing function of each expression (null inside a lambda).
+  bool TraverseDecl(Decl *D) {
+    auto *FD = dyn_cast_or_null<FunctionDecl>(D);
+    if (FD)
+      Enclosing.push_back(FD);
+    bool R = RecursiveASTVisitor::TraverseDecl(D);
+    if (FD)
+      Enclosing.pop_back();
+    return R;
+  }
+  bool TraverseLambdaExpr(LambdaExpr *L) {
+    Enclosing.push_back(nullptr);
+    bool R = RecursiveASTVisitor::TraverseLambdaExpr(L);
+    Enclosing.pop_back();
+    return R;
+  }
+
   bool VisitFunctionDecl(FunctionDecl *FD) {
+    addWrapperDecl(FD);
     if (!FD->doesThisDeclarationHaveABody())
       return true;
     addFunction(FD->getSourceRange(), baseFunctionName(FD->getNameAsString()),
@@ -131,10 +196,19 @@ public:
   }
 
   bool VisitCXXConstructExpr(CXXConstructExpr *CE) {
-    if (CE->getConstructor())
-      addCall(CE->getBeginLoc(),
-              CE->getConstructor()->getParent()->getQualifiedNameAsString() +
-                  " constructor");
+    const CXXConstructorDecl *Ctor = CE->getConstructor();
+    if (!Ctor)
+      return true;
+    addCall(CE->getBeginLoc(),
+            Ctor->getParent()->getQualifiedNameAsString() + " constructor",
+            false);
+    SourceRange Parens = CE->getParenOrBraceRange();
+    addCallSite(CE->getSourceRange(), Ctor, CE->arguments(), SourceLocation(),
+                Parens.isValid() ? Lexer::getLocForEndOfToken(
+                                       Parens.getBegin(), 0, SM, LO)
+                                 : SourceLocation(),
+                Parens.getEnd(),
+                "it is constructed without parentheses to add an argument to");
     return true;
   }
 
@@ -143,7 +217,24 @@ public:
     llvm::StringRef Alloc = allocFunction(FD);
     if (Alloc.empty()) {
       addCall(CE->getBeginLoc(),
-              FD ? FD->getQualifiedNameAsString() : "(indirect call)");
+              FD ? FD->getQualifiedNameAsString() : "(indirect call)",
+              isCLibrary(FD));
+      if (FD && !isa<CXXOperatorCallExpr>(CE)) {
+        // The callee's name (C calls of a wrapper are renamed) and its '('.
+        SourceLocation Name, LParen;
+        const Expr *Callee = CE->getCallee()->IgnoreParenImpCasts();
+        if (const auto *Ref = dyn_cast<DeclRefExpr>(Callee))
+          Name = Ref->getLocation();
+        else if (const auto *M = dyn_cast<MemberExpr>(Callee))
+          Name = M->getMemberLoc();
+        if (Name.isValid())
+          if (std::optional<Token> P = Lexer::findNextToken(
+                  SM.getSpellingLoc(Name), SM, LO);
+              P && P->is(tok::l_paren))
+            LParen = P->getEndLoc();
+        addCallSite(CE->getSourceRange(), FD, CE->arguments(), Name, LParen,
+                    CE->getRParenLoc(), "");
+      }
       return true;
     }
     AllocExpr A;
@@ -182,6 +273,8 @@ public:
     A.Edits.push_back({File, SM.getFileOffset(Paren->getEndLoc()), 0,
                        Head ? "@ENUM@, @DRAM@" : "@ENUM@, "});
     setEditKey(A, Begin);
+    if (!A.Macro.empty())
+      expandUse(Ref->getBeginLoc(), A);
     finish(A, "");
     return true;
   }
@@ -223,6 +316,8 @@ public:
                        SM.getFileOffset(NewLoc) + Tok.getLength(), 0,
                        " (@TAG@)"});
     setEditKey(A, NewLoc);
+    if (!A.Macro.empty() && Problem.empty())
+      expandUse(NE->getBeginLoc(), A);
     finish(A, Problem);
     return true;
   }
@@ -231,8 +326,259 @@ private:
   ASTContext &Ctx;
   SourceManager &SM;
   const LangOptions &LO;
+  Preprocessor &PP;
   SourceIndex &Index;
   std::map<FileID, std::string> Paths;
+  std::vector<const FunctionDecl *> Enclosing;
+
+  unsigned offset(SourceLocation L) { return SM.getFileOffset(L); }
+  unsigned endOffset(SourceLocation L) {
+    return SM.getFileOffset(Lexer::getLocForEndOfToken(L, 0, SM, LO));
+  }
+
+  // A function declared by the C library (or a compiler builtin): an
+  // allocation inside it is libc's own, whose frames a site never has.
+  bool isCLibrary(const FunctionDecl *FD) {
+    if (!FD || !FD->getDeclContext()->getRedeclContext()->isTranslationUnit())
+      return false;
+    if (FD->getBuiltinID())
+      return true;
+    SourceLocation L = SM.getExpansionLoc(FD->getCanonicalDecl()->getLocation());
+    return L.isValid() && SM.isInSystemHeader(L);
+  }
+
+  // The declaration that names a function across translation units and
+  // template instantiations: the pattern's first declaration.
+  const FunctionDecl *patternOf(const FunctionDecl *FD) {
+    if (const FunctionDecl *P = FD->getTemplateInstantiationPattern())
+      FD = P;
+    return FD->getCanonicalDecl();
+  }
+  std::string functionKey(const FunctionDecl *FD) {
+    SourceLocation L = SM.getExpansionLoc(patternOf(FD)->getLocation());
+    if (!userLoc(L))
+      return "";
+    return pathOf(SM.getFileID(L)) + ":" + std::to_string(offset(L));
+  }
+
+  // A user function's declaration: where a tier parameter would go; its
+  // definition: what a `_tier` variant copies (C).
+  void addWrapperDecl(FunctionDecl *FD) {
+    if (FD->isTemplateInstantiation() || FD->isImplicit())
+      return;
+    std::string Key = functionKey(FD);
+    if (Key.empty())
+      return;
+    bool Def = FD->doesThisDeclarationHaveABody();
+    WrapperFact W;
+    W.Key = Key;
+    W.Name = FD->getNameAsString();
+    W.Constructor = isa<CXXConstructorDecl>(FD);
+    W.QualifiedName = FD->getQualifiedNameAsString();
+    if (const auto *M = dyn_cast<CXXMethodDecl>(FD)) // not pvector::pvector<T>
+      W.QualifiedName = M->getParent()->getQualifiedNameAsString() +
+                        "::" + M->getParent()->getNameAsString();
+    if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && !W.Constructor)
+      W.QualifiedName = M->getParent()->getQualifiedNameAsString() +
+                        "::" + FD->getNameAsString();
+    W.CPlusPlus = LO.CPlusPlus;
+    W.NumParams = FD->getNumParams();
+    W.VoidReturn = FD->getReturnType()->isVoidType();
+    for (const ParmVarDecl *P : FD->parameters()) {
+      W.ParamNames.push_back(P->getNameAsString());
+      if (P->isParameterPack())
+        W.Problem = "it takes a parameter pack";
+      else if (!LO.CPlusPlus && P->getName().empty())
+        W.Problem = "a parameter has no name";
+    }
+    const auto *MD = dyn_cast<CXXMethodDecl>(FD);
+    if (FD->isVariadic())
+      W.Problem = "it is variadic";
+    else if (MD && MD->isVirtual())
+      W.Problem = "it is virtual (every override would need the parameter)";
+    else if (FD->isMain())
+      W.Problem = "it is main";
+    else if (FD->isOverloadedOperator())
+      W.Problem = "it is an operator";
+    else if (!LO.CPlusPlus && !FD->hasWrittenPrototype())
+      W.Problem = "it has no prototype";
+    WrapperFact::Decl D;
+    FunctionTypeLoc FTL = FD->getFunctionTypeLoc();
+    SourceLocation Begin = FD->getBeginLoc(), Name = FD->getLocation();
+    SourceLocation End = FD->getEndLoc();
+    if (!FTL || !Begin.isFileID() || !Name.isFileID() || !End.isFileID() ||
+        !FTL.getLParenLoc().isFileID() || !FTL.getRParenLoc().isFileID()) {
+      if (W.Problem.empty())
+        W.Problem = "its declaration is written by a macro";
+    } else {
+      D.File = pathOf(SM.getFileID(Name));
+      D.Begin = offset(Begin);
+      D.End = endOffset(End);
+      D.NameOffset = offset(Name);
+      D.ParamsBegin = offset(FTL.getLParenLoc()) + 1;
+      D.ParamsEnd = offset(FTL.getRParenLoc());
+      D.First = FD->isFirstDecl();
+      D.Definition = Def;
+      llvm::StringRef Buf = SM.getBufferData(SM.getFileID(Name));
+      D.VoidList =
+          FD->getNumParams() == 0 &&
+          Buf.slice(D.ParamsBegin, D.ParamsEnd).trim() == "void";
+      if (!LO.CPlusPlus)
+        D.Text = Buf.slice(D.Begin, D.End).str();
+      if (Def) {
+        W.File = D.File;
+        W.Line = SM.getSpellingLineNumber(Name);
+        W.DefBegin = D.Begin;
+        W.DefEnd = D.End;
+        W.DefText = D.Text;
+        W.NameOffset = D.NameOffset;
+        W.NameLength = Lexer::MeasureTokenLength(Name, SM, LO);
+        if (const Stmt *Body = FD->getBody())
+          W.BodyBegin = offset(Body->getBeginLoc());
+      }
+    }
+    Index.addWrapperDecl(W, D, Def);
+  }
+
+  // A call of a user function: where a tier argument would go.
+  template <typename Args>
+  void addCallSite(SourceRange R, const FunctionDecl *Callee, Args Arguments,
+                   SourceLocation Name, SourceLocation ArgsBegin,
+                   SourceLocation ArgsEnd, const char *NoParens) {
+    std::string Key = functionKey(Callee);
+    SourceLocation B = SM.getExpansionLoc(R.getBegin());
+    if (Key.empty() || !userLoc(B))
+      return;
+    CallSiteFact C;
+    C.File = pathOf(SM.getFileID(B));
+    C.Line = SM.getExpansionLineNumber(B);
+    C.Col = SM.getExpansionColumnNumber(B);
+    SourceLocation E = SM.getExpansionRange(R.getEnd()).getEnd();
+    C.EndCol =
+        SM.getExpansionLineNumber(E) == C.Line
+            ? SM.getExpansionColumnNumber(E) +
+                  Lexer::MeasureTokenLength(E, SM, LO)
+            : ~0u;
+    C.CalleeKey = Key;
+    for (const Expr *A : Arguments)
+      if (!isa<CXXDefaultArgExpr>(A))
+        ++C.WrittenArgs;
+    if (ArgsEnd.isInvalid() || ArgsBegin.isInvalid())
+      C.Problem = *NoParens ? NoParens : "cannot find its parentheses";
+    else if (!ArgsEnd.isFileID() || !ArgsBegin.isFileID() ||
+             (Name.isValid() && !Name.isFileID()))
+      C.Problem = "the call is written inside a macro";
+    else {
+      C.ArgsBegin = offset(ArgsBegin);
+      C.ArgsEnd = offset(ArgsEnd);
+      if (Name.isValid()) {
+        C.NameOffset = offset(Name);
+        C.NameLength = Lexer::MeasureTokenLength(Name, SM, LO);
+      }
+    }
+    Index.addCallSite(std::move(C));
+  }
+
+  // An allocation spelled in a macro body: the use of the macro, expanded
+  // with the allocation rewritten, as one edit over the use (the other uses
+  // keep the macro). The body's tokens come from the macro's definition,
+  // its parameters replaced by the use's argument text.
+  void expandUse(SourceLocation Loc, AllocExpr &A) {
+    auto Fail = [&](std::string Why) { A.UseProblem = std::move(Why); };
+    SourceLocation L = Loc;
+    while (L.isMacroID() && SM.isMacroArgExpansion(L))
+      L = SM.getImmediateSpellingLoc(L);
+    if (!L.isMacroID())
+      return;
+    CharSourceRange Use = SM.getImmediateExpansionRange(L);
+    SourceLocation UB = Use.getBegin(), UE = Use.getEnd();
+    if (UB.isMacroID() && SM.isMacroArgExpansion(UB))
+      UB = SM.getSpellingLoc(UB);
+    if (UE.isMacroID() && SM.isMacroArgExpansion(UE))
+      UE = SM.getSpellingLoc(UE);
+    if (!UB.isFileID() || !UE.isFileID() || SM.getFileID(UB) != SM.getFileID(UE))
+      return Fail("its use is inside another macro's body");
+    IdentifierInfo *II = PP.getIdentifierInfo(A.Macro);
+    const MacroInfo *MI = PP.getMacroDefinitionAtLoc(II, UB).getMacroInfo();
+    if (!MI)
+      return Fail("cannot find the definition of " + A.Macro);
+    // The use's arguments, split at top-level commas.
+    std::vector<std::string> Args;
+    unsigned UseBegin = offset(UB), UseEnd = endOffset(UE);
+    llvm::StringRef Buf = SM.getBufferData(SM.getFileID(UB));
+    if (MI->isFunctionLike()) {
+      Lexer Lex(SM.getLocForStartOfFile(SM.getFileID(UB)), LO, Buf.begin(),
+                Buf.begin() + UseBegin, Buf.end());
+      Token T;
+      Lex.LexFromRawLexer(T); // the macro name
+      Lex.LexFromRawLexer(T);
+      if (!T.is(tok::l_paren))
+        return Fail("cannot find the arguments of " + A.Macro);
+      int Depth = 0;
+      unsigned ArgBegin = ~0u, ArgEnd = 0;
+      for (;;) {
+        Lex.LexFromRawLexer(T);
+        if (T.is(tok::eof) || offset(T.getLocation()) >= UseEnd)
+          return Fail("cannot find the arguments of " + A.Macro);
+        bool Close = T.is(tok::r_paren) && Depth == 0;
+        if ((T.is(tok::comma) && Depth == 0 &&
+             !(MI->isVariadic() && Args.size() + 1 >= MI->getNumParams())) ||
+            Close) {
+          Args.push_back(ArgBegin == ~0u ? ""
+                                         : Buf.slice(ArgBegin, ArgEnd).str());
+          ArgBegin = ~0u;
+          if (Close)
+            break;
+          continue;
+        }
+        if (T.isOneOf(tok::l_paren, tok::l_square, tok::l_brace))
+          ++Depth;
+        else if (T.isOneOf(tok::r_paren, tok::r_square, tok::r_brace))
+          --Depth;
+        unsigned O = offset(T.getLocation());
+        if (ArgBegin == ~0u)
+          ArgBegin = O;
+        ArgEnd = O + T.getLength();
+      }
+      if (Args.size() == 1 && Args[0].empty() && MI->getNumParams() == 0)
+        Args.clear();
+      if (Args.size() != MI->getNumParams())
+        return Fail("cannot match the arguments of " + A.Macro);
+    }
+    // The body with the allocation's edits and the arguments.
+    std::string Text;
+    size_t Applied = 0;
+    unsigned SkipUntil = 0; // the rest of an edit over several tokens
+    for (const Token &T : MI->tokens()) {
+      if (T.isOneOf(tok::hash, tok::hashhash))
+        return Fail(A.Macro + " uses # or ##");
+      if (offset(T.getLocation()) < SkipUntil)
+        continue;
+      if (!Text.empty() && (T.hasLeadingSpace() || T.isAtStartOfLine()))
+        Text += ' ';
+      if (const IdentifierInfo *TI = T.getIdentifierInfo()) {
+        int P = MI->getParameterNum(TI);
+        if (P >= 0) {
+          Text += Args[P];
+          continue;
+        }
+      }
+      unsigned O = offset(T.getLocation()), N = T.getLength();
+      std::string Spelled = Lexer::getSpelling(T, SM, LO);
+      std::string After;
+      for (const EditTemplate &E : A.Edits) {
+        if (E.Offset == O && E.Length >= N) // std::malloc: 3 tokens
+          Spelled = E.Text, ++Applied, SkipUntil = O + E.Length;
+        else if (E.Offset == O + N && E.Length == 0)
+          After += E.Text, ++Applied;
+      }
+      Text += Spelled + After;
+    }
+    if (Applied != A.Edits.size())
+      return Fail("its edit spans several tokens of " + A.Macro + "'s body");
+    A.UseEdits.push_back({pathOf(SM.getFileID(UB)), UseBegin,
+                          UseEnd - UseBegin, "/* " + A.Macro + " */ " + Text});
+  }
 
   std::string pathOf(FileID FID) {
     auto It = Paths.find(FID);
@@ -255,11 +601,11 @@ private:
            SM.getFileEntryRefForID(SM.getFileID(Exp));
   }
 
-  void addCall(SourceLocation Loc, std::string Callee) {
+  void addCall(SourceLocation Loc, std::string Callee, bool CLibrary) {
     SourceLocation Exp = SM.getExpansionLoc(Loc);
     if (userLoc(Exp))
       Index.addCall({pathOf(SM.getFileID(Exp)), SM.getExpansionLineNumber(Exp),
-                     std::move(Callee)});
+                     std::move(Callee), CLibrary});
   }
 
   void addFunction(SourceRange R, std::string Name, std::string Qualified) {
@@ -285,6 +631,11 @@ private:
     A.EndCol =
         SM.getExpansionColumnNumber(E) + Lexer::MeasureTokenLength(E, SM, LO);
     A.Callee = std::move(Callee);
+    for (auto It = Enclosing.rbegin(); It != Enclosing.rend(); ++It) {
+      if (*It)
+        A.FunctionKey = functionKey(*It);
+      break;
+    }
     if (R.getBegin().isFileID() || SM.isMacroArgExpansion(R.getBegin())) {
       SourceLocation SB = SM.getSpellingLoc(R.getBegin());
       SourceLocation SE = SM.getSpellingLoc(R.getEnd());
@@ -339,21 +690,22 @@ private:
 
 class IndexConsumer : public ASTConsumer {
 public:
-  explicit IndexConsumer(SourceIndex &Index) : Index(Index) {}
+  IndexConsumer(Preprocessor &PP, SourceIndex &Index) : PP(PP), Index(Index) {}
   void HandleTranslationUnit(ASTContext &Ctx) override {
-    Collector(Ctx, Index).TraverseDecl(Ctx.getTranslationUnitDecl());
+    Collector(Ctx, PP, Index).TraverseDecl(Ctx.getTranslationUnitDecl());
   }
 
 private:
+  Preprocessor &PP;
   SourceIndex &Index;
 };
 
 class IndexAction : public ASTFrontendAction {
 public:
   explicit IndexAction(SourceIndex &Index) : Index(Index) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI,
                                                  llvm::StringRef) override {
-    return std::make_unique<IndexConsumer>(Index);
+    return std::make_unique<IndexConsumer>(CI.getPreprocessor(), Index);
   }
 
 private:

@@ -41,6 +41,55 @@ struct AllocExpr {
   std::string Problem;       ///< non-empty: why it cannot be rewritten
   std::string HeadProblem;   ///< non-empty: why it has no DRAM-head form
   std::string where() const; ///< "file:line:col" (basename)
+  /// In a macro body: the use of the macro expanded with the allocation
+  /// rewritten (one edit over the use; same holes), or why it cannot be.
+  std::vector<EditTemplate> UseEdits;
+  std::string UseProblem;
+  /// WrapperFact::Key of the function whose body holds it ("" in a lambda
+  /// or at file scope).
+  std::string FunctionKey;
+};
+
+/// A user function definition that a placement may turn into a wrapper
+/// with a tier parameter (Resolver.cpp, wrapper refactoring).
+struct WrapperFact {
+  std::string Key; ///< canonical declaration: "realpath:offset"
+  std::string Name, QualifiedName;
+  std::string File; ///< of the definition
+  unsigned Line = 0;
+  bool CPlusPlus = false, Constructor = false;
+  std::string Problem; ///< why it cannot gain a tier parameter
+  unsigned NumParams = 0;
+  std::vector<std::string> ParamNames;
+  bool VoidReturn = false;
+  unsigned DefBegin = 0, DefEnd = 0; ///< the definition's text
+  unsigned NameOffset = 0, NameLength = 0;
+  unsigned BodyBegin = 0; ///< its '{'
+  std::string DefText;    ///< [DefBegin, DefEnd) (C definitions)
+  /// Every declaration in user files, the definition included: where its
+  /// parameter list is (just after '(', and the ')').
+  struct Decl {
+    std::string File;
+    unsigned Begin = 0, End = 0; ///< the declaration (before its ';')
+    unsigned NameOffset = 0;
+    unsigned ParamsBegin = 0, ParamsEnd = 0;
+    bool First = false, Definition = false;
+    bool VoidList = false; ///< the parameter list is `(void)`
+    std::string Text;      ///< the declaration's text (C prototypes)
+  };
+  std::vector<Decl> Decls;
+};
+
+/// A call (or construction) of a user function, where a tier argument would
+/// be added.
+struct CallSiteFact {
+  std::string File;
+  unsigned Line = 0, Col = 0, EndCol = 0;
+  std::string CalleeKey;       ///< WrapperFact::Key
+  unsigned NameOffset = 0, NameLength = 0; ///< the callee's name (C calls)
+  unsigned ArgsBegin = 0, ArgsEnd = 0; ///< after '(' / '{', and its closer
+  unsigned WrittenArgs = 0;
+  std::string Problem; ///< why no argument can be added here
 };
 
 /// A call or construction that is not an allocation (for messages).
@@ -48,6 +97,7 @@ struct CallFact {
   std::string File;
   unsigned Line = 0;
   std::string Callee;
+  bool CLibrary = false; ///< a C library function (its allocations are libc's)
 };
 
 /// A function (or lambda) definition's line range.
@@ -63,11 +113,20 @@ public:
   std::vector<AllocExpr> Allocs;
   std::vector<CallFact> Calls;
   std::vector<FunctionFact> Functions;
+  std::map<std::string, WrapperFact> Wrappers; ///< by Key
+  std::vector<CallSiteFact> CallSites;
   std::set<std::string> Files; ///< real paths of user files seen
+  /// Files that failed to parse: real path -> the first error.
+  std::map<std::string, std::string> ParseErrors;
 
   void addAlloc(AllocExpr A);
   void addCall(CallFact C);
   void addFunction(FunctionFact F);
+  void addWrapperDecl(const WrapperFact &W, const WrapperFact::Decl &D,
+                      bool Definition);
+  void addCallSite(CallSiteFact C);
+  /// Adds every fact of \p Other (a translation unit indexed on its own).
+  void merge(const SourceIndex &Other);
 
   /// The innermost function whose definition spans File:Line, or null.
   const FunctionFact *functionAt(const std::string &File, unsigned Line) const;
@@ -77,7 +136,7 @@ public:
 
 private:
   std::map<std::string, size_t> AllocKeys;
-  std::set<std::string> CallKeys, FunctionKeys;
+  std::set<std::string> CallKeys, FunctionKeys, CallSiteKeys;
 };
 
 /// A FrontendActionFactory whose actions fill \p Index.

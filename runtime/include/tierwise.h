@@ -141,10 +141,19 @@ namespace tw {
 struct tier_tag {
   tw_tier tier;
 };
-inline constexpr tier_tag dram{TW_TIER_DRAM};
-inline constexpr tier_tag pmem{TW_TIER_PMEM};
-inline constexpr tier_tag kmem{TW_TIER_KMEM};
-inline constexpr tier_tag hbw{TW_TIER_HBW};
+/* C++17 inline variables are one object in the whole program; before C++17
+ * a namespace-scope constexpr has internal linkage (one copy per translation
+ * unit, equal values), which placement new only passes by value. */
+#if __cplusplus >= 201703L
+#define TW_TAG_LINKAGE_ inline
+#else
+#define TW_TAG_LINKAGE_
+#endif
+TW_TAG_LINKAGE_ constexpr tier_tag dram{TW_TIER_DRAM};
+TW_TAG_LINKAGE_ constexpr tier_tag pmem{TW_TIER_PMEM};
+TW_TAG_LINKAGE_ constexpr tier_tag kmem{TW_TIER_KMEM};
+TW_TAG_LINKAGE_ constexpr tier_tag hbw{TW_TIER_HBW};
+#undef TW_TAG_LINKAGE_
 } // namespace tw
 
 /* Release with plain delete / delete[]: libtierwise's free owns every tier. */

@@ -5,9 +5,13 @@
 scale. Runs are interleaved (tierwise, cachegrind, dhat, native, repeat) and
 the best of --repeat runs is kept; prints CPU seconds (user + system of the
 run, which stays meaningful on a loaded machine) and ratios side by side,
-then the same for wall-clock seconds.
+then the same for wall-clock seconds. With --baseline-lib DIR (the
+VALGRIND_LIB directory of another tierwise build, e.g. one before a change)
+that build runs in the same interleaving as `tw-base`, and tw/base is the
+cost of the change.
 
 usage: profiler_speed.py [--examples DIR] [--scale N] [--repeat N] [--llc-size B]
+                         [--baseline-lib DIR] [--no-dhat]
 """
 
 import argparse
@@ -42,6 +46,8 @@ def main():
     p.add_argument("--scale", type=int, default=16)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--llc-size", type=int, default=32 << 20)
+    p.add_argument("--baseline-lib", metavar="DIR", help="VALGRIND_LIB of a tierwise build to compare with")
+    p.add_argument("--no-dhat", action="store_true", help="leave DHAT out")
     p.add_argument("kernels", nargs="*", default=KERNELS)
     a = p.parse_args()
     tw_env = dict(os.environ, VALGRIND_LIB=str(BUILD / "lib" / "valgrind"))
@@ -64,10 +70,20 @@ def main():
         "dhat": (["valgrind", "-q", "--tool=dhat", "--dhat-out-file=/dev/null"], None),
         "native": ([], None),
     }
+    if a.no_dhat:
+        del tools["dhat"]
+    if a.baseline_lib:
+        tools["tw-base"] = (
+            tools["tierwise"][0],
+            dict(os.environ, VALGRIND_LIB=str(Path(a.baseline_lib).resolve())),
+        )
     head = (
         f"{'kernel':<18}"
         + "".join(f"{t:>12}" for t in tools)
-        + f"{'tw/cg':>8}{'tw/dhat':>9}{'tw/nat':>8}"
+        + f"{'tw/cg':>8}"
+        + ("" if a.no_dhat else f"{'tw/dhat':>9}")
+        + f"{'tw/nat':>8}"
+        + (f"{'tw/base':>8}" if a.baseline_lib else "")
     )
     rows = {"cpu": [], "wall": []}
     for k in a.kernels:
@@ -83,8 +99,10 @@ def main():
             rows[m].append(
                 f"{k + ' -g ' + str(a.scale):<18}"
                 + "".join(f"{b[t]:>11.2f}s" for t in tools)
-                + f"{b['tierwise'] / b['cachegrind']:>8.2f}{b['tierwise'] / b['dhat']:>9.2f}"
+                + f"{b['tierwise'] / b['cachegrind']:>8.2f}"
+                + ("" if a.no_dhat else f"{b['tierwise'] / b['dhat']:>9.2f}")
                 + f"{b['tierwise'] / b['native']:>8.1f}"
+                + (f"{b['tierwise'] / b['tw-base']:>8.3f}" if a.baseline_lib else "")
             )
         print(rows["cpu"][-1], "(cpu)", flush=True)
     shutil.rmtree(tmp, ignore_errors=True)

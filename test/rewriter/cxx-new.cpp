@@ -12,8 +12,9 @@
 #include <cstdlib>
 #include <new>
 #include <vector>
-// CHECK: #include <vector>
+// CHECK: #include <new>
 // CHECK-NEXT: +#include <tierwise.h>
+// CHECK-NEXT: #include <vector>
 
 struct Node {
   int v;

@@ -7,7 +7,9 @@ their `stack` (module+offset frames, inline frames expanded, with columns)
 with llvm-symbolizer, so the tool can see through inlined wrappers and tell
 two allocations on one line apart. Modules are looked up in --binary paths,
 `modules[].path` of the placement, build/examples and the working directory;
-a module whose build-id differs from the placement's is not used."""
+a module whose build-id differs from the placement's is not used, and a user
+module (not a system library) that is not found stops the rewrite with one
+line saying why, before any site is reported."""
 
 import argparse
 import json
@@ -19,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tierwise import paths
+from tierwise import compiledb, paths
 from tierwise.cli import UserError
 
 SYMBOLIZER = ["llvm-symbolizer-19", "/usr/lib/llvm-19/bin/llvm-symbolizer", "llvm-symbolizer"]
@@ -33,7 +35,12 @@ def add_parser(sub):
         "placement puts outside the default tier into libtierwise calls "
         "(tw_malloc(TW_TIER_PMEM, n), new (tw::pmem) T[n]; a site with a DRAM "
         "head, dram_bytes N: tw_malloc_head(TW_TIER_PMEM, N, n) for malloc and "
-        "calloc only). Prints a unified "
+        "calloc only). A macro whose uses need different tiers is expanded at "
+        "each placed use; a wrapper (function, constructor) serving several tiers "
+        "gains a tier parameter that its placed callers pass. Stacks are "
+        "symbolized against the placement's modules[].path (or --binary); with "
+        "-p, a source compiled several times is parsed with the configuration "
+        "in the binary. Prints a unified "
         "diff; -i edits in place, -o writes the patch. Exit status 0: all "
         "placed sites rewritten, 1: some were not (listed), 2: bad arguments.",
     )
@@ -66,37 +73,58 @@ def _build_id(path):
     return m.group(1) if m else ""
 
 
-def find_modules(placement, binaries):
-    """module basename -> path, for the modules the placement's stacks name."""
+SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+
+
+def _is_system_library(mod, path):
+    """A shared library of the system (libgomp, libstdc++): its frames are
+    library code, not a user file, whether or not it is found."""
+    if path:
+        return str(path).startswith(SYSTEM_DIRS)
+    return bool(re.match(r"(lib|ld-).*\.so(\.|$)", mod))
+
+
+def find_modules(placement, binaries, placed_only=True):
+    """(module basename -> path, one line per user module not found) for the
+    modules the placement's stacks name. A module is looked up in --binary
+    paths, its placement `modules[].path`, build/examples and the working
+    directory, and used only if its build-id is the placement's."""
+    default = placement.get("default_tier", "dram")
     wanted = {
         f.split("+", 1)[0]
         for s in placement.get("sites", [])
+        if not placed_only or s.get("tier") != default
         for f in str(s.get("stack", "")).split(";")
         if "+" in f
     }
-    ids = {m.get("module"): m.get("build_id") for m in placement.get("modules", [])}
-    found = {}
+    recorded = {m.get("module"): m for m in placement.get("modules", [])}
+    found, missing = {}, []
     candidates = [Path(b) for b in binaries]
     candidates += [Path(m["path"]) for m in placement.get("modules", []) if m.get("path")]
     candidates += [paths.build_dir() / "examples", Path.cwd()]
     for mod in sorted(wanted):
-        paths_tried = set()
+        want = recorded.get(mod, {}).get("build_id")
+        why = []
+        tried = set()
         for c in candidates:
             path = (c / mod if c.is_dir() else c).resolve()
-            if path.name != mod or not path.is_file() or path in paths_tried:
+            if path.name != mod or not path.is_file() or path in tried:
                 continue
-            paths_tried.add(path)
-            want = ids.get(mod)
+            tried.add(path)
             if want and _build_id(path) != want:
-                print(
-                    f"tierwise rewrite: {path}: build-id differs from the placement's "
-                    f"module {mod}; not used",
-                    file=sys.stderr,
-                )
+                why.append(f"{path} has another build-id (rebuilt since profiling?)")
                 continue
             found[mod] = path
             break
-    return found
+        if mod in found:
+            continue
+        where = recorded.get(mod, {}).get("path", "")
+        if _is_system_library(mod, where):
+            continue
+        if not why:
+            why.append(f"no file at {where}" if where else "the placement records no path for it")
+        missing.append((mod, f"module {mod}: " + "; ".join(why)))
+    return found, missing
 
 
 def _symbolizer():
@@ -172,10 +200,41 @@ def run(args):
     placement_path = args.placement
     tmp = None
     if need:
-        modules = find_modules(placement, args.binary)
+        modules, missing = find_modules(placement, args.binary)
+        # A hand-written placement (modules[] does not name the module) whose
+        # sites all have a location can do without: one frame per site.
+        recorded = {m.get("module") for m in placement.get("modules", [])}
+        unlocated = {
+            f.split("+", 1)[0]
+            for s in need
+            if not s.get("location")
+            for f in str(s.get("stack", "")).split(";")
+        }
+        fatal = [why for mod, why in missing if mod in recorded or mod in unlocated]
+        if fatal:
+            raise UserError(
+                f"{args.placement}: cannot symbolize its stacks: {fatal[0]}"
+                + (f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else "")
+                + "; give --binary PATH (the profiled program or a directory with it)"
+            )
+        for mod, why in missing:
+            print(
+                f"tierwise rewrite: note: {why}, and the placement's modules[] does not "
+                f"name it: its sites are found by their `location` (--binary adds "
+                f"inline frames and columns)",
+                file=sys.stderr,
+            )
         n = symbolize(placement, modules) if modules else 0
+        if modules and not n:
+            raise UserError(
+                f"{args.placement}: no line information for its stacks in "
+                + ", ".join(str(p) for p in modules.values())
+                + ": rebuild with -g (the same build otherwise) and profile again"
+            )
         print(
-            f"tierwise rewrite: symbolized {n} of {len(need)} sites without frames", file=sys.stderr
+            f"tierwise rewrite: symbolized {n} of {len(need)} sites without frames "
+            f"({', '.join(str(p) for p in modules.values())})",
+            file=sys.stderr,
         )
         if n:
             tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
@@ -183,8 +242,17 @@ def run(args):
             tmp.close()
             placement_path = tmp.name
     cmd = [str(tool), "--placement", placement_path]
-    if args.build_path:
-        cmd += ["-p", args.build_path]
+    build_path = args.build_path
+    dbdir = None
+    if build_path and not extra:
+        # Sources compiled more than once: the configuration in the binary.
+        binaries = list(find_modules(placement, args.binary)[0].values())
+        dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
+        build_path, notes = compiledb.filtered_database(build_path, files, binaries, dbdir.name)
+        for n in notes:
+            print(f"tierwise rewrite: note: {n}", file=sys.stderr)
+    if build_path:
+        cmd += ["-p", build_path]
     if args.in_place:
         cmd.append("-i")
     if args.patch:
@@ -194,3 +262,5 @@ def run(args):
     finally:
         if tmp:
             os.unlink(tmp.name)
+        if dbdir:
+            dbdir.cleanup()

@@ -3,7 +3,9 @@
 three sites of mlp_kinds.c (sweep, gather, chase: the 64 MiB sites in
 allocation order) for sim-mlp.test.
 
-usage: mlp_check.py PROFILE_DIR MSHR
+and the 16 MiB site of its atomic adds.
+
+usage: mlp_check.py PROFILE_DIR MSHR STEPS
 Prints one line per check; exits 1 on any failure."""
 
 import sys
@@ -11,7 +13,7 @@ import sys
 from tierwise import cost, reader, tiers
 
 
-def main(path, mshr):
+def main(path, mshr, steps):
     p = reader.read_profile(path)
     s = p.sites[p.sites["bytes_allocated"] == 64 << 20].sort_index()
     if len(s) != 3:
@@ -66,8 +68,20 @@ def main(path, mshr):
         "with the constant mlp, gather and chase cost the same per miss (within 5%)",
         abs(flat[gather] / flat[chase] - 1) <= 0.05,
     )
+    # atomic adds: every one counted for its site, their misses fences
+    a = p.sites[p.sites["bytes_allocated"] == 16 << 20].iloc[0]
+    check(f"atomics: {int(a['atomics'])} = {steps // 4}", int(a["atomics"]) == steps // 4)
+    am = int(a["llc_load_misses"]) + int(a["llc_store_misses"])
+    check(
+        f"atomics: {am} misses, <= 1% overlapped", am > 0 and int(a["llc_overlapped_misses"]) <= 0.01 * am
+    )
+    base = cost.baseline_seconds(p.sites, m) - cost.baseline_seconds(p.sites.drop(columns="atomics"), m)
+    check(
+        f"atomics add {base * 1e9:.0f} ns = {steps // 4} x atomic_ns to the compute baseline",
+        abs(base * 1e9 - steps // 4 * m.atomic_ns) < 1,
+    )
     return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2])))
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))

@@ -9,8 +9,10 @@
 //           independent of each other);
 //   chase   N steps p = chase[p].next around a random cyclic permutation of
 //           the 1 Mi 64-byte nodes of `chase` (each address is the value of
-//           the previous, missing, load).
-// argv[1] (default 1048576) is N. Prints the three results.
+//           the previous, missing, load);
+// and N / 4 atomic adds to random longs of a 16 MiB array `counters` (locked
+// read-modify-writes: fences, whose misses overlap with nothing).
+// argv[1] (default 1048576) is N. Prints the results.
 #include "tierwise.h"
 
 #include <stdint.h>
@@ -49,6 +51,12 @@ do_gather(const uint64_t *x, const uint32_t *idx, size_t n) {
   return s;
 }
 
+__attribute__((noinline)) static void do_atomics(uint64_t *c, size_t nc,
+                                                 const uint32_t *idx, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    __atomic_fetch_add(&c[idx[i] % nc], 1, __ATOMIC_RELAXED);
+}
+
 __attribute__((noinline)) static uint64_t do_chase(const Node *c, size_t n) {
   uint64_t p = 0;
   for (size_t i = 0; i < n; i++)
@@ -64,7 +72,9 @@ int main(int argc, char **argv) {
   Node *chase = malloc(MIB64);
   uint32_t *idx = malloc(steps * sizeof *idx);
   uint32_t *perm = malloc(nodes * sizeof *perm);
-  if (!sweep || !gather || !chase || !idx || !perm)
+  size_t nc = ((size_t)16 << 20) / sizeof(uint64_t);
+  uint64_t *counters = calloc(nc, sizeof(uint64_t));
+  if (!sweep || !gather || !chase || !idx || !perm || !counters)
     return 1;
   memset(sweep, 1, MIB64);
   memset(gather, 2, MIB64);
@@ -86,8 +96,10 @@ int main(int argc, char **argv) {
   uint64_t a = do_sweep(sweep, nw);
   uint64_t b = do_gather(gather, idx, steps);
   uint64_t c = do_chase(chase, steps);
+  do_atomics(counters, nc, idx, steps / 4);
   TIERWISE_ROI_END();
-  printf("sweep %llx gather %llx chase %llx\n", (unsigned long long)a,
-         (unsigned long long)b, (unsigned long long)c);
+  printf("sweep %llx gather %llx chase %llx counter %llx\n",
+         (unsigned long long)a, (unsigned long long)b, (unsigned long long)c,
+         (unsigned long long)counters[idx[0] % nc]);
   return 0;
 }

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """End to end check of `tierwise rewrite` on one example kernel:
 
-    rewrite_e2e.py [--head] TIERWISE EXE ARGS... -- WORKDIR
+    rewrite_e2e.py [--head] [--advise=BUDGET] TIERWISE EXE ARGS... -- WORKDIR
 
 1. allocation census (`tierwise profile --backend alloc`); 2. a placement of
 the example's big sites (>= 16 KiB) in its sources, alternately pmem and dram, largest
@@ -16,10 +16,15 @@ build's compile commands plus `tierwise config --cflags --libs`; 5. the
 original runs with `tierwise run` (LD_PRELOAD) and the rebuilt one without
 LD_PRELOAD, both with a run report. Checks: the rebuilt program's checksum
 equals the unplaced run's, and for every placed (pmem) site the rebuilt
-report's bytes per tier (its sites symbolized and summed per innermost
-function and source line, lines mapped through the patch) equal the
+report's bytes per tier (its sites symbolized, inline frames expanded, and
+summed per innermost frame and caller frame: function without parameters,
+file, line, lines mapped through the patch) equal the
 LD_PRELOAD report's (for the head's site: its DRAM and pmem bytes, both
-non-zero). Prints `ok ...` lines, exits non-zero on a failure."""
+non-zero). With --advise=BUDGET the placement is instead the advisor's
+(`tierwise profile --backend sim`, `tierwise advise --dram-budget BUDGET`,
+every site with its tier), and at least 90% of its placed sites whose
+allocation is in the given files must be rewritten. Prints `ok ...` lines,
+exits non-zero on a failure."""
 
 import csv
 import difflib
@@ -52,15 +57,58 @@ def checksum(out):
     return m[1]
 
 
-def innermost(binary, stacks):
-    """stack -> (function, file basename, line) of its innermost frame."""
-    offs = {s: s.split(";")[0].split("+", 1)[1] for s in stacks}
-    out = run([SYMBOLIZER, "--output-style=JSON", "--obj", str(binary)] + sorted(set(offs.values())))
+def base_function(name):
+    """ns::f<T>(unsigned long) [clone .isra.0] -> ns::f<T>: a wrapper that
+    gained a tier parameter is still the same function, and so is a C
+    wrapper's f_tier variant (its body, with the tier passed in)."""
+    name = re.sub(r" (\[clone [^]]*\]|\(\.\w+\.\d+\))$", "", name or "")  # GCC clones
+    depth, end = 0, len(name)
+    for i in range(len(name) - 1, -1, -1):  # the trailing parameter list
+        if name[i] == ")":
+            depth += 1
+        elif name[i] == "(":
+            depth -= 1
+            if depth == 0:
+                end = i
+                break
+    name = name[:end] if name.endswith(")") or name.endswith("const") else name
+    # Unqualified, without a return type or template arguments: an inline
+    # frame is named "safe_malloc", the same function out of line
+    # "fwlike::safe_malloc" (it may stop being inlined once it takes a tier).
+    depth, start, cut = 0, 0, len(name)
+    for i, c in enumerate(name):
+        if c == "<":
+            depth += 1
+            cut = min(cut, i) if depth == 1 and i > start else cut
+        elif c == ">":
+            depth -= 1
+        elif depth == 0 and (c == " " or name.startswith("::", i)):
+            start, cut = i + (2 if c == ":" else 1), len(name)
+    name = name[start:cut]
+    return name[: -len("_tier")] if name.endswith("_tier") else name
+
+
+def frames_of(binary, stacks, depth=2):
+    """stack -> its first DEPTH symbolized frames (inline frames expanded),
+    each (function without parameters, file basename, line): a site is told
+    apart from the others that share its innermost line (a wrapper's) by
+    its caller's."""
+    mod = Path(binary).name  # frames of the program itself, not of libc
+    offs = {s: [f.split("+", 1)[1] for f in s.split(";") if f.startswith(mod + "+")] for s in stacks}
+    allo = sorted({o for os_ in offs.values() for o in os_})
+    out = run([SYMBOLIZER, "--output-style=JSON", "--obj", str(binary)] + allo)
     table = {}
     for e in json.loads(out.stdout or "[]"):
-        sym = (e.get("Symbol") or [{}])[0]
-        table[e["Address"]] = (sym.get("FunctionName"), Path(sym.get("FileName", "")).name, sym.get("Line"))
-    return {s: table.get(o) for s, o in offs.items()}
+        table[e["Address"]] = [
+            (base_function(y.get("FunctionName")), Path(y.get("FileName", "")).name, y.get("Line"))
+            for y in e.get("Symbol") or []
+            if y.get("Line")  # not _start: no line information
+        ]
+    res = {}
+    for s, os_ in offs.items():
+        fr = [f for o in os_ for f in table.get(o, [])]
+        res[s] = tuple(fr[:depth])
+    return res
 
 
 def line_map(old_dir, new_dir, names):
@@ -80,6 +128,9 @@ def line_map(old_dir, new_dir, names):
 def main(argv):
     head = argv[0] == "--head"
     argv = argv[1:] if head else argv
+    advise = None
+    if argv[0].startswith("--advise="):
+        advise, argv = argv[0].split("=", 1)[1], argv[1:]
     sep = argv.index("--")
     tierwise, cmd, work = Path(argv[0]), argv[1:sep], Path(argv[sep + 1])
     build, exe = tierwise.parents[1], Path(cmd[0])
@@ -94,8 +145,15 @@ def main(argv):
     run([tierwise, "profile", "--backend", "alloc", "-o", prof, "--"] + cmd, env)
     rows = [r for r in csv.DictReader(open(prof / "sites.csv")) if r["bytes_allocated"]]
     exdir = src / "examples"
+    def where(location):  # "fn /b/examples/../../examples/x.c:12 (via y.h:3)"
+        return re.sub(r" \(via [^)]*\)$", "", location).rsplit(" ", 1)[-1]
+
+    def in_examples(location):
+        path = where(location).rsplit(":", 1)[0]
+        return os.path.normpath(path).startswith(f"{exdir}/")
+
     big = sorted(
-        (r for r in rows if int(r["bytes_allocated"]) >= BIG and f" {exdir}/" in r["location"]),
+        (r for r in rows if int(r["bytes_allocated"]) >= BIG and in_examples(r["location"])),
         key=lambda r: -int(r["bytes_allocated"]),
     )
     sites = [
@@ -113,8 +171,8 @@ def main(argv):
     mains = [
         e
         for e in db
-        if Path(e["file"]).parent == exdir
-        and re.search(rf"-o \S*{re.escape(name)}\.dir/", e.get("command", ""))
+        if exdir in Path(e["file"]).parents
+        and re.search(rf"-o \S*/{re.escape(name)}\.dir/", e.get("command", ""))
     ]
     units = mains + [e for e in db if Path(e["file"]).parent == exdir / "common"]
     files = [e["file"] for e in units]
@@ -149,6 +207,16 @@ def main(argv):
             cwd=src,
         )
 
+    if advise:
+        # The advisor's cost placement from a sim profile, as a user has it.
+        run([tierwise, "profile", "--backend", "sim", "-o", work / "sim", "--"] + cmd, env)
+        advised = work / "advised.json"
+        run([tierwise, "advise", work / "sim", "--dram-budget", advise, "-o", advised])
+        doc = json.loads(advised.read_text())
+        if doc["default_tier"] != "dram":
+            sys.exit(f"FAIL {name}: advised default tier {doc['default_tier']}")
+        keep = ("stack", "location", "tier", "dram_bytes")
+        sites = [{k: s[k] for k in keep if k in s} for s in doc["sites"]]
     r = rewrite(sites, ok=(0, 1))
     (work / "rewrite-first.err").write_text(r.stderr)
     bad = {}
@@ -156,6 +224,21 @@ def main(argv):
         bad[int(m[1])] = m[2]
     for i, why in sorted(bad.items()):
         print(f"note {name}: not rewritten: {innermost_line(sites[i]['location'])}: {why}")
+    if advise:
+        # Of the placed sites whose allocation is in the given files, the
+        # share rewritten (the others: libraries' and libc's own).
+        outside = ("outside the given files", "not in the given files", "libc's own allocation")
+        pmem = [i for i, s in enumerate(sites) if s["tier"] != "dram"]
+        mine = [i for i in pmem if not any(o in bad.get(i, "") for o in outside)]
+        done = [i for i in mine if i not in bad]
+        share = len(done) / len(mine) if mine else 0
+        verdict = "ok" if share >= 0.9 else "FAIL"
+        print(
+            f"{verdict} {name}: {len(done)} of {len(mine)} placed sites in the given files "
+            f"rewritten ({share:.0%}; {len(pmem) - len(mine)} placed sites allocate elsewhere)"
+        )
+        if share < 0.9:
+            sys.exit(1)
     sites = [s for i, s in enumerate(sites) if i not in bad]
     headed = [s for s in sites if "dram_bytes" in s]
     if head and not headed:
@@ -181,7 +264,10 @@ def main(argv):
         objs.append(args[k + 1])
         run(args + cflags, cwd=e["directory"])
     # The head sites' lines in the rewritten copy: the _head form with N.
-    lmap = line_map(exdir, copy / "examples", [Path(f).relative_to(exdir) for f in files])
+    patched = re.findall(r"^\+\+\+ b/examples/(\S+)", (work / "rewrite.patch").read_text(), re.M)
+    lmap = line_map(
+        exdir, copy / "examples", sorted({Path(f).relative_to(exdir) for f in files} | set(map(Path, patched)))
+    )
     new_text = {
         Path(f).name: (copy / "examples" / Path(f).relative_to(exdir)).read_text().splitlines()
         for f in files
@@ -224,21 +310,25 @@ def main(argv):
 
     pre = json.loads(preload_rep.read_text())
     reb = json.loads(rebuilt_rep.read_text())
-    where_pre = innermost(exe, [s["stack"] for s in pre["sites"]])
-    where_reb = innermost(rebuilt, [s["stack"] for s in reb["unmatched"]])
+    where_pre = frames_of(exe, [s["stack"] for s in pre["sites"]])
+    where_reb = frames_of(rebuilt, [s["stack"] for s in reb["unmatched"]])
 
-    # Both sides summed per innermost (function, file, line): sites that
-    # share an allocation expression (a wrapper) share it in the source too.
+    # Both sides per site: its innermost frame and its caller's (lines of
+    # the rebuilt program mapped through the patch), so the callers of a
+    # shared wrapper or macro are told apart.
     def per_location(entries, where, field, lines=None):
         acc = {}
         for s in entries:
-            fn, f, line = where[s["stack"]] or (None, None, None)
-            key = (fn, f, lines.get((f, line)) if lines is not None else line)
+            key = tuple(
+                (fn, f, lines.get((f, line)) if lines is not None and f in mapped else line)
+                for fn, f, line in where[s["stack"]]
+            )
             d = acc.setdefault(key, {})
             for t, b in s[field].items():
                 d[t] = d.get(t, 0) + b
         return {k: {t: b for t, b in d.items() if b} for k, d in acc.items()}
 
+    mapped = {f for f, _ in lmap}  # files the patch may have moved lines in
     want_all = per_location([s for s in pre["sites"] if s["tier"] == "pmem"], where_pre, "bytes")
     got_all = per_location(reb["unmatched"], where_reb, "tier_bytes", lmap)
     for key, want in want_all.items():
@@ -256,7 +346,7 @@ def main(argv):
         if not (want.get("dram") and want.get("pmem")):
             sys.exit(f"FAIL {name}: {key}: the DRAM head was not applied under LD_PRELOAD: {want}")
         print(
-            f"ok {name}: head site {key[1]}:{key[2]}: dram={want['dram']} pmem={want['pmem']} "
+            f"ok {name}: head site {key[0][1]}:{key[0][2]}: dram={want['dram']} pmem={want['pmem']} "
             "under LD_PRELOAD and rebuilt"
         )
 
