@@ -337,6 +337,8 @@ static void tw_check_one(void *ctx, const char *path, const char *base,
                          const char *build_id) {
   (void)path;
   struct tw_modcheck *c = ctx;
+  if (!strncmp(base, "linux-vdso.so", 13))
+    return; /* the kernel's: another kernel (a VM, a newer host), same program */
   for (int i = 0; i < tw_npmods; i++)
     if (!strcmp(tw_pmods[i].module, base) && *build_id &&
         strcmp(tw_pmods[i].build_id, build_id)) {

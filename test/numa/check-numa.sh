@@ -107,9 +107,9 @@ for cfg in $configs; do
       boot plain -m 2G \
         -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G \
         -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,memdev=m1 ;;
-    hmat-small)  # node 1: 128 MiB, memory only; an HMAT (latency ns, bandwidth)
-      boot hmat-small -machine hmat=on -m 1152M \
-        -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=128M \
+    hmat-small)  # node 1: 256 MiB, memory only; an HMAT (latency ns, bandwidth)
+      boot hmat-small -machine hmat=on -m 1280M \
+        -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=256M \
         -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,memdev=m1,initiator=0 \
         -numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-latency,latency=110 \
         -numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=20G \

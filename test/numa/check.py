@@ -142,10 +142,7 @@ def slow_bytes(b):
     return sum(v for k, v in (b or {}).items() if k != "dram")
 
 
-def expect_report(cfg, case, func, tier, min_slow, pages_on):
-    """The run report's site `func`: its tier, at least min_slow bytes off
-    dram, no fallback, and its sampled resident pages (`nodes`) at least 90%
-    on node `pages_on`."""
+def expect_report(cfg, case, func, tier, min_slow, fallback=False):
     s = report_site(case, func)
     name = f"{cfg}/{case.name}-report"
     if s is None:
@@ -153,15 +150,12 @@ def expect_report(cfg, case, func, tier, min_slow, pages_on):
         return
     sb = slow_bytes(s.get("bytes"))
     fb = s.get("fallback_bytes", 0)
-    nodes = s.get("nodes") or {}
-    on = nodes.get(str(pages_on), 0)
-    ok = s.get("tier") == tier and sb >= min_slow and fb == 0 and on > 0 and on >= 0.9 * sum(nodes.values())
+    ok = s.get("tier") == tier and sb >= min_slow and ((fb > 0) if fallback else (fb == 0))
     check(
         name,
         ok,
         f"site {func}: tier {s.get('tier')} (want {tier}), bytes {s.get('bytes')} "
-        f"(want >= {min_slow} off dram), fallback_bytes {fb} (want 0), pages per node {nodes} "
-        f"(want >= 90% on {pages_on})",
+        f"(want >= {min_slow} off dram), fallback_bytes {fb} (want {'> 0' if fallback else '0'})",
     )
 
 
@@ -268,7 +262,7 @@ def check_plain(d):
 
 def check_hmat_small(d):
     cfg = "hmat-small"
-    check_machine(cfg, d, 128)
+    check_machine(cfg, d, 256)
     auto = Case(d, "advise-auto")
     text = auto.out + auto.err
     hmat = {}  # node -> {field: value} as the guest's sysfs shows (access1: CPU initiators)
@@ -310,120 +304,13 @@ def cxl_slow_sites(d):
     }
 
 
-# --- placements on the NUMA node tiers (runtime: issue 12's NUMA backend) ---
-
-
-def check_plain_placed(d):
-    cfg = "plain"
-    ref = Case(d, "unplaced")
-    for name, tier in (("numa1", "numa:1"), ("kmem", "kmem")):
-        c = Case(d, name)
-        if expect_nodes(cfg, f"{name}-a-on-N1", c, {"a": 1, "b": 0, "c": 0}):
-            same_checksum(cfg, c, ref)
-            expect_report(cfg, c, "make_a", tier, 16 * MiB, pages_on=1)
-    c = Case(d, "head")
-    if c.rc == 0 and "a" in c.objs:
-        a = c.objs["a"]
-        runs = [r for r in a["run_list"] if r[1] > TOL]
-        head = 4 * MiB // PAGE
-        ok = (
-            len(runs) == 2
-            and runs[0][0] == 0
-            and runs[1][0] == 1
-            and abs(runs[0][1] - head) <= TOL
-            and abs(runs[0][1] + runs[1][1] - a["pages"]) <= TOL
-            and a["nm_nodes"].get(0, 0) >= head - TOL
-            and a["nm_nodes"].get(1, 0) >= a["pages"] - head - TOL
-        )
-        check(
-            f"{cfg}/head-on-N0-tail-on-N1",
-            ok,
-            f"a: page runs (node x pages) {a['runs']} (want 0x{head} then 1x{a['pages'] - head}), "
-            f"numa_maps {a['nm']}",
-        )
-        expect_nodes(cfg, "head-others-on-N0", c, {"b": 0, "c": 0})
-        same_checksum(cfg, c, ref)
-    else:
-        check(f"{cfg}/head-on-N0-tail-on-N1", False, f"head failed: {c.why()}")
-    c = Case(d, "fork")
-    if expect_nodes(cfg, "fork-parent", c, {"a": 1, "b": 0, "c": 0}):
-        same_checksum(cfg, c, ref)
-        expect_nodes(
-            cfg,
-            "fork-child-keeps-placement",
-            c,
-            {"child-a": 1, "child-b": 0, "child-c": 0, "child-a2": 1, "child-b2": 0, "child-c2": 0},
-        )
-    c = Case(d, "dramlimit")
-    if expect_nodes(cfg, "dramlimit-falls-back-to-N1", c, {"a": 1, "b": 1, "c": 1}):
-        same_checksum(cfg, c, ref)
-        rep = c.report or {}
-        fb = sum(u.get("fallback_bytes", 0) for u in rep.get("unmatched", [])) + sum(
-            s.get("fallback_bytes", 0) for s in rep.get("sites", [])
-        )
-        check(
-            f"{cfg}/dramlimit-report",
-            fb >= 32 * MiB,
-            f"fallback bytes in the run report {fb} (want >= {32 * MiB}: b and c over the 1M limit)",
-        )
-    c = Case(d, "cxl")
-    if (d / "cxl.json").exists():
-        slow = cxl_slow_sites(d)
-        want = {n: (1 if f"make_{n}" in slow else 0) for n in "abc"}
-        if expect_nodes(cfg, "cxl-advice-placed", c, want):
-            same_checksum(cfg, c, ref)
-    else:
-        check(f"{cfg}/cxl-advice-placed", False, "advise --tiers cxl wrote no placement")
-
-
-def check_hmat_small_placed(d):
-    cfg = "hmat-small"
-    node1 = 128 * MiB // PAGE
-    for name, ref in (("big", "unplaced"), ("late", "unplaced-late")):
-        c, r = Case(d, name), Case(d, ref)
-        if c.rc != 0 or "a" not in c.objs:
-            check(f"{cfg}/{name}-finishes", False, f"{name}: {c.why()}")
-            continue
-        same_checksum(cfg, c, r)
-        a = c.objs["a"]
-        n0, n1 = a["mp_nodes"].get(0, 0), a["mp_nodes"].get(1, 0)
-        # Whole-object fallback (n1 = 0) or pages faulted on N0 once N1 filled:
-        # either way every page is somewhere and N1 holds no more than it has.
-        check(
-            f"{cfg}/{name}-a-falls-back",
-            n0 > 0 and n1 <= node1 and n0 + n1 >= a["pages"] - TOL,
-            f"a: {n1} pages on N1 (node 1 has {node1}), {n0} on N0 of {a['pages']}; numa_maps {a['nm']}",
-        )
-        # The report says it: refused at allocation (big: fallback_bytes), or
-        # served by node 1 and its pages then faulted on node 0 (late: the
-        # site's bytes under numa:1, its sampled pages on node 0).
-        s = report_site(c, "make_a") or {}
-        nodes = s.get("nodes") or {}
-        fb, on1 = s.get("fallback_bytes", 0), (s.get("bytes") or {}).get("numa:1", 0)
-        says = fb > 0 or (on1 >= a["bytes"] and nodes.get("0", 0) > 0)
-        if name == "late":
-            says = on1 >= a["bytes"] and nodes.get("0", 0) > 0
-        check(
-            f"{cfg}/{name}-report-says-fallback",
-            s.get("tier") == "numa:1" and s.get("allocs", 0) >= 1 and says,
-            f"run report, site make_a: tier {s.get('tier')}, allocs {s.get('allocs')}, bytes "
-            f"{s.get('bytes')}, fallback_bytes {fb}, pages per node {nodes} (want "
-            + ("served by numa:1 and pages on node 0)" if name == "late" else "fallback bytes, or pages on node 0)"),
-        )
-    h = d / "hold.rc"
-    check(
-        f"{cfg}/late-holder-survives",
-        h.exists() and h.read_text().strip() == "0",
-        f"the process holding node 1 exited {h.read_text().strip() if h.exists() else '?'}; "
-        + ((d / "late.hold").read_text().replace("\n", "; ") if (d / "late.hold").exists() else ""),
-    )
-    ooms = oom_lines(d)
-    check(f"{cfg}/nothing-killed", not ooms, "dmesg: " + (" | ".join(ooms[:3]) or "no OOM kill"))
-
+# The runtime's cases (check_runtime.py, which uses this module's helpers).
+sys.modules.setdefault("check", sys.modules[__name__])
+import check_runtime  # noqa: E402
 
 CONFIGS = {
-    "plain": (check_plain, check_plain_placed),
-    "hmat-small": (check_hmat_small, check_hmat_small_placed),
+    "plain": (check_plain, check_runtime.check_runtime_plain),
+    "hmat-small": (check_hmat_small, check_runtime.check_runtime_hmat_small),
 }
 
 

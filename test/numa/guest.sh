@@ -66,54 +66,20 @@ case $CONFIG in
   plain)
     run unplaced -- "$probe" -o "$OUT/unplaced.objs"
     run membind -- numactl --membind=1 "$probe" -o "$OUT/membind.objs"
-    place numa1 "$HOST/numa1.json" --
-    place kmem "$HOST/kmem.json" --
-    place head "$HOST/head.json" --
-    place fork "$HOST/numa1.json" -- -f
-    place dramlimit "$HOST/numa1.json" TIERWISE_DRAM_LIMIT=1M --
     # The few Python calls, in one process: doctor, the cxl preset's advice
     # made here (it resolves to this machine's memory-only node), --tiers
     # auto without HMAT.
     cli doctor doctor , \
       advise-cxl advise "$HOST/simprof" --tiers cxl --dram-budget 1.5M -o "$OUT/cxl.json" , \
       advise-auto advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
-    place cxl "$OUT/cxl.json" --
     ;;
   hmat-small)
-    run unplaced -- "$probe" -a 160 -b 16 -c 16 -o "$OUT/unplaced.objs"
-    run unplaced-late -- "$probe" -a 64 -b 16 -c 16 -o "$OUT/unplaced-late.objs"
-    # A site needing more than node 1's 128 MiB.
-    place big "$HOST/numa1.json" -- -a 160 -b 16 -c 16
-    # Node 1 fills between allocation and first touch: 64 MiB of site a
-    # fit at allocation time, then a holder takes node 1's free memory
-    # (all but 16 MiB), then the probe touches its objects.
-    stamp "start late"
-    rm -f /dev/shm/late.fifo && mkfifo /dev/shm/late.fifo  # FIFOs on 9p do not work
-    LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="$HOST/numa1.json" TIERWISE_REPORT="$OUT/late.report.json" \
-      "$probe" -w -a 64 -b 16 -c 16 -o "$OUT/late.objs" < /dev/shm/late.fifo > late.out 2> late.err &
-    ppid=$!
-    exec 7> /dev/shm/late.fifo
-    for _ in $(seq 600); do grep -q allocated late.out 2> /dev/null && break; sleep 0.1; done
-    free1=$(awk '/MemFree/ {print $4}' /sys/devices/system/node/node1/meminfo)
-    hold=$(( (free1 >> 10) - 16 ))
-    echo "node 1 free ${free1} kB before the holder; holder takes $hold MiB" > late.hold
-    rm -f /dev/shm/hold.fifo && mkfifo /dev/shm/hold.fifo
-    numactl --membind=1 "$probe" --hold "$hold" < /dev/shm/hold.fifo > hold.out 2> hold.err &
-    hpid=$!
-    exec 8> /dev/shm/hold.fifo
-    for _ in $(seq 600); do grep -q held hold.out 2> /dev/null && break; sleep 0.1; done
-    grep MemFree /sys/devices/system/node/node1/meminfo >> late.hold
-    echo go >&7
-    exec 7>&-
-    wait $ppid
-    echo $? > late.rc
-    exec 8>&-
-    wait $hpid
-    echo $? > hold.rc
-    stamp "end late"
     cli advise-auto advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
     ;;
 esac
+# The runtime's NUMA tiers (test/numa/guest_runtime.sh, check_runtime.py).
+source "$SRC/test/numa/guest_runtime.sh"
+runtime_cases
 dmesg > dmesg.txt
 stamp done
 touch done

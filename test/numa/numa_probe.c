@@ -20,10 +20,9 @@
  *   -p        passes over object b (the hot one; a gets 1, c gets 2)
  *   -w        after allocating and before the first touch, print
  *             `allocated` on stdout and wait for a line on stdin
- *   -f        fork after the work: the child writes every inherited object
- *             (copy on write), allocates its own three through the same
- *             sites and reports both (child-a/b/c inherited, child-a2/b2/c2
- *             its own) in FILE.child
+ *   -f        fork after the work: the child writes every object (copy on
+ *             write), allocates one more object at site a and reports its
+ *             objects (named child-*) in FILE.child
  *   -o FILE   write the object lines to FILE (default stderr)
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
  *             (fills a node under `numactl --membind`) */
@@ -46,32 +45,6 @@ __attribute__((noinline)) static unsigned char *make_a(size_t n) { return malloc
 __attribute__((noinline)) static unsigned char *make_b(size_t n) { return calloc(n / 8, 8); }
 
 __attribute__((noinline)) static unsigned char *make_c(size_t n) { return malloc(n); }
-
-/* The three objects, from one call site (see main). */
-__attribute__((noinline)) static void alloc_objects(unsigned char *o[3], size_t na, size_t nb,
-                                                    size_t nc) {
-  o[0] = make_a(na);
-  o[1] = make_b(nb);
-  o[2] = make_c(nc);
-}
-
-/* Many small blocks from one site, 64 live at a time. */
-static unsigned long small_blocks(size_t nsmall) {
-  unsigned long small = 0;
-  void *keep[64] = {0};
-  for (size_t i = 0; i < nsmall; i++) {
-    int *s = malloc(16 + (i % 7) * 8);
-    s[0] = (int)i;
-    if (keep[i % 64]) {
-      small += (unsigned)*(int *)keep[i % 64];
-      free(keep[i % 64]);
-    }
-    keep[i % 64] = s;
-  }
-  for (int i = 0; i < 64; i++)
-    free(keep[i]);
-  return small;
-}
 
 /* Fill then sum `passes` times with a stride that visits every byte. */
 static uint64_t work(unsigned char *p, size_t n, unsigned seed, int passes) {
@@ -235,74 +208,75 @@ int main(int argc, char **argv) {
     }
   }
   nb &= ~7UL;
-  /* Round 0 runs in the process started; with -f its fork child runs round
-   * 1 through the SAME call sites (alloc_objects from this one call below),
-   * so that the child's new objects belong to the placed sites too. */
-  unsigned char *obj[3], *inherited[3] = {0};
-  uint64_t sum = 0;
-  FILE *out = stderr;
-  for (int round = 0; round < 2; round++) {
-    alloc_objects(obj, na, nb, nc);
-    if (!obj[0] || !obj[1] || !obj[2]) {
-      fprintf(stderr, "numa_probe: allocation failed\n");
+  unsigned char *a = make_a(na), *b = make_b(nb), *c = make_c(nc);
+  if (!a || !b || !c) {
+    fprintf(stderr, "numa_probe: allocation failed\n");
+    return 1;
+  }
+  if (wait) {
+    printf("allocated\n");
+    fflush(stdout);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin))
       return 1;
+  }
+  uint64_t sum = work(a, na, 1, 1) + work(b, nb, 2, passes) + work(c, nc, 3, 2);
+  unsigned long small = 0;
+  void *keep[64] = {0};
+  for (size_t i = 0; i < nsmall; i++) {
+    int *s = malloc(16 + (i % 7) * 8);
+    s[0] = (int)i;
+    if (keep[i % 64]) {
+      small += (unsigned)*(int *)keep[i % 64];
+      free(keep[i % 64]);
     }
-    if (wait && round == 0) {
-      printf("allocated\n");
-      fflush(stdout);
-      char line[64];
-      if (!fgets(line, sizeof line, stdin))
-        return 1;
-    }
-    sum = work(obj[0], na, 1, 1) + work(obj[1], nb, 2, passes) + work(obj[2], nc, 3, 2);
-    sum += small_blocks(nsmall);
-    if (round == 0) {
-      out = outpath ? fopen(outpath, "w") : stderr;
-      if (!out) {
-        perror(outpath);
-        return 1;
-      }
-    }
-    if (round == 1) { /* the child: what it inherited, then its own */
-      report(out, "child-a", inherited[0], na);
-      report(out, "child-b", inherited[1], nb);
-      report(out, "child-c", inherited[2], nc);
-    }
-    report(out, round ? "child-a2" : "a", obj[0], na);
-    report(out, round ? "child-b2" : "b", obj[1], nb);
-    report(out, round ? "child-c2" : "c", obj[2], nc);
-    totals(out);
-    fflush(out);
-    if (round == 1)
-      _exit(fclose(out) ? 1 : 0);
-    if (!forkit)
-      break;
+    keep[i % 64] = s;
+  }
+  for (int i = 0; i < 64; i++)
+    free(keep[i]);
+  FILE *out = outpath ? fopen(outpath, "w") : stderr;
+  if (!out) {
+    perror(outpath);
+    return 1;
+  }
+  report(out, "a", a, na);
+  report(out, "b", b, nb);
+  report(out, "c", c, nc);
+  totals(out);
+  fflush(out);
+  if (forkit) {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
       char path[4096];
       snprintf(path, sizeof path, "%s.child", outpath ? outpath : "numa_probe.out");
-      out = fopen(path, "w");
-      if (!out)
+      FILE *co = fopen(path, "w");
+      if (!co)
         _exit(1);
-      /* copy on write: the copies follow the mappings' policies */
-      memset(obj[0], 5, na);
-      memset(obj[1], 6, nb);
-      memset(obj[2], 7, nc);
-      memcpy(inherited, obj, sizeof obj);
-      continue;
+      memset(a, 5, na); /* copy on write: the copies follow the mapping's policy */
+      memset(b, 6, nb);
+      memset(c, 7, nc);
+      unsigned char *a2 = make_a(na);
+      memset(a2, 8, na);
+      report(co, "child-a", a, na);
+      report(co, "child-b", b, nb);
+      report(co, "child-c", c, nc);
+      report(co, "child-a2", a2, na);
+      totals(co);
+      free(a2);
+      _exit(fclose(co) ? 1 : 0);
     }
     int st;
     if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
       fprintf(stderr, "numa_probe: fork child failed\n");
       return 1;
     }
-    break;
   }
   if (outpath)
     fclose(out);
-  printf("checksum: %lx\n", (unsigned long)sum);
-  for (int i = 0; i < 3; i++)
-    free(obj[i]);
+  printf("checksum: %lx\n", (unsigned long)(sum + small));
+  free(a);
+  free(b);
+  free(c);
   return 0;
 }
