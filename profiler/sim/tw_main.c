@@ -23,8 +23,11 @@
 Int tw_depth = 6;
 Long tw_objects_min_bytes = 4096;
 /* Internal tier index: 0 untagged, else tw_tier (tierwise.h) + 1. */
-const HChar *tw_tier_names[TW_MAX_TIERS] = {"default", "dram", "pmem", "kmem",
-                                            "hbw"};
+const HChar *tw_tier_names[TW_MAX_TIERS] = {
+    "default", "dram",    "pmem",    "kmem",    "hbw",     "numa:0",
+    "numa:1",  "numa:2",  "numa:3",  "numa:4",  "numa:5",  "numa:6",
+    "numa:7",  "numa:8",  "numa:9",  "numa:10", "numa:11", "numa:12",
+    "numa:13", "numa:14", "numa:15"};
 TwOut tw_objects_out;
 
 static const HChar *clo_out = "tierwise-sim.%p";

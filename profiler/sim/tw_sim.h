@@ -12,7 +12,7 @@
  * 0..2; real sites start at TW_FIRST_SITE. */
 enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
 #define TW_FIRST_SITE 3
-#define TW_MAX_TIERS 16
+#define TW_MAX_TIERS 21 /* untagged + tierwise.h's TW_TIER_COUNT */
 
 /* The access counters of a slot: the count columns of sites.csv, and what
  * --roi windows (tw_roi.c). */

@@ -43,7 +43,7 @@ int tw_dram_overflow_tier(void) {
  * s->decided (release; helgrind does not model C11 atomics: annotated). */
 static pthread_mutex_t tw_decide_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static __attribute__((noinline)) void tw_decide(tw_site *s) {
+void tw_decide(tw_site *s) {
   pthread_mutex_lock(&tw_decide_lock);
   if (!s->decided) {
     int tier = tw_placement_default_tier();
@@ -62,17 +62,6 @@ static __attribute__((noinline)) void tw_decide(tw_site *s) {
   pthread_mutex_unlock(&tw_decide_lock);
 }
 
-uint32_t tw_policy_site_here(void) {
-  uint32_t i = tw_site_here();
-  if (i == TW_SITE_NONE)
-    return i;
-  tw_site *s = tw_site_get(i);
-  if (TW_UNLIKELY(!__atomic_load_n(&s->decided, __ATOMIC_ACQUIRE)))
-    tw_decide(s);
-  else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER))
-    ANNOTATE_HAPPENS_AFTER(&s->decided);
-  return i;
-}
 
 void tw_policy_atfork(int phase) {
   if (phase == 0)

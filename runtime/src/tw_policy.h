@@ -10,6 +10,8 @@
 
 #include "tw_mech.h"
 
+#include <valgrind/helgrind.h>
+
 /* ---- tw_placement.c: placement.json ---- */
 TW_HIDDEN int tw_placement_load(const char *path);
 TW_HIDDEN int tw_placement_parse(const char *text, const char *name);
@@ -27,9 +29,22 @@ TW_HIDDEN int tw_placement_rank(int i, uint64_t *planned);
 TW_HIDDEN void tw_placement_check_modules(void);
 
 /* ---- tw_policy.c: decisions beyond the placement ---- */
+/* A site's tier and head, decided once (tw_policy.c). */
+TW_HIDDEN void tw_decide(tw_site *s);
 /* The site of the current call stack (tw_site_here), its tier and DRAM
- * head decided (placement matching, once per site). */
-TW_HIDDEN uint32_t tw_policy_site_here(void);
+ * head decided (placement matching, once per site). Inline: no frame of
+ * its own for the unwinder to walk. */
+static inline __attribute__((always_inline)) uint32_t
+tw_policy_site_here(void) {
+  uint32_t i = tw_site_here();
+  if (i == TW_SITE_NONE)
+    return i;
+  if (TW_UNLIKELY(!__atomic_load_n(&tw_site_get(i)->decided, __ATOMIC_ACQUIRE)))
+    tw_decide(tw_site_get(i));
+  else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: see tw_decide */
+    ANNOTATE_HAPPENS_AFTER(&tw_site_get(i)->decided);
+  return i;
+}
 TW_HIDDEN void tw_policy_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Load the placement (placement mode), classify sites by it from now on,
  * open the tiers it uses. 1: a placement is loaded. */

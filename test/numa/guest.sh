@@ -77,6 +77,9 @@ case $CONFIG in
     cli advise-auto advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
     ;;
 esac
+# The runtime's NUMA tiers (test/numa/guest_runtime.sh, check_runtime.py).
+source "$SRC/test/numa/guest_runtime.sh"
+runtime_cases
 dmesg > dmesg.txt
 stamp done
 touch done

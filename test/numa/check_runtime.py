@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: MIT
+"""Verdict on the runtime's cases of the check-numa guest
+(test/numa/guest_runtime.sh), with check.py's helpers: pages counted by
+move_pages and numa_maps in numa_probe, the program's checksum against an
+unplaced run, exit status, the kernel log (no OOM kill, no SIGBUS), and the
+run report: the tier and bytes each site got and where its pages really
+landed (the report's per-site `nodes`, sampled with move_pages by the
+runtime itself)."""
+
+import check as c
+
+MiB = 1 << 20
+PAGES16 = 16 * MiB // c.PAGE
+
+
+def nodes_of(entry):
+    """{node: sampled pages} of a report entry."""
+    return {int(k): v for k, v in (entry or {}).get("nodes", {}).items()}
+
+
+def report_nodes(cfg, case, func, want):
+    """The report's own page sample for site func: every sampled resident
+    page on the node `want` (an int), or on both nodes (want = "both")."""
+    s = c.report_site(case, func)
+    n = nodes_of(s)
+    if want == "both":
+        ok = n.get(0, 0) > 0 and n.get(1, 0) > 0
+    else:
+        ok = n.get(want, 0) > 0 and all(v <= c.TOL for k, v in n.items() if k != want)
+    c.check(
+        f"{cfg}/{case.name}-report-nodes",
+        s is not None and ok,
+        f"site {func}: report nodes {n} of pages_sampled "
+        f"{(s or {}).get('pages_sampled')} (want {'N0 and N1' if want == 'both' else f'N{want}'})",
+    )
+
+
+def no_kill(cfg, d, case):
+    oom = c.oom_lines(d)
+    c.check(
+        f"{cfg}/{case.name}-nothing-killed",
+        case.rc == 0 and not oom,
+        f"{case.name} exit {case.rc}; kernel log: {oom[:3] or 'no OOM kill, no SIGBUS'}",
+    )
+
+
+def check_runtime_plain(d):
+    cfg = "plain"
+    ref = c.Case(d, "unplaced")
+    for name, tier in (("numa1", "numa:1"), ("kmem", "kmem")):
+        case = c.Case(d, name)
+        if c.expect_nodes(cfg, f"{name}-a-on-N1-others-N0", case, {"a": 1, "b": 0, "c": 0}):
+            c.same_checksum(cfg, case, ref)
+            c.expect_report(cfg, case, "make_a", tier, 16 * MiB)
+            report_nodes(cfg, case, "make_a", 1)
+    # kmem came from /sys (no memkind KMEM-DAX node here): no warning
+    kmem = c.Case(d, "kmem")
+    warn = [w for w in (kmem.report or {}).get("warnings", []) if "kmem" in w]
+    c.check(f"{cfg}/kmem-no-env-var", kmem.report is not None and not warn,
+            f"run report warnings about kmem: {warn or 'none'}")
+
+    cxl = c.Case(d, "cxl")
+    if (d / "cxl.json").exists() and cxl.rc is not None:
+        slow = c.cxl_slow_sites(d)
+        where = {f[-1]: 1 if f in slow else 0 for f in ("make_a", "make_b", "make_c")}
+        if c.expect_nodes(cfg, "cxl-advice-slow-sites-on-N1", cxl, where):
+            c.same_checksum(cfg, cxl, ref)
+    else:
+        c.check(f"{cfg}/cxl-advice-slow-sites-on-N1", False, "no cxl.json advice or no cxl run")
+
+    head = c.Case(d, "head")
+    if head.rc == 0 and "a" in head.objs:
+        a = head.objs["a"]
+        runs = a["run_list"]
+        n0 = a["mp_nodes"].get(0, 0)
+        n1 = a["mp_nodes"].get(1, 0)
+        head_pages = 4 * MiB // c.PAGE
+        # one mapping: the head's pages first on N0, then the tail on N1
+        ok = (
+            abs(n0 - head_pages) <= c.TOL
+            and abs(n1 - (a["pages"] - head_pages)) <= c.TOL
+            and len(runs) <= 3
+            and runs[0][0] == 0
+            and runs[-1][0] == 1
+        )
+        c.check(f"{cfg}/head-on-N0-tail-on-N1", ok,
+                f"a: move_pages {a['mp']} runs {a['runs']} (want {head_pages} pages on N0, then the rest on N1)")
+        s = c.report_site(head, "make_a") or {}
+        b = s.get("bytes", {})
+        c.check(f"{cfg}/head-report", b.get("dram") == 4 * MiB and b.get("numa:1") == 12 * MiB,
+                f"site make_a bytes {b} (want dram 4 MiB, numa:1 12 MiB)")
+        report_nodes(cfg, head, "make_a", "both")
+        c.same_checksum(cfg, head, ref)
+    else:
+        c.check(f"{cfg}/head-on-N0-tail-on-N1", False, f"head: {head.why()}")
+
+    fork = c.Case(d, "fork")
+    if c.expect_nodes(cfg, "fork-child-keeps-placement", fork,
+                      {"child-a": 1, "child-a2": 1, "child-b": 0, "child-c": 0}):
+        c.same_checksum(cfg, fork, ref)
+
+    lim = c.Case(d, "limit")
+    if c.expect_nodes(cfg, "dram-limit-falls-back-to-N1", lim, {"a": 1, "b": 1, "c": 1}):
+        c.same_checksum(cfg, lim, ref)
+        un = [u for u in (lim.report or {}).get("unmatched", []) if u.get("bytes", 0) >= 16 * MiB]
+        ok = len(un) >= 2 and all(u["fallback_bytes"] >= 16 * MiB and
+                                  u["tier_bytes"].get("numa:1", 0) >= 16 * MiB for u in un)
+        c.check(f"{cfg}/dram-limit-report", ok,
+                "unmatched 16 MiB sites: " + "; ".join(
+                    f"tier_bytes {u['tier_bytes']} fallback {u['fallback_bytes']}" for u in un))
+
+
+def check_runtime_hmat_small(d):
+    cfg = "hmat-small"
+    # a 300 MiB numa:1 object on a 256 MiB node: refused at allocation,
+    # served from dram, reported; nothing killed
+    ref, big = c.Case(d, "big-ref"), c.Case(d, "big")
+    if c.expect_nodes(cfg, "too-big-falls-back-to-N0", big, {"a": 0}):
+        c.same_checksum(cfg, big, ref)
+        c.expect_report(cfg, big, "make_a", "numa:1", 0, fallback=True)
+    no_kill(cfg, d, big)
+    # node 1 filled (150 MiB held by another process) between the
+    # allocation of a 200 MiB numa:1 object and its first touch: the program
+    # finishes, its pages are on N1 as far as they fit and on N0 after that
+    ref, fill = c.Case(d, "fill-ref"), c.Case(d, "fill")
+    held = c.Case(d, "fill.hold")
+    c.check(f"{cfg}/fill-holder-ran", held.rc == 0 and "held" in held.out,
+            f"numactl --membind=1 numa_probe --hold 150: {held.why()}; "
+            f"node 1 {c.read(d / 'fill.free-before').strip()} before, "
+            f"{c.read(d / 'fill.free-held').strip()} while held")
+    if fill.rc == 0 and "a" in fill.objs:
+        a = fill.objs["a"]
+        n0, n1 = a["mp_nodes"].get(0, 0), a["mp_nodes"].get(1, 0)
+        c.check(f"{cfg}/fill-pages-on-N1-then-N0",
+                n0 > 0 and n1 > 0 and n0 + n1 >= a["pages"] - c.TOL,
+                f"a: move_pages {a['mp']} numa_maps {a['nm']} of {a['pages']} pages "
+                "(want some on N1, the rest on N0)")
+        c.same_checksum(cfg, fill, ref)
+        report_nodes(cfg, fill, "make_a", "both")
+    else:
+        c.check(f"{cfg}/fill-pages-on-N1-then-N0", False, f"fill: {fill.why()}")
+    no_kill(cfg, d, fill)
