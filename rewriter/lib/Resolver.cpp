@@ -449,8 +449,7 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
       std::string Text = std::string(W.NumParams ? ", " : "") + "tw_tier " +
                          Var + (D.First ? " = " + Default : "");
       if (D.VoidList)
-        Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin,
-                 Text.substr(0));
+        Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin, Text);
       else
         Emit.add(D.File, D.ParamsEnd, 0, Text);
     }
@@ -461,15 +460,13 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
     // NAME_tier: a copy of the definition taking the tier first, with the
     // allocations using it; the original forwards with the default tier.
     using Edit = std::pair<unsigned, std::pair<unsigned, std::string>>;
-    auto Signature = [&](const WrapperFact::Decl &D, unsigned Base,
-                         std::vector<Edit> &Edits) {
+    auto Signature = [&](const WrapperFact::Decl &D, std::vector<Edit> &Edits) {
       Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
       if (D.VoidList || !W.NumParams)
         Edits.push_back({D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin,
                                          "tw_tier " + Var}});
       else
         Edits.push_back({D.ParamsBegin, {0, "tw_tier " + Var + ", "}});
-      (void)Base;
     };
     std::vector<Edit> Edits;
     const WrapperFact::Decl *Def = nullptr;
@@ -478,7 +475,7 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
         Def = &D;
     if (!Def || W.DefText.empty() || !W.BodyBegin)
       return FailAll("cannot find its definition's text");
-    Signature(*Def, W.DefBegin, Edits);
+    Signature(*Def, Edits);
     for (const AllocExpr *A : Allocs)
       for (const EditTemplate &E : editsOf(*A, PerUse)) {
         if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
@@ -498,7 +495,7 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
     for (const WrapperFact::Decl &D : W.Decls)
       if (!D.Definition && !D.Text.empty()) {
         std::vector<Edit> DE;
-        Signature(D, D.Begin, DE);
+        Signature(D, DE);
         Emit.add(D.File, D.Begin, 0, applyAt(D.Text, D.Begin, DE) + ";\n");
       }
   }

@@ -3,8 +3,8 @@
  * The rest of the runtime, as the fuzzed parsers (tw_placement.c,
  * tw_tiername.c, tw_out.c) see it, without the interposed allocator: the
  * config, warnings (counted, not printed), the internal allocator (malloc'd
- * blocks freed after each input, so ASan sees overruns and leaks), and one
- * fake loaded module for the build-id check.
+ * blocks freed after each input, so ASan sees overruns and leaks), the
+ * kernel's mmap, and one fake loaded module for the build-id check.
  */
 #define _GNU_SOURCE
 #include "tw_policy.h"
@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 tw_config tw_cfg;
 volatile int tw_mode_now;
@@ -37,6 +38,14 @@ void *tw_internal_alloc(size_t size) {
   tw_fuzz_blocks[tw_fuzz_n++] = p;
   return p;
 }
+
+/* The kernel's mmap, as tw_sys.c gives it (tw_placement.c's parse arena). */
+void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                  off_t off) {
+  return mmap(addr, len, prot, flags, fd, off);
+}
+
+int tw_sys_munmap(void *addr, size_t len) { return munmap(addr, len); }
 
 void tw_fuzz_reset(void) {
   for (size_t i = 0; i < tw_fuzz_n; i++)

@@ -41,11 +41,19 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
   if (want && len <= want)
     tier = TW_TIER_DRAM; /* wholly inside the site's DRAM head */
   else if (want && prot == (PROT_READ | PROT_WRITE)) {
+    /* the head is DRAM: on the limit's account like a malloc'ed split
+     * object's (tw_place.c), credited at munmap; no room: whole in tier */
     head = want;
-    if (!(p = tw_split_alloc(site, len, 0, &head, tier)))
+    if (mode == TW_MODE_PLACE && !tw_dram_take(s, head, &t))
+      head = 0, fell = 1;
+    else if (!(p = tw_split_alloc(site, len, 0, &head, tier))) {
+      tw_dram_undo(&t);
+      t = (tw_dram_ticket){-1, 0, 0};
       head = 0;
+    } else if (mode == TW_MODE_PLACE)
+      tw_dram_keep(&t, p, head);
   }
-  if (p && s && mode == TW_MODE_PLACE)
+  if (p && !head && s && mode == TW_MODE_PLACE)
     tw_dram_keep(&t, p, len); /* huge pages, held until munmap */
   else if (tier == TW_TIER_DRAM && mode == TW_MODE_PLACE && s &&
       prot == (PROT_READ | PROT_WRITE) && !tw_dram_take(s, len, &t) &&
@@ -106,8 +114,11 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
     if (tw_mode_now == TW_MODE_PLACE)
       tw_dram_give(addr, m.len);
     *rc = tw_sys_munmap(addr, len);
-  } else if (m.owner == TW_OWNER_SPLIT)
-    tw_split_free(addr);
+  } else if (m.owner == TW_OWNER_SPLIT) {
+    uint64_t head = tw_split_free(addr);
+    if (tw_mode_now == TW_MODE_PLACE)
+      tw_dram_give(addr, head);
+  }
   else
     tw_tier_free(m.owner, addr);
   return 1;

@@ -58,6 +58,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", required=True)
     ap.add_argument("--budget", default="20%")
+    ap.add_argument("--advisor", help="the advisor package's directory to measure (default advisor/)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
@@ -66,7 +67,7 @@ def main():
     with open(Path(args.profile) / "sites.csv", newline="") as f:
         n_sites = sum(1 for _ in csv.DictReader(f))
     work = Path(tempfile.mkdtemp(prefix="tw-advisor-scale."))
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "advisor"))
+    env = dict(os.environ, PYTHONPATH=str(Path(args.advisor or ROOT / "advisor")))
     placement = work / "placement.json"
     rows = []
     cpu, wall = python_time(
@@ -88,6 +89,14 @@ def main():
     rows.append(("simulate (own process)", cpu, wall))
     rows.append(("  + its tierwise profile", pcpu, pwall))
     rows.append(("simulate (sum)", cpu + pcpu, None))
+    # the other source of counts: the unplaced profile split by the run
+    # report of a native run (its `tierwise run` child is a fast verb)
+    cpu, wall = python_time(
+        ["simulate", "--placement", str(placement), "--profile", args.profile, "-o", str(work / "simr"), "--", *cmd],
+        env,
+        work / "simulate-report.log",
+    )
+    rows.append(("simulate --profile (report)", cpu, wall))
     cpu, wall = python_time(["compare", "--profile", args.profile, "-o", str(work / "cmp")], env, work / "compare.log")
     rows.append(("compare --profile", cpu, wall))
     print(f"Python time on {args.profile} ({n_sites:,} sites); goal <= 5 s each")

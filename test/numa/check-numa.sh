@@ -8,7 +8,7 @@
 # outputs, numa_maps counts, run reports, doctor/advise output) into
 # BUILD/numa/out/CONFIG/ over 9p, and test/numa/check.py judges them here.
 #   usage: test/numa/check-numa.sh [BUILD_DIR]
-#   env:   TW_NUMA_TIMEOUT  seconds per guest (default 420)
+#   env:   TW_NUMA_TIMEOUT  seconds per guest (default 600)
 #          TW_NUMA_CONFIGS  guests to boot (default "plain hmat-small")
 # Cached under BUILD/numa: the kernel .deb (the linux-image-6.1.0-*-amd64 that
 # apt's linux-image-amd64 depends on), its unpacked tree and the initramfs.
@@ -17,7 +17,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-build}" && pwd)
 top=$build/numa
 out=$top/out
-timeout_s=${TW_NUMA_TIMEOUT:-420}
+timeout_s=${TW_NUMA_TIMEOUT:-600}
 configs=${TW_NUMA_CONFIGS:-plain hmat-small}
 say() { echo "check-numa: $*"; }
 die() { echo "check-numa: $*" >&2; exit 1; }

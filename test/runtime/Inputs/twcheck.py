@@ -13,11 +13,12 @@ objects STDERR                              `object` lines as NAME BYTES
 job REPORT N                                waits (up to 60 s) for N reports of
       other processes beside REPORT (REPORT.COMMAND.PID), then prints one
       line per report: `named|other COMMAND named=BOOL pid-ok totals`
-same-sim A.json B.json PCT [MODULE]         `same` if every per-tier count of
+same-sim A.json B.json PCT [MODULE [MISS_PCT]]  `same` if every per-tier count of
       two `tierwise simulate --json` results agrees within PCT percent (with
       MODULE: only the sites whose innermost frame is in MODULE, from the
       placed profiles' sites_by_tier.csv, and not their writebacks, which
-      depend on what else goes through the shared cache)
+      depend on what else goes through the shared cache; LLC misses within
+      MISS_PCT when given)
 """
 
 import csv
@@ -186,7 +187,10 @@ def same_sim(args):
         keys = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
         for k in keys[:4] if len(args) > 3 else keys:
             x, y = a.get(tier, {}).get(k, 0), b.get(tier, {}).get(k, 0)
-            worst = max(worst, abs(x - y) / max(x, y, 1) * 100)
+            d = abs(x - y) / max(x, y, 1) * 100
+            if "misses" in k and len(args) > 4:  # MISS_PCT
+                d = d * pct / float(args[4])
+            worst = max(worst, d)
     print("same" if worst <= pct else f"differ by {worst:.2f}%")
 
 
