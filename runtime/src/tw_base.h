@@ -97,6 +97,10 @@ TW_HIDDEN long tw_sys_mbind(void *addr, size_t len, int mode,
                             unsigned flags);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
 TW_HIDDEN void tw_sys_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* This process's command line (/proc/self/cmdline): its arguments, each
+ * NUL-terminated, at most cap - 1 bytes, and a final NUL; returns the bytes
+ * read (0 when it cannot be read). */
+TW_HIDDEN size_t tw_sys_cmdline(char *buf, size_t cap);
 /* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to that file. */
 TW_HIDDEN void tw_maps_snapshot(void);
 /* \p pattern with `%p` replaced by the pid. */

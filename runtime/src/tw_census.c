@@ -192,14 +192,9 @@ static void tw_module_row(void *ctx, const char *path, const char *base,
  * list: `tierwise profile` names a child's profile after its executable. */
 static void tw_command_list(tw_out *o) {
   char buf[4096];
-  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-  if (fd >= 0)
-    close(fd);
+  size_t n = tw_sys_cmdline(buf, sizeof(buf));
   tw_out_str(o, "[");
-  if (n > 0)
-    buf[n] = 0;
-  for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+  for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
     tw_out_str(o, i ? ", " : "");
     tw_out_json(o, buf + i);
   }

@@ -91,13 +91,8 @@ static void tw_sample_split(const tw_split_info *b) {
 
 static void tw_command(tw_out *o) {
   char buf[4096];
-  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-  if (fd >= 0)
-    close(fd);
-  if (n < 0)
-    n = 0;
-  for (ssize_t i = 0; i < n; i++)
+  size_t n = tw_sys_cmdline(buf, sizeof(buf));
+  for (size_t i = 0; i < n; i++)
     if (!buf[i])
       buf[i] = ' ';
   while (n > 0 && buf[n - 1] == ' ')

@@ -33,6 +33,17 @@ long tw_sys_mbind(void *addr, size_t len, int mode, const unsigned long *mask,
 
 static pthread_mutex_t tw_internal_lock = PTHREAD_MUTEX_INITIALIZER;
 
+size_t tw_sys_cmdline(char *buf, size_t cap) {
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n < 0)
+    n = 0;
+  buf[n] = 0;
+  return (size_t)n;
+}
+
 /* fork: held across it, so the child's bump pointer is consistent. */
 void tw_sys_atfork(int phase) {
   if (phase == 0)
