@@ -152,7 +152,7 @@ class Symbolizer:
 VIA_RE = re.compile(r" \(via (?P<via>[^()]*)\)$")
 
 
-def _split_location(loc):
+def split_location(loc):
     """(function, file:line, via) of `function file:line[ (via X)]`; None
     for other strings."""
     m = VIA_RE.search(loc)
@@ -169,7 +169,7 @@ def short_location(loc):
     `(via ...)` part, e.g. `Compute<fwlike::AsymmetricVertex> pagerank.cc:45
     (via array.h:18)`. Strings that are not `function file:line` (a bare
     `module+0xoffset`, a pseudo-site) come back as they are."""
-    parts = _split_location(str(loc))
+    parts = split_location(str(loc))
     if not parts:
         return str(loc)
     func, where, via = parts
@@ -180,7 +180,7 @@ def innermost_line(loc):
     """`file:line` of the innermost user frame of a location (where the
     allocation call is): the `(via X)` part when there is one, else the
     location's own file:line; the string's last word for other forms."""
-    parts = _split_location(str(loc))
+    parts = split_location(str(loc))
     if not parts:
         return str(loc).split()[-1] if str(loc).split() else ""
     _, where, via = parts
@@ -213,7 +213,7 @@ def fit_location(loc, width):
     cutting only the function name (its end, marked `...`): the file:line
     and the `(via ...)` part are what tell sites apart, and stay whole."""
     text = short_location(loc)
-    parts = _split_location(text)
+    parts = split_location(text)
     if len(text) <= width or not parts:
         return text
     func, where, via = parts

@@ -37,7 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tierwise.symbolize import innermost_line
+from tierwise.symbolize import innermost_line, split_location
 
 SYMBOLIZER = "/usr/lib/llvm-19/bin/llvm-symbolizer"
 BIG = 16 << 10
@@ -146,7 +146,8 @@ def main(argv):
     rows = [r for r in csv.DictReader(open(prof / "sites.csv")) if r["bytes_allocated"]]
     exdir = src / "examples"
     def where(location):  # "fn /b/examples/../../examples/x.c:12 (via y.h:3)"
-        return re.sub(r" \(via [^)]*\)$", "", location).rsplit(" ", 1)[-1]
+        parts = split_location(location)
+        return parts[1] if parts else location.rsplit(" ", 1)[-1]
 
     def in_examples(location):
         path = where(location).rsplit(":", 1)[0]
