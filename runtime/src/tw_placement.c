@@ -28,6 +28,7 @@ typedef struct tw_psite {
   double dram_fraction; /* the head as a share of each object; 0: none */
   int rank;             /* the advisor's DRAM order (1 best); 0: none */
   uint64_t planned;     /* planned DRAM bytes (tw_dram_limit.c) */
+  const uint64_t *live; /* planned_live: DRAM bytes at each plan instant */
 } tw_psite;
 
 typedef struct tw_pmodule {
@@ -36,6 +37,7 @@ typedef struct tw_pmodule {
 
 static tw_psite *tw_psites;
 static int tw_npsites, tw_default_tier, tw_pdepth;
+static int tw_nlive; /* length of every site's planned_live (0: none) */
 static int32_t *tw_phash; /* open addressing: index into tw_psites, -1 empty */
 static void tw_phash_build(void);
 static uint32_t tw_phash_mask;
@@ -56,6 +58,10 @@ double tw_placement_dram_fraction(int i) {
 int tw_placement_rank(int i, uint64_t *planned) {
   *planned = i >= 0 && i < tw_npsites ? tw_psites[i].planned : 0;
   return i >= 0 && i < tw_npsites ? tw_psites[i].rank : 0;
+}
+int tw_placement_live(int i, const uint64_t **live) {
+  *live = i >= 0 && i < tw_npsites ? tw_psites[i].live : NULL;
+  return *live ? tw_nlive : 0;
 }
 const char *tw_placement_field(int i, int which) {
   return which ? tw_psites[i].location : tw_psites[i].stack;
@@ -104,6 +110,36 @@ static int tw_tier_value(const char *field, const cJSON *v, int *tier) {
                 "unknown tier (use dram, pmem, kmem, hbw or numa:N)");
 }
 
+/* A site's optional planned_live (FORMATS.md): the same number of entries
+ * on every site that has it, each an integer from 0 to planned_bytes. */
+static int tw_live_field(const cJSON *s, tw_psite *ps, char *field,
+                         size_t fl) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "planned_live"), *e;
+  ps->live = NULL;
+  if (!v)
+    return 1;
+  memcpy(field + fl, "].planned_live", 15);
+  int n = cJSON_GetArraySize(v), k = 0;
+  if (!cJSON_IsArray(v) || n < 1 || (tw_nlive && n != tw_nlive))
+    return tw_bad(field, cJSON_IsArray(v) ? "(list)" : "(not a list)",
+                  "must be a non-empty list of integers, as long on every "
+                  "site");
+  uint64_t *live = tw_internal_alloc((size_t)n * sizeof(uint64_t));
+  if (!live)
+    return 1; /* no timeline for this site: its planned bytes throughout */
+  cJSON_ArrayForEach(e, v) {
+    if (!cJSON_IsNumber(e) || e->valuedouble < 0 ||
+        e->valuedouble > (double)ps->planned ||
+        e->valuedouble != (double)(uint64_t)e->valuedouble)
+      return tw_bad(field, "(an entry)",
+                    "entries must be integers from 0 to planned_bytes");
+    live[k++] = (uint64_t)e->valuedouble;
+  }
+  tw_nlive = n;
+  ps->live = live;
+  return 1;
+}
+
 /* A site's optional dram_fraction, rank and planned_bytes (FORMATS.md);
  * \p field holds "sites[N" (\p fl chars) for messages. */
 static int tw_plan_fields(const cJSON *s, tw_psite *ps, char *field,
@@ -140,7 +176,7 @@ static int tw_plan_fields(const cJSON *s, tw_psite *ps, char *field,
     return tw_bad(field, "(not an integer >= 0)", "must be an integer >= 0");
   if (v)
     ps->planned = (uint64_t)v->valuedouble;
-  return 1;
+  return tw_live_field(s, ps, field, fl);
 }
 
 static char *tw_slurp(const char *path, const char **err) {
@@ -270,6 +306,7 @@ static void tw_arena_free(void *p) {
 int tw_placement_parse(const char *text, const char *name) {
   tw_ppath = name;
   tw_npmods = 0;
+  tw_nlive = 0;
   /* nodes: ~64 bytes for every ~8 bytes of text at most, strings shorter */
   size_t cap = 12 * strlen(text) + (1 << 20);
   void *m = tw_sys_mmap(NULL, cap, PROT_READ | PROT_WRITE,
