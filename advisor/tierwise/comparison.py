@@ -1,26 +1,15 @@
 # SPDX-License-Identifier: MIT
 """The comparison table of `tierwise compare`: all-fast, all-slow, first-fit,
 static ratio, each advisor policy and (optionally) the oracle at several DRAM
-budgets, all by modelled time from one profile (compare.csv columns:
-policy, budget_fraction, budget_bytes, fast_bytes, modelled_seconds,
-ratio_to_dram, source)."""
+budgets, all by modelled time from one profile (the rows of compare.csv:
+formats.compare)."""
 
 import pandas as pd
 
 from tierwise import baselines, cost
+from tierwise.formats.compare import COLUMNS
 from tierwise.select import peak_footprint
 from tierwise.select import POLICIES, select, split_supported
-
-COLUMNS = [
-    "policy",
-    "budget_fraction",
-    "budget_bytes",
-    "fast_bytes",
-    "modelled_seconds",
-    "ratio_to_dram",
-    "source",
-]
-
 
 def compare_table(
     profile,

@@ -2,13 +2,14 @@
 """`tierwise advise`: read profiles, model each site's cost on each tier,
 choose the DRAM set under a budget, write placement.json and print a table."""
 
-import json
 import sys
 from pathlib import Path
 
 from tierwise import reader, tiers
+from tierwise.formats import placement as placement_format
 from tierwise.cli import add_whole_sites
 from tierwise.select import POLICIES
+from tierwise.sizes import parse_size
 
 
 def add_parser(sub):
@@ -93,7 +94,7 @@ def run(args):
     if args.target:
         from tierwise import transfer
 
-        llc = tiers.parse_size(args.target_llc, "--target-llc") if args.target_llc else None
+        llc = parse_size(args.target_llc, "--target-llc") if args.target_llc else None
         carried = transfer.read(args.profiles, args.target, llc)
         profile = carried.profile
     elif args.target_llc:
@@ -119,7 +120,7 @@ def run(args):
 
         print(format_fits(carried, args.top))
     out = Path(args.output)
-    out.write_text(json.dumps(placement, indent=1) + "\n")
+    placement_format.write(placement, out)
     ms = placement["modelled_seconds"]
     print(
         f"tier model {model.name}: {model.fast.name} (fast) / {model.slow.name} (slow); "

@@ -14,6 +14,7 @@ import pandas as pd
 
 from tierwise import reader, tiers
 from tierwise.cli import UserError, add_whole_sites
+from tierwise.formats import compare as compare_format
 
 
 def add_parser(sub):
@@ -212,7 +213,7 @@ def run(args):
             [df, simulated_rows(profile, model, fractions, cmd, out, df, lifetime, partial)],
             ignore_index=True,
         )
-    df.to_csv(out / "compare.csv", index=False, float_format="%.6g")
+    compare_format.write(df, out / "compare.csv")
     what = " ".join(cmd) if cmd else ", ".join(map(str, paths))
     plot_curve(df, out / "compare.png", f"{what} ({model.name})")
     mid = min(fractions, key=lambda f: abs(f - 0.2))

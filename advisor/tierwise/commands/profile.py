@@ -138,13 +138,13 @@ def run(args):
     outdir.mkdir(parents=True, exist_ok=True)
     if not os.access(outdir, os.W_OK):
         raise UserError(f"{outdir}: profile directory is not writable")
-    from tierwise import profiledir
+    from tierwise.formats import profile as profile_format
 
     start = datetime.now(timezone.utc)
     t0 = time.monotonic()
     info = _backend(name).run(args, cmd, outdir)
     end = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(
+    meta = profile_format.finish_profile(
         outdir, cmd, name, info, start, end, depth=args.depth, rank=rank
     )
     for child in (info.get("params") or {}).get("children", []):
@@ -157,7 +157,7 @@ def run(args):
             params={},
             complete=child.get("complete"),
         )
-        profiledir.finish_profile(
+        profile_format.finish_profile(
             outdir / child["dir"],
             child.get("command") or cmd,
             name,
