@@ -10,7 +10,8 @@ import json
 import pytest
 from advisor_profiles import site_row, write_profile
 
-from tierwise import cli, placement, reader, transfer
+from tierwise import cli, reader, transfer
+from tierwise.formats import placement
 
 CENSUS = {"backend": "alloc"}
 

@@ -1,10 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The budget sweep: modelled time of each advisor policy at several DRAM
 budgets from one profile, for `tierwise compare` beside all-fast, all-slow,
-first-fit, static ratio and (optionally) the oracle, and for the curve of
-`tierwise advise --plot` (compare.csv columns:
-policy, budget_fraction, budget_bytes, fast_bytes, modelled_seconds,
-ratio_to_dram, source)."""
+first-fit, static ratio and (optionally) the oracle (the rows of
+compare.csv: formats.compare), and for the curve of `tierwise advise --plot`."""
 
 from typing import Optional, Sequence
 
@@ -12,20 +10,10 @@ import pandas as pd
 
 from tierwise import baselines as _baselines
 from tierwise import cost
+from tierwise.formats.compare import COLUMNS
 from tierwise.reader import Profile
 from tierwise.select import POLICIES, peak_footprint, select, split_supported
 from tierwise.tiers import TierModel
-
-COLUMNS = [
-    "policy",
-    "budget_fraction",
-    "budget_bytes",
-    "fast_bytes",
-    "modelled_seconds",
-    "ratio_to_dram",
-    "source",
-]
-
 
 DEFAULT_FRACTIONS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
 

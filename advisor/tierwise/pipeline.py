@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import subprocess
 import sys
@@ -133,13 +132,13 @@ def profile(
     outdir.mkdir(parents=True, exist_ok=True)
     if not os.access(outdir, os.W_OK):
         raise UserError(f"{outdir}: profile directory is not writable")
-    from tierwise import profiledir
+    from tierwise.formats import profile as profile_format
 
     start = datetime.now(timezone.utc)
     t0 = time.monotonic()
     info = backend(name).run(args, cmd, outdir)
     end = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(outdir, cmd, name, info, start, end, depth=depth, rank=rank)
+    meta = profile_format.finish_profile(outdir, cmd, name, info, start, end, depth=depth, rank=rank)
     for child in (info.get("params") or {}).get("children", []):
         # One profile per process (sim follows fork/exec): finish each too,
         # with the child's own command line where the backend saw it.
@@ -150,7 +149,7 @@ def profile(
             params={},
             complete=child.get("complete"),
         )
-        profiledir.finish_profile(
+        profile_format.finish_profile(
             outdir / child["dir"],
             child.get("command") or cmd,
             name,
@@ -224,12 +223,13 @@ def advise(
     bigger run), for that run (transfer.py)."""
     from tierwise import tiers
     from tierwise.advice import advise as choose
+    from tierwise.sizes import parse_size
 
     carried, warn = None, None
     if target:
         from tierwise import transfer
 
-        llc = tiers.parse_size(target_llc, "--target-llc") if target_llc else None
+        llc = parse_size(target_llc, "--target-llc") if target_llc else None
         carried = transfer.read(list(profiles), target, llc)
         prof = carried.profile
     elif target_llc:
@@ -288,7 +288,7 @@ def run_placed(
     the run report written to REPORT (what `tierwise run` does, without its
     summary). The program's stdout is returned when `capture`, else
     dropped; its stderr passes through."""
-    from tierwise import placement as placement_mod
+    from tierwise.formats import placement as placement_mod
     from tierwise.preload import preload_blocker, run_env
 
     cmd = list(cmd)
@@ -318,29 +318,28 @@ def sim_args(placement: dict, llc_size: Optional[Any] = None) -> list:
     placement for a target run (advise --target) names the census first:
     the first profile with a region or a cache counts, and the cache is the
     target's (`target.llc_bytes`)."""
-    meta: Any = {}
+    from tierwise.formats.profile import backend_params
+
+    meta: dict = {}
     for prof in placement.get("profiles", []):
-        try:
-            meta = json.loads((Path(prof) / "meta.json").read_text())["backend_params"]
-        except (OSError, ValueError, KeyError, TypeError):
-            meta = {}
-        if not isinstance(meta, dict) or meta.get("roi") or meta.get("cache"):
+        meta = backend_params(prof)
+        if meta.get("roi") or meta.get("cache"):
             break
-    out = []
-    roi = meta.get("roi") if isinstance(meta, dict) else None
+    out: list = []
+    roi = meta.get("roi")
     if isinstance(roi, dict) and roi.get("mode") == "markers":
         out += ["--roi", "markers"]
     elif isinstance(roi, dict) and roi.get("mode") == "function" and roi.get("function"):
         out += ["--roi", str(roi["function"])]
     for key, opt in (("alloc_fns", "--alloc-fn"), ("free_fns", "--free-fn")):
-        fns = meta.get(key) if isinstance(meta, dict) else None
+        fns = meta.get(key)
         out += [a for f in (fns if isinstance(fns, list) else []) for a in (opt, str(f))]
     target = placement.get("target")
     if not llc_size and isinstance(target, dict) and target.get("llc_bytes"):
         llc_size = target["llc_bytes"]
     if llc_size:
         return out + ["--llc-size", str(llc_size)]
-    cache = meta.get("cache") if isinstance(meta, dict) else None
+    cache = meta.get("cache")
     if not isinstance(cache, dict):
         return out
     opts = {
@@ -357,7 +356,7 @@ def _placed_bytes(report: Path) -> int:
     """Bytes the runtime placed according to the named program's run report
     (0 when there is none, or the runtime did not serve the allocations, e.g.
     under Valgrind)."""
-    from tierwise.simulation import read_report
+    from tierwise.formats.report import read as read_report
 
     if not report.exists():
         return 0
@@ -397,18 +396,15 @@ def simulate(
     counts from the tool's sites_by_tier.csv, else from the run report
     (tierwise/simulation.py)."""
     from tierwise import cost, reader
+    from tierwise.formats import placement as placement_format
+    from tierwise.formats.report import other_reports
+    from tierwise.formats.report import read as read_report
     from tierwise.preload import runtime_vars
-    from tierwise.simulation import (
-        counts_from_report,
-        other_reports,
-        read_report,
-        read_site_tiers,
-        resolve_default_tier,
-    )
+    from tierwise.simulation import counts_from_report, read_site_tiers, resolve_default_tier
 
     cmd = list(cmd)
     placement_path = Path(placement_path)
-    placement = json.loads(placement_path.read_text())
+    placement = placement_format.load(placement_path)
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     report = (work / REPORT).resolve()
@@ -481,10 +477,9 @@ def simulate(
 def work_instructions(profile_dir: Any) -> int:
     """Instructions the profiled run executed in the part its counts
     describe (the region of interest, else the whole run); 0 if unknown."""
-    try:
-        params = json.loads((Path(profile_dir) / "meta.json").read_text())["backend_params"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
+    from tierwise.formats.profile import backend_params
+
+    params = backend_params(profile_dir)
     roi = params.get("roi") or {}
     n = roi.get("instructions") if roi.get("mode") not in (None, "all") else None
     return int(n if n is not None else params.get("instructions") or 0)
@@ -508,6 +503,7 @@ def simulated_rows(
     import pandas as pd
 
     from tierwise.advice import advise as choose
+    from tierwise.formats import placement as placement_format
 
     prof_insns = work_instructions(profile.paths[0])
     rows = []
@@ -517,7 +513,7 @@ def simulated_rows(
         )
         pl = out / "placements" / f"cost-{f * 100:g}.json"
         pl.parent.mkdir(parents=True, exist_ok=True)
-        pl.write_text(json.dumps(placement, indent=1) + "\n")
+        placement_format.write(placement, pl)
         _note("compare", f"simulating the cost placement at {f:.0%}")
         res = simulate(pl, model, cmd, out / "simulate" / f"cost-{f * 100:g}")
         insns = work_instructions(res.profile)

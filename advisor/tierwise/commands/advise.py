@@ -2,11 +2,11 @@
 """`tierwise advise`: read profiles, model each site's cost on each tier,
 choose the DRAM set under a budget, write placement.json and print a table."""
 
-import json
 import sys
 from pathlib import Path
 
 from tierwise import tiers
+from tierwise.formats import placement as placement_format
 from tierwise.cli import add_whole_sites
 from tierwise.select import POLICIES
 
@@ -108,7 +108,7 @@ def run(args):
 
         print(format_fits(adv.transfer, args.top))
     out = Path(args.output)
-    out.write_text(json.dumps(placement, indent=1) + "\n")
+    placement_format.write(placement, out)
     ms = placement["modelled_seconds"]
     print(
         f"tier model {model.name}: {model.fast.name} (fast) / {model.slow.name} (slow); "

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tierwise import pipeline, tiers
 from tierwise.cli import UserError, add_whole_sites
+from tierwise.formats import compare as compare_format
 
 
 def add_parser(sub):
@@ -117,7 +118,7 @@ def run(args):
         partial=not args.whole_sites,
     )
     df = res.table
-    df.to_csv(out / "compare.csv", index=False, float_format="%.6g")
+    compare_format.write(df, out / "compare.csv")
     what = " ".join(cmd) if cmd else ", ".join(map(str, res.profiles))
     plot_curve(df, out / "compare.png", f"{what} ({model.name})")
     mid = min(fractions, key=lambda f: abs(f - 0.2))

@@ -5,22 +5,22 @@ its run report. The command's exit status is passed through.
 
 Start-up (cli.FAST_VERBS, issue 14): this module imports the standard
 library's os, json, re and time only (through placement, sizes, preload,
-paths, jobreports):
+paths, formats.report):
 no subprocess, tempfile, shutil or pathlib, whose imports alone cost more
 than the 50 ms this verb may add (test/bench/run_startup.py). The program is
 started with os.posix_spawnp and waited for, so that the summary can be
 printed and the private directory removed; a program the runtime cannot
 apply to is exec'ed in place of this process."""
 
-import json
 import os
 import signal
 import sys
 import time
 
-from tierwise import placement as placement_mod
+from tierwise.formats import placement as placement_mod
 from tierwise.cli import UserError
-from tierwise.jobreports import other_reports, others_line
+from tierwise.formats import report as report_mod
+from tierwise.formats.report import other_reports, others_line
 from tierwise.preload import preload_blocker, run_env
 from tierwise.sizes import parse_size
 
@@ -72,8 +72,7 @@ def add_parser(sub):
 
 def summary(report_path):
     """One line from a run report."""
-    with open(report_path, encoding="utf-8") as f:
-        rep = json.load(f)
+    rep = report_mod.read(report_path)
     totals = rep.get("totals", {})
     tiers = ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in totals.items())
     sites = rep.get("sites", [])
@@ -148,8 +147,7 @@ def plan_lines(report_path, limit=20):
     """Per ranked DRAM site of the placement (rank, planned_bytes): what it
     was planned, what it got in DRAM and what fell back; under a DRAM limit
     what the runtime reserved for it (runtime/README.md "DRAM limit")."""
-    with open(report_path) as f:
-        rep = json.load(f)
+    rep = report_mod.read(report_path)
     ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
     if not ranked:
         return []

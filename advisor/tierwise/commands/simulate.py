@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tierwise import tiers
 from tierwise.cli import UserError
+from tierwise.formats import placement as placement_format
 from tierwise.pipeline import simulate
 
 
@@ -56,7 +57,7 @@ def run(args):
     pl = Path(args.placement)
     if not pl.exists():
         raise UserError(f"--placement {pl}: no such file")
-    spec = args.tiers or json.loads(pl.read_text()).get("tier_model")
+    spec = args.tiers or placement_format.load(pl).get("tier_model")
     model = tiers.load(spec)
     work = Path(args.output or f"simulate.{os.getpid()}")
     res = simulate(pl, model, cmd, work, args.profile, args.llc_size, args.pmem_dir)
