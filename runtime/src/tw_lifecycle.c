@@ -81,6 +81,7 @@ __attribute__((destructor(101))) static void tw_dtor(void) {
   if (mode == TW_MODE_CENSUS) {
     tw_sample_stop();
     tw_census_write();
+    tw_sample_end();
   }
   else if (mode == TW_MODE_PLACE)
     tw_report_write();

@@ -250,6 +250,7 @@ TW_HIDDEN void tw_sample_thread(void); /* open the events on this thread */
 TW_HIDDEN void tw_sample_live(const void *p, size_t size, uint32_t site);
 TW_HIDDEN void tw_sample_dead(const void *p);
 TW_HIDDEN void tw_sample_stop(void); /* at exit: stop reading, last drain */
+TW_HIDDEN void tw_sample_end(void);  /* after the census is written */
 /* sites.csv's count columns of \p site (TW_SITE_NONE: [unknown]), from the
  * first comma to the end of the line. */
 TW_HIDDEN void tw_sample_columns(tw_out *o, uint32_t site);
@@ -263,6 +264,7 @@ static inline void tw_sample_live(const void *p, size_t size, uint32_t site) {
 }
 static inline void tw_sample_dead(const void *p) { (void)p; }
 static inline void tw_sample_stop(void) {}
+static inline void tw_sample_end(void) {}
 static inline void tw_sample_atfork(int phase) { (void)phase; }
 static inline void tw_sample_columns(tw_out *o, uint32_t site) {
   (void)site;

@@ -39,13 +39,15 @@ typedef struct tw_ring {
 
 static tw_pmu_event tw_ev[TW_PMU_MAX_EVENTS];
 static int tw_nev;
+static int tw_ev_rings[TW_PMU_MAX_EVENTS]; /* rings opened per event */
 static tw_ring tw_rings[TW_RINGS_MAX];
 static int tw_nrings;
 static tw_pmu_attr *tw_attr;
 static tw_pmu_ring_stats tw_stats;
 static pthread_mutex_t tw_slock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t tw_reader;
-static volatile int tw_on, tw_stopping, tw_reading;
+static volatile int tw_on, tw_reading;
+static int tw_stopping; /* under tw_slock */
 static long tw_page;
 
 int tw_sampling(void) { return tw_on; }
@@ -62,8 +64,10 @@ void tw_sample_thread(void) {
       continue;
     }
     pthread_mutex_lock(&tw_slock);
-    if (tw_nrings < TW_RINGS_MAX)
+    if (tw_nrings < TW_RINGS_MAX) {
       tw_rings[tw_nrings++] = (tw_ring){m, fd, e};
+      tw_ev_rings[e]++;
+    }
     pthread_mutex_unlock(&tw_slock);
     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   }
@@ -75,22 +79,24 @@ static void tw_on_sample(void *ctx, const tw_pmu_sample *s) {
                      tw_ev[r->event].attr.sample_period);
 }
 
-static void tw_drain(void) {
-  pthread_mutex_lock(&tw_slock);
+static void tw_drain(void) { /* tw_slock held */
   for (int i = 0; i < tw_nrings; i++)
     tw_pmu_ring_drain(tw_rings[i].meta, (char *)tw_rings[i].meta + tw_page,
                       (uint64_t)TW_RING_PAGES * tw_page, TW_PMU_SAMPLE_TYPE,
                       tw_on_sample, &tw_rings[i], &tw_stats);
-  pthread_mutex_unlock(&tw_slock);
 }
 
 static void *tw_reader_main(void *arg) {
   (void)arg;
   tw_in_core++; /* the attribution's own allocations are no sites */
   struct timespec ts = {0, 10 * 1000 * 1000};
-  while (!tw_stopping) {
+  for (int stop = 0; !stop;) {
     nanosleep(&ts, NULL);
-    tw_drain();
+    pthread_mutex_lock(&tw_slock);
+    stop = tw_stopping;
+    if (!stop)
+      tw_drain();
+    pthread_mutex_unlock(&tw_slock);
   }
   return NULL;
 }
@@ -124,13 +130,17 @@ int tw_sample_start(void) {
 void tw_sample_stop(void) {
   if (!tw_on)
     return;
+  pthread_mutex_lock(&tw_slock);
   tw_stopping = 1;
+  pthread_mutex_unlock(&tw_slock);
   if (tw_reading)
     pthread_join(tw_reader, NULL);
   tw_reading = 0;
+  pthread_mutex_lock(&tw_slock);
   tw_drain();
   for (int i = 0; i < tw_nrings; i++)
     ioctl(tw_rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+  pthread_mutex_unlock(&tw_slock);
 }
 
 /* Objects are charged by address; the census calls these for each object
@@ -139,7 +149,8 @@ void tw_sample_live(const void *p, size_t size, uint32_t site) {
   if (!tw_on || site == TW_SITE_NONE)
     return;
   pthread_mutex_lock(&tw_slock);
-  tw_pmu_attr_add_object(tw_attr, (uintptr_t)p, size, (int)site);
+  if (tw_attr)
+    tw_pmu_attr_add_object(tw_attr, (uintptr_t)p, size, (int)site);
   pthread_mutex_unlock(&tw_slock);
 }
 
@@ -147,17 +158,30 @@ void tw_sample_dead(const void *p) {
   if (!tw_on)
     return;
   pthread_mutex_lock(&tw_slock);
-  tw_pmu_attr_remove_object(tw_attr, (uintptr_t)p);
+  if (tw_attr)
+    tw_pmu_attr_remove_object(tw_attr, (uintptr_t)p);
+  pthread_mutex_unlock(&tw_slock);
+}
+
+/* After the census is written: the attribution is released (objects freed
+ * later, by other destructors, are not looked up). */
+void tw_sample_end(void) {
+  pthread_mutex_lock(&tw_slock);
+  tw_pmu_attr_free(tw_attr);
+  tw_attr = NULL;
+  tw_on = 0;
   pthread_mutex_unlock(&tw_slock);
 }
 
 /* The count columns of sites.csv (loads, stores, llc_load_misses,
  * llc_store_misses; writebacks are never measured) of \p site, or of the
- * [unknown] pseudo-site for TW_SITE_NONE: each empty where no event
- * measures it. */
+ * [unknown] pseudo-site for TW_SITE_NONE: each empty where no event that
+ * opened measures it. */
 void tw_sample_columns(tw_out *o, uint32_t site) {
   int has[TW_PMU_NCOLS] = {0};
   for (int e = 0; e < tw_nev; e++) {
+    if (!tw_ev_rings[e])
+      continue; /* encoded, but it opened on no thread */
     if (tw_ev[e].kind == TW_PMU_LLC_LOAD_MISS)
       has[TW_PMU_COL_LLC_LOAD_MISSES] = 1;
     if (tw_ev[e].kind == TW_PMU_STORE)
