@@ -45,7 +45,7 @@ def validate(doc: Any, source: str = "placement") -> dict:
     sites = doc.get("sites")
     if not isinstance(sites, list):
         bad("sites", sites, "must be a list")
-    instants = {}  # planned_live: one length on every site
+    instants: dict[str, int] = {}  # planned_live: one length on every site
     for i, s in enumerate(sites):
         if (
             not isinstance(s, dict)
