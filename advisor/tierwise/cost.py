@@ -59,8 +59,9 @@ OPTIONAL = [STREAM] + INTERVAL + [ATOMICS]
 
 def counts_of(df: pd.DataFrame) -> pd.DataFrame:
     """Access counts as float64, empty (not measured) as 0; and the
-    OPTIONAL counts, NaN where not measured."""
-    num = lambda c: pd.to_numeric(df[c], errors="coerce").astype("float64")
+    OPTIONAL counts, NaN where not measured. `df`: sites as the reader
+    typed them (Int64), or per-tier counts (float64)."""
+    num = lambda c: df[c].astype("float64")
     out = pd.DataFrame(
         {c: (num(c).fillna(0.0) if c in df else 0.0) for c in COUNTS}, index=df.index
     )
@@ -147,7 +148,7 @@ def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
     lat_s, bw_s = _time_parts(c, model.slow, model)
     out = pd.DataFrame(index=sites.index)
     out["stack"] = sites["stack"]
-    out["bytes"] = pd.to_numeric(sites["peak_bytes"], errors="coerce").fillna(0).astype("int64")
+    out["bytes"] = sites["peak_bytes"].fillna(0).astype("int64")
     out["t_fast"] = time_on(sites, model.fast, model)
     out["t_slow"] = np.maximum(lat_s, bw_s)
     out["benefit"] = out["t_slow"] - out["t_fast"]

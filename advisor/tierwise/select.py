@@ -82,7 +82,7 @@ def parse_budget(text: str, total_bytes: int) -> int:
 def sum_of_peaks(profile) -> int:
     """The sum of the placeable sites' peak_bytes: the footprint if no two
     sites' peaks are ever apart (an upper bound of peak_footprint)."""
-    return int(pd.to_numeric(profile.placeable["peak_bytes"], errors="coerce").fillna(0).sum())
+    return int(profile.placeable["peak_bytes"].fillna(0).sum())
 
 
 def peak_footprint(profile) -> int:
@@ -95,7 +95,7 @@ def peak_footprint(profile) -> int:
     sweep over the allocation and free events (profiles of Python or MPI
     programs have ~10^4 sites and objects)."""
     placeable = profile.placeable
-    peak = pd.to_numeric(placeable["peak_bytes"], errors="coerce").fillna(0).astype("float64")
+    peak = placeable["peak_bytes"].fillna(0).astype("float64")
     o = profile.objects
     if not o.empty:
         o = o[o["site"].isin(placeable.index)]
@@ -322,7 +322,7 @@ def one_at_a_time(profile, sites: pd.Index) -> pd.Series:
     untracked one, under objects_min_bytes, could be live beside them) and
     in each run no object is allocated before the previous ones are freed.
     Without one: a single allocation."""
-    allocs = pd.to_numeric(profile.sites.loc[sites, "allocs"], errors="coerce")
+    allocs = profile.sites.loc[sites, "allocs"]
     o = profile.objects
     if o.empty:
         return (allocs == 1).fillna(False).astype(bool)
@@ -457,13 +457,8 @@ def split_fill(live: np.ndarray, values, sizes, capacity: int, rows, eligible):
 
 def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
     """Rank key of a greedy policy: larger first (size: smaller first)."""
-    b = (
-        pd.to_numeric(sites["peak_bytes"], errors="coerce")
-        .astype("float64")
-        .fillna(0)
-        .clip(lower=1)
-    )
-    num = lambda c: pd.to_numeric(sites[c], errors="coerce").astype("float64").fillna(0)
+    b = sites["peak_bytes"].astype("float64").fillna(0).clip(lower=1)
+    num = lambda c: sites[c].astype("float64").fillna(0)
     if policy == "write-intensity":
         return num("stores") / b
     if policy == "misses":

@@ -15,51 +15,26 @@ Two sources, best first:
    site's bytes. Sites the report does not name went to its default tier.
 """
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
-from tierwise.jobreports import other_reports, others_line  # noqa: F401 (for simulate)
-
-REPORT_FORMAT = "tierwise-run-report"
+from tierwise.formats import profile as profile_format
+from tierwise.formats.report import other_reports, others_line  # noqa: F401 (for simulate)
+from tierwise.formats.report import read as read_report  # noqa: F401 (for simulate)
 
 
 def read_site_tiers(profile_dir: Path, profile) -> pd.DataFrame:
-    """Source 1; returns None when the profile has no sites_by_tier.csv."""
-    p = Path(profile_dir) / "sites_by_tier.csv"
-    if not p.exists():
-        return None
-    df = pd.read_csv(p, dtype={"tier": str}, keep_default_na=False)
-    missing = [c for c in ["site", "tier"] + COUNTS if c not in df.columns]
-    if missing:
-        raise ValueError(f"{p}: missing column '{missing[0]}'")
-    unknown = ~df["site"].isin(profile.sites.index)
-    if unknown.any():
-        raise ValueError(
-            f"{p}: column 'site': value '{df['site'][unknown].iloc[0]}' is not a site "
-            "of sites.csv"
-        )
-    df["stack"] = df["site"].map(profile.sites["stack"])
-    return df
+    """Source 1 (formats.profile.read_sites_by_tier); None when the profile
+    has no sites_by_tier.csv."""
+    return profile_format.read_sites_by_tier(profile_dir, profile)
 
 
 def resolve_default_tier(counts: pd.DataFrame, model) -> pd.DataFrame:
     """Untagged blocks (tier `default`) are in system memory."""
     return counts.assign(tier=counts["tier"].replace("default", system_tier(model).name))
-
-
-def read_report(path) -> dict:
-    p = Path(path)
-    try:
-        rep = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"{p}: cannot read the run report ({e})") from None
-    if rep.get("format", REPORT_FORMAT) != REPORT_FORMAT or "sites" not in rep:
-        raise ValueError(f"{p}: not a tierwise run report (format {rep.get('format')!r})")
-    return rep
 
 
 def counts_from_report(profile, report: dict, placement: dict, model) -> pd.DataFrame:

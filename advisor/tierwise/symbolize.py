@@ -13,6 +13,26 @@ import shutil
 import subprocess
 from pathlib import Path
 
+def build_id(path: "os.PathLike[str] | str") -> str:
+    """The GNU build-id of the ELF file at `path` (lowercase hex), or ""
+    (not ELF, no build-id note, gone). The one build-id reader of the
+    advisor (pyelftools); `tierwise run` does without (preload.py)."""
+    try:
+        from elftools.elf.elffile import ELFFile
+
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            for sec in elf.iter_sections():
+                if sec.header.sh_type != "SHT_NOTE":
+                    continue
+                for note in sec.iter_notes():
+                    if note["n_type"] == "NT_GNU_BUILD_ID":
+                        return str(note["n_desc"]).lower()
+    except Exception:  # not ELF (ELFError), unreadable, gone
+        return ""
+    return ""
+
+
 FRAME_RE = re.compile(r"^(?P<module>.+)\+0x(?P<offset>[0-9a-f]+)$")
 # Source files of the toolchain and libraries, not the user's code: a
 # location names the innermost frame outside these.

@@ -36,6 +36,7 @@ import pandas as pd
 
 from tierwise import reader
 from tierwise.advice import location_column
+from tierwise.formats.profile import count
 from tierwise.reader import PSEUDO_SITES
 from tierwise.select import peak_footprint
 
@@ -171,7 +172,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
     method = "scale-by-bytes" if len(small) == 1 else "fit"
     by_stack = [p.sites.set_index("stack", drop=False) for p in small]
     target = _target_sites(census, by_stack)
-    peak = lambda df, st: float(pd.to_numeric(df.at[st, "peak_bytes"], errors="coerce") or 0)
+    peak = lambda df, st: count(df.at[st, "peak_bytes"])
     llcs = [_llc_bytes(p.meta[0]) for p in small]
     llc_t = target_llc or max((x for x in llcs if x), default=None)
     cache_notes = []
@@ -190,7 +191,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
         st = target.at[i, "stack"]
         have = [k for k, b in enumerate(by_stack) if st in b.index]
         is_pseudo = st in PSEUDO_SITES
-        x_t_site = 0.0 if is_pseudo else float(pd.to_numeric(target.at[i, "peak_bytes"]) or 0)
+        x_t_site = 0.0 if is_pseudo else count(target.at[i, "peak_bytes"])
         rec = {"site": i, "profiles": len(have), "x": "", "x_target": x_t_site}
         if not have:
             for c in CARRIED:
@@ -216,7 +217,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
             grows.append((target.at[i, "location"] or st, int(xs.max()), int(x_t), llc_t))
         for c in CARRIED:
             ys = np.array(
-                [pd.to_numeric(by_stack[k].at[st, c], errors="coerce") for k in have],
+                [count(by_stack[k].at[st, c]) for k in have],
                 dtype="float64",
             )
             if np.isnan(ys).all():
@@ -242,7 +243,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
             target.at[i, "llc_stream_misses"] = min(int(target.at[i, "llc_stream_misses"]), int(miss))
         fits.append(rec)
     for c in CARRIED:
-        target[c] = pd.to_numeric(target[c], errors="coerce").astype("Int64")
+        target[c] = target[c].astype("Int64")
     # the census's own location wins; fill empty ones from the small profiles
     for i in target.index:
         if not target.at[i, "location"]:
@@ -292,7 +293,7 @@ def format_fits(t: Transfer, limit: int = 30) -> str:
     loads and load misses (exponent b of count ~ x^b; R^2 with 3+ runs)."""
     s = t.profile.sites
     rows = t.fits[t.fits["profiles"] > 0].copy()
-    rows["bytes"] = pd.to_numeric(s.loc[rows.index, "peak_bytes"], errors="coerce").fillna(0)
+    rows["bytes"] = s.loc[rows.index, "peak_bytes"].fillna(0)
     rows = rows.sort_values("bytes", ascending=False, kind="mergesort")
     how = (
         "counts x (target bytes / profiled bytes)"

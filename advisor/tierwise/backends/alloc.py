@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tierwise import profiledir
+from tierwise.formats import profile as profile_format
 from tierwise.paths import artifact, runtime_preload
 from tierwise.preload import preload_blocker
 from tierwise.sizes import parse_size
@@ -59,7 +59,7 @@ def _collect_children(outdir):
             command = json.loads((outdir / f"backend.{pid}.json").read_text())["command"]
         except (OSError, ValueError, KeyError, TypeError):
             command = None
-        rel = f"children/{profiledir.child_name(command)}.{pid}"
+        rel = f"children/{profile_format.child_name(command)}.{pid}"
         dest = outdir / rel
         dest.mkdir(parents=True, exist_ok=True)
         for name in ("sites.csv", "objects.csv", "modules.csv", "backend.json"):

@@ -25,7 +25,8 @@ import threading
 import time
 from pathlib import Path
 
-from tierwise import paths, profiledir
+from tierwise import paths
+from tierwise.formats import profile as profile_format
 from tierwise.sizes import parse_size
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
@@ -427,7 +428,7 @@ def _child_name(raw_dir, pid):
         command = stats["command"]
     except (OSError, ValueError, KeyError, TypeError):
         command = None
-    return profiledir.child_name(command)
+    return profile_format.child_name(command)
 
 
 def run(args, cmd, outdir):

@@ -35,7 +35,7 @@ def add_parser(sub):
 
 def coverage(sites: pd.DataFrame) -> dict:
     """Share of all LLC misses that fall on placeable (heap) sites."""
-    num = lambda c: pd.to_numeric(sites[c], errors="coerce").astype("float64").fillna(0)
+    num = lambda c: sites[c].astype("float64").fillna(0)
     miss = num("llc_load_misses") + num("llc_store_misses")
     heap = ~sites["stack"].isin(reader.PSEUDO_SITES)
     out = {"heap": float(miss[heap].sum())}

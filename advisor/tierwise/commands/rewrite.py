@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tierwise import compiledb, paths
 from tierwise.cli import UserError
+from tierwise.symbolize import build_id
 
 SYMBOLIZER = ["llvm-symbolizer-19", "/usr/lib/llvm-19/bin/llvm-symbolizer", "llvm-symbolizer"]
 
@@ -67,12 +68,6 @@ def add_parser(sub):
     return p
 
 
-def _build_id(path):
-    out = subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True).stdout
-    m = re.search(r"Build ID:\s*([0-9a-f]+)", out)
-    return m.group(1) if m else ""
-
-
 SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
 
 
@@ -111,7 +106,7 @@ def find_modules(placement, binaries, placed_only=True):
             if path.name != mod or not path.is_file() or path in tried:
                 continue
             tried.add(path)
-            if want and _build_id(path) != want:
+            if want and build_id(path) != want:
                 why.append(f"{path} has another build-id (rebuilt since profiling?)")
                 continue
             found[mod] = path

@@ -5,24 +5,23 @@ its run report. The command's exit status is passed through.
 
 Start-up (cli.FAST_VERBS, issue 14): this module imports the standard
 library's os, json, re and time only (through placement, sizes, preload,
-paths, jobreports):
+paths, formats.report):
 no subprocess, tempfile, shutil or pathlib, whose imports alone cost more
 than the 50 ms this verb may add (test/bench/run_startup.py). The program is
 started with os.posix_spawnp and waited for, so that the summary can be
 printed and the private directory removed; a program the runtime cannot
 apply to is exec'ed in place of this process."""
 
-import json
 import os
 import signal
 import sys
 import time
 
-from tierwise import placement as placement_mod
+from tierwise.formats import placement as placement_mod
 from tierwise.cli import UserError
-from tierwise.paths import runtime_preload
-from tierwise.jobreports import other_reports, others_line
-from tierwise.preload import preload_blocker
+from tierwise.formats import report as report_mod
+from tierwise.formats.report import other_reports, others_line
+from tierwise.preload import preload_blocker, run_env
 from tierwise.sizes import parse_size
 
 
@@ -71,24 +70,9 @@ def add_parser(sub):
     return p
 
 
-def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
-    """The environment that runs a command under the runtime."""
-    env = dict(os.environ if env is None else env)
-    env["LD_PRELOAD"] = runtime_preload(env)
-    env["TIERWISE_PLACEMENT"] = os.path.realpath(placement)
-    env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
-    env["TIERWISE_REPORT"] = str(report)
-    env.pop("TIERWISE_CENSUS", None)
-    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
-    if dram_limit:
-        env["TIERWISE_DRAM_LIMIT"] = str(dram_limit)
-    return env
-
-
 def summary(report_path):
     """One line from a run report."""
-    with open(report_path, encoding="utf-8") as f:
-        rep = json.load(f)
+    rep = report_mod.read(report_path)
     totals = rep.get("totals", {})
     tiers = ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in totals.items())
     sites = rep.get("sites", [])
@@ -163,8 +147,7 @@ def plan_lines(report_path, limit=20):
     """Per ranked DRAM site of the placement (rank, planned_bytes): what it
     was planned, what it got in DRAM and what fell back; under a DRAM limit
     what the runtime reserved for it (runtime/README.md "DRAM limit")."""
-    with open(report_path) as f:
-        rep = json.load(f)
+    rep = report_mod.read(report_path)
     ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
     if not ranked:
         return []
