@@ -62,7 +62,7 @@ def run(args):
     work = Path(args.output or f"simulate.{os.getpid()}")
     res = simulate(pl, model, cmd, work, args.profile, args.llc_size, args.pmem_dir)
     print(f"counts from: {res.source}")
-    from tierwise.simulation import others_line
+    from tierwise.formats.report import others_line
 
     others = others_line(res.named_report, [Path(q) for q in res.other_processes])
     if others:

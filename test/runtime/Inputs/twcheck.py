@@ -186,7 +186,7 @@ def job(args):
     import time
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "advisor"))
-    from tierwise.simulation import other_reports
+    from tierwise.formats.report import other_reports
 
     named, want = Path(args[0]), int(args[1])
     t0 = time.monotonic()
