@@ -166,7 +166,7 @@ def test_placement_fields_validated(field, value, msg):
 def test_simulate_takes_region_and_cache_of_a_target_placement(runs, tmp_path):
     """simulate of a placement for a target run: the census comes first in
     `profiles`; the region is the small profiles', the cache the target's."""
-    from tierwise.commands.simulate import sim_args
+    from tierwise.pipeline import sim_args
 
     small, census = runs
     meta = json.loads((small[0] / "meta.json").read_text())

@@ -22,8 +22,6 @@ import pandas as pd
 
 from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
 from tierwise.formats import profile as profile_format
-from tierwise.formats.report import other_reports, others_line  # noqa: F401 (for simulate)
-from tierwise.formats.report import read as read_report  # noqa: F401 (for simulate)
 
 
 def read_site_tiers(profile_dir: Path, profile) -> pd.DataFrame:

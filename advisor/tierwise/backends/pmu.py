@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """The `pmu` profiling backend: runs the command with
-LD_PRELOAD=libtierwise-pmu.so, which samples precise memory events
-(profiler/pmu: Intel MEM_LOAD_RETIRED:L3_MISS + MEM_INST_RETIRED:ALL_STORES,
-AMD IBS op) on every thread and attributes sample addresses to live heap
-objects. Counts are samples x period: estimates (meta.json says so).
+LD_PRELOAD=libtierwise-pmu.so, the runtime's interposer in census mode (the
+same sites, anonymous mmaps and modules with build-ids as the alloc
+backend) that also samples precise memory events (profiler/pmu: Intel
+MEM_LOAD_RETIRED:L3_MISS + MEM_INST_RETIRED:ALL_STORES, AMD IBS op) on every
+thread and attributes sample addresses to live heap objects. Counts are
+samples x period: estimates (meta.json says so).
 
 `available()` opens the default events once with tierwise-pmu-probe and
 returns its exact failure (errno text, perf_event_paranoid)."""
@@ -75,6 +77,7 @@ def run(args, cmd, outdir):
         raise FileNotFoundError(
             f"{pmu_json}: the profiled command wrote no pmu profile (exit status {rc})"
         )
+    (outdir / ".census-owner").unlink(missing_ok=True)  # the census's claim
     params = json.loads(pmu_json.read_text())
     params["min_bytes"] = args.pmu_min_bytes
     params["scaling"] = "each sample counts sample_period events"

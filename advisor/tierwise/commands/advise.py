@@ -5,11 +5,10 @@ choose the DRAM set under a budget, write placement.json and print a table."""
 import sys
 from pathlib import Path
 
-from tierwise import reader, tiers
+from tierwise import tiers
 from tierwise.formats import placement as placement_format
 from tierwise.cli import add_whole_sites
 from tierwise.select import POLICIES
-from tierwise.sizes import parse_size
 
 
 def add_parser(sub):
@@ -88,37 +87,26 @@ def add_parser(sub):
 
 
 def run(args):
-    from tierwise.advice import advise, format_partial, format_size, format_table, llc_warning
+    from tierwise import pipeline
+    from tierwise.advice import format_partial, format_size, format_table
 
-    carried = None
-    if args.target:
-        from tierwise import transfer
-
-        llc = parse_size(args.target_llc, "--target-llc") if args.target_llc else None
-        carried = transfer.read(args.profiles, args.target, llc)
-        profile = carried.profile
-    elif args.target_llc:
-        raise ValueError("--target-llc needs --target CENSUS")
-    else:
-        profile = reader.read_profiles(args.profiles)
-        warn = llc_warning(profile)
-        if warn:
-            print(f"tierwise advise: warning: {warn}", file=sys.stderr)
-    model = tiers.load(args.tiers)
-    placement, table, sel, costs = advise(
-        profile,
-        model,
+    adv = pipeline.advise(
+        args.profiles,
         args.dram_budget,
+        args.tiers,
         args.policy,
         lifetime=not args.no_lifetime,
         partial=not args.whole_sites,
+        target=args.target,
+        target_llc=args.target_llc,
     )
-    placement["notes"] = list(model.notes) + placement["notes"]
-    if carried is not None:
-        placement["target"] = carried.to_json()
+    if adv.warning:
+        print(f"tierwise advise: warning: {adv.warning}", file=sys.stderr)
+    placement, table, sel, model = adv.placement, adv.table, adv.selection, adv.model
+    if adv.transfer is not None:
         from tierwise.transfer import format_fits
 
-        print(format_fits(carried, args.top))
+        print(format_fits(adv.transfer, args.top))
     out = Path(args.output)
     placement_format.write(placement, out)
     ms = placement["modelled_seconds"]
@@ -144,12 +132,10 @@ def run(args):
         print(f"note: {note}")
     print(f"wrote {out}")
     if args.plot:
-        from tierwise.plot import budget_curve, plot_curve
+        from tierwise.plot import plot_curve
 
-        df = budget_curve(
-            profile, costs, model, lifetime=not args.no_lifetime, partial=not args.whole_sites
-        )
-        plot_curve(df, args.plot, f"{', '.join(str(p) for p in profile.paths)} ({model.name})")
+        df = pipeline.budget_curve(adv)
+        plot_curve(df, args.plot, f"{', '.join(str(p) for p in adv.profile.paths)} ({model.name})")
         print(f"wrote {args.plot}")
     sys.stdout.flush()
     return 0

@@ -19,10 +19,9 @@ import time
 
 from tierwise.formats import placement as placement_mod
 from tierwise.cli import UserError
-from tierwise.paths import runtime_preload
 from tierwise.formats import report as report_mod
 from tierwise.formats.report import other_reports, others_line
-from tierwise.preload import preload_blocker
+from tierwise.preload import preload_blocker, run_env
 from tierwise.sizes import parse_size
 
 
@@ -69,20 +68,6 @@ def add_parser(sub):
     )
     p.add_argument("cmd", nargs="*", metavar="-- CMD ARGS...")
     return p
-
-
-def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
-    """The environment that runs a command under the runtime."""
-    env = dict(os.environ if env is None else env)
-    env["LD_PRELOAD"] = runtime_preload(env)
-    env["TIERWISE_PLACEMENT"] = os.path.realpath(placement)
-    env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
-    env["TIERWISE_REPORT"] = str(report)
-    env.pop("TIERWISE_CENSUS", None)
-    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
-    if dram_limit:
-        env["TIERWISE_DRAM_LIMIT"] = str(dram_limit)
-    return env
 
 
 def summary(report_path):

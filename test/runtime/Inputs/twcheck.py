@@ -2,7 +2,9 @@
 """Checking helper of the runtime tests (test/runtime). Sub-commands:
 place PROFILE_DIR TIER PATTERN... [--dram-bytes N] -o FILE   placement
       naming the sites whose location or stack contains a PATTERN (each must
-      match >= 1 site); --dram-bytes gives each a DRAM head of N bytes
+      match >= 1 site); --dram-bytes gives each a DRAM head of N bytes;
+      PROFILE_DIR may be a backend's raw output (no meta.json: modules.csv,
+      depth from pmu.json or backend.json)
 where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
       line of STDERR: `NAME in-dir` if the object lies in a mapping of a
       file under DIR (in the /proc/PID/maps copy MAPS), `NAME not-in-dir` if
@@ -38,7 +40,14 @@ def place(args):
         args = args[:k] + args[k + 2 :]
     prof, tier, patterns = Path(args[0]), args[1], args[2:]
     rows = list(csv.DictReader(open(prof / "sites.csv")))
-    meta = json.loads((prof / "meta.json").read_text())
+    if (prof / "meta.json").exists():
+        meta = json.loads((prof / "meta.json").read_text())
+    else:  # raw backend output (the pmu glue's)
+        params = prof / "pmu.json" if (prof / "pmu.json").exists() else prof / "backend.json"
+        meta = {
+            "depth": json.loads(params.read_text())["depth"],
+            "modules": list(csv.DictReader(open(prof / "modules.csv"))),
+        }
     sites = []
     for pat in patterns:
         hit = [r for r in rows if pat in r["location"] or pat in r["stack"]]
@@ -147,7 +156,7 @@ def job(args):
     import time
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "advisor"))
-    from tierwise.simulation import other_reports
+    from tierwise.formats.report import other_reports
 
     named, want = Path(args[0]), int(args[1])
     t0 = time.monotonic()
