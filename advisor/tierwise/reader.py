@@ -44,7 +44,7 @@ def merge(profiles: List[Profile]) -> Profile:
         s["_order"] = i * 10**9 + np.arange(len(s))
         frames.append(s)
     allsites = pd.concat(frames, ignore_index=True)
-    agg = {c: "sum" for c in COUNT_COLUMNS}
+    agg: dict = {c: "sum" for c in COUNT_COLUMNS}
     agg["peak_bytes"] = "max"
     agg["location"] = lambda x: next((v for v in x if v), "")
     agg["_order"] = "min"

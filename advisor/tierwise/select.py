@@ -201,10 +201,10 @@ def _prune_dominated(m: np.ndarray) -> np.ndarray:
     """Drop repeated columns, and columns that another column bounds
     elementwise (skipped when that search would cost more than
     DOMINANCE_MAX_WORK cell comparisons: pruning only speeds the search)."""
-    first = {}
+    first: dict = {}
     for j in range(m.shape[1]):
         first.setdefault(m[:, j].tobytes(), j)
-    m = m[:, sorted(first.values())]
+    m = m[:, np.array(sorted(first.values()), dtype=np.intp)]
     if m.shape[1] > DOMINANCE_MAX_COLUMNS or m.size * m.shape[1] > DOMINANCE_MAX_WORK:
         return m
     order = np.argsort(-m.sum(axis=0), kind="stable")

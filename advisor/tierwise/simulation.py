@@ -42,17 +42,18 @@ def counts_from_report(profile, report: dict, placement: dict, model) -> pd.Data
     per prefix, so 12,000 sites against 12,000 entries cost 12,000 x depth
     dictionary look-ups, not their product."""
     default = placement.get("default_tier", system_tier(model).name)
-    by_stack = {}
+    by_stack: dict = {}
     for e in report.get("sites", []):
         per = by_stack.setdefault(e.get("stack", ""), {})
         for t, b in (e.get("bytes") or {}).items():
             per[t] = per.get(t, 0) + int(b)
-    site, tier, share, total = [], [], [], []
+    rows: list = []  # (site, tier, share, total)
     for i, stack in profile.sites["stack"].items():
         if stack in ("[static]", "[stack]", "[unknown]"):
-            site.append(i), tier.append(system_tier(model).name), share.append(1), total.append(1)
+            rows.append((i, system_tier(model).name, 1, 1))
             continue
-        per_tier, frames = {}, stack.split(";")
+        per_tier: dict = {}
+        frames = stack.split(";")
         for k in range(1, len(frames) + 1):
             for t, b in by_stack.get(";".join(frames[:k]), {}).items():
                 per_tier[t] = per_tier.get(t, 0) + b
@@ -61,7 +62,9 @@ def counts_from_report(profile, report: dict, placement: dict, model) -> pd.Data
             per_tier, n = {default: 1}, 1
         for t, b in per_tier.items():
             if b:
-                site.append(i), tier.append(t), share.append(b), total.append(n)
+                rows.append((i, t, b, n))
+    site, tier = [r[0] for r in rows], [r[1] for r in rows]
+    share, total = [r[2] for r in rows], [r[3] for r in rows]
     c = counts_of(profile.sites).loc[site]
     vals = c.to_numpy(dtype="float64") * np.array(share, dtype="float64")[:, None]
     vals /= np.array(total, dtype="float64")[:, None]

@@ -36,7 +36,8 @@ def format_size(n) -> str:
     """Bytes as the tool prints them (`512 B`, `32.0 MiB`); parse_size reads
     the printed form back (to its precision)."""
     n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
+    return f"{n:.1f} TiB"

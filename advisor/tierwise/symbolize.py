@@ -30,11 +30,12 @@ def build_id(path: "os.PathLike[str] | str") -> str:
     advisor (pyelftools); `tierwise run` does without (preload.py)."""
     try:
         from elftools.elf.elffile import ELFFile
+        from elftools.elf.sections import NoteSection
 
         with open(path, "rb") as f:
             elf = ELFFile(f)
             for sec in elf.iter_sections():
-                if sec.header.sh_type != "SHT_NOTE":
+                if not isinstance(sec, NoteSection):  # SHT_NOTE
                     continue
                 for note in sec.iter_notes():
                     if note["n_type"] == "NT_GNU_BUILD_ID":

@@ -30,6 +30,7 @@ small, run big").
 """
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -68,7 +69,7 @@ class Transfer:
     only_small: list = field(default_factory=list)  # (stack, location)
     only_target: list = field(default_factory=list)  # (stack, location, peak bytes)
     outgrows_llc: list = field(default_factory=list)  # (location, small bytes, target bytes, llc)
-    target_llc: int = None
+    target_llc: Optional[int] = None
     cache_notes: list = field(default_factory=list)
 
     def to_json(self) -> dict:

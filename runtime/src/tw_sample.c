@@ -13,18 +13,24 @@
  * 20011). At exit the census writes the estimated count columns into
  * sites.csv and pmu.json (events, rings, samples) instead of backend.json.
  * TIERWISE_PMU_ALLOW_NO_EVENTS=1 keeps the census when the events do not
- * open (count columns then stay empty; tests, site identity).
+ * open (count columns then stay empty; tests, site identity), and
+ * TIERWISE_PMU_TEST_RING=FILE (tests, where no PMU is) drains FILE at exit
+ * as a ring of the first event: a perf mmap ring as the kernel lays it out
+ * (the meta page, then a power-of-two data area) that the program wrote
+ * with synthetic samples of its own objects' addresses.
  */
 #define _GNU_SOURCE
 #include "tw_mech.h"
 #include "tw_pmu.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,6 +133,31 @@ int tw_sample_start(void) {
   return 0;
 }
 
+/* TIERWISE_PMU_TEST_RING (tw_slock held). */
+static void tw_test_ring(void) {
+  const char *path = secure_getenv("TIERWISE_PMU_TEST_RING");
+  struct stat st;
+  if (!path || !*path || !tw_nev)
+    return;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &st) || st.st_size <= tw_page) {
+    tw_warn("pmu: cannot read the test ring ", path, "");
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  void *m = tw_sys_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED)
+    return;
+  tw_ring r = {m, -1, 0};
+  tw_pmu_ring_drain(m, (char *)m + tw_page, (uint64_t)st.st_size - tw_page,
+                    TW_PMU_SAMPLE_TYPE, tw_on_sample, &r, &tw_stats);
+  tw_ev_rings[0]++;
+  tw_sys_munmap(m, (size_t)st.st_size);
+}
+
 void tw_sample_stop(void) {
   if (!tw_on)
     return;
@@ -138,6 +169,7 @@ void tw_sample_stop(void) {
   tw_reading = 0;
   pthread_mutex_lock(&tw_slock);
   tw_drain();
+  tw_test_ring();
   for (int i = 0; i < tw_nrings; i++)
     ioctl(tw_rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
   pthread_mutex_unlock(&tw_slock);

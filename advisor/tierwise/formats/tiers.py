@@ -6,13 +6,14 @@ in tierwise/tiers/*.toml are such files; which file a --tiers argument
 names, and `auto`, are tierwise/tiers.py's."""
 
 import re
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional, Tuple
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python < 3.11
+else:  # Python < 3.11
     import tomli as tomllib
 
 from tierwise.sizes import parse_size
@@ -105,9 +106,15 @@ def read(path: Path) -> Tuple[TierModel, Optional[str]]:
                 f"{path}: tiers.{name}.alloc = '{alloc}': expected default, "
                 "memkind-pmem, kmem-dax, hbw or numa:N"
             )
+        read_ns, write_ns, read_gbs, write_gbs = (
+            _num(path, f"tiers.{name}", k, t[k]) for k in TIER_FIELDS
+        )
         built[name] = Tier(
             name,
-            *(_num(path, f"tiers.{name}", k, t[k]) for k in TIER_FIELDS),
+            read_ns,
+            write_ns,
+            read_gbs,
+            write_gbs,
             capacity=parse_size(t.get("capacity", "0"), f"{path}: tiers.{name}.capacity"),
             alloc=alloc,
         )
