@@ -83,7 +83,7 @@ class Symbolizer:
 
     def resolve(self, frames: Iterable[str]) -> None:
         """Symbolize `frames` (strings) in one llvm-symbolizer run per module."""
-        todo = {}
+        todo: Dict[str, List[Tuple[str, int]]] = {}
         for f in set(frames):
             if f in self.cache:
                 continue
