@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """tierwise.formats.profile and tierwise.symbolize: finishing a raw backend output
-into a profile (locations from addr2line, build-ids, meta.json)."""
+into a profile (locations from llvm-symbolizer, build-ids, meta.json)."""
 
 import csv
 import json

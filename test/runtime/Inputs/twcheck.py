@@ -10,6 +10,9 @@ where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
       file under DIR (in the /proc/PID/maps copy MAPS), `NAME not-in-dir` if
       no byte of it does, else `NAME split dir=BYTES other=BYTES`
 report REPORT                               the run report as stable lines
+escape PLACEMENT N -o FILE                  the placement with every site's
+      stack and location written as \\uXXXX escapes, its keys in reverse
+      order with an unknown nested field, after N sites that match nothing
 sites PROFILE_DIR PATTERN                   rows of sites.csv matching
 objects STDERR                              `object` lines as NAME BYTES
 job REPORT N                                waits (up to 60 s) for N reports of
@@ -73,6 +76,33 @@ def place(args):
     }
     Path(out).write_text(json.dumps(doc, indent=1))
     print(f"placed {len(sites)} site(s) in {tier}")
+
+
+def escape(args):
+    doc = json.loads(Path(args[0]).read_text())
+    out = args[args.index("-o") + 1]
+    esc = {}
+
+    def u(text):
+        key = f"@{len(esc)}@"
+        esc[key] = "".join(f"\\u{ord(c):04x}" for c in text)
+        return key
+
+    extra = [
+        {"stack": f"nowhere+0x{i:x};main+0x{i:x}", "tier": "pmem", "bytes": 1 << 30}
+        for i in range(int(args[1]))
+    ]
+    sites = []
+    for s in doc["sites"]:
+        s = dict(s, stack=u(s["stack"]), location=u(s.get("location", "")))
+        s["note"] = {"nested": [1, "x", {"stack": "not this one"}]}
+        sites.append(dict(reversed(list(s.items()))))
+    doc["sites"] = extra + sites
+    text = json.dumps(doc, indent=1)
+    for key, value in esc.items():
+        text = text.replace(key, value)
+    Path(out).write_text(text)
+    print(f"escaped {len(sites)} site(s) after {len(extra)}")
 
 
 def where(args):
@@ -206,6 +236,7 @@ def same_sim(args):
 if __name__ == "__main__":
     {
         "place": place,
+        "escape": escape,
         "where": where,
         "report": report,
         "sites": sites,
