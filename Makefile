@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Thin driver over CMake and the project-local Python environment.
 #   make build  - install missing system packages, create .venv, build everything
-#   make test   - build, then run the whole lit + pytest suite
+#   make test   - build, then run the whole lit + pytest suite and mypy
 #   make demo   - build, then run the whole pipeline on a bundled example
 #   make check-numa - the tests that need a real two-node NUMA kernel (QEMU)
 SHELL := /bin/bash
@@ -13,7 +13,7 @@ JOBS  ?= $(shell nproc)
 APT_PKGS := build-essential cmake pkg-config binutils python3 python3-venv \
   libmemkind-dev libpfm4-dev libunwind-dev libdw-dev libelf-dev libnuma-dev \
   numactl valgrind clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libzstd-dev \
-  libcjson-dev libomp-19-dev libclang-rt-19-dev libgtest-dev \
+  libsimdjson-dev libomp-19-dev libclang-rt-19-dev libgtest-dev \
   libgraphblas-dev libigraph-dev libopenmpi-dev openmpi-bin
 
 # What `make check-numa` needs on top (its QEMU guest and initramfs); the
@@ -62,6 +62,7 @@ build: configure
 test: build
 	$(VENV)/bin/lit -sv --time-tests $(BUILD)/test
 	$(VENV)/bin/pytest -q advisor/tests
+	cd advisor && $(abspath $(VENV))/bin/mypy
 
 # ASan/UBSan/TSan builds of the runtime's unit tests, parsers and the stress
 # program; Valgrind memcheck/helgrind on the preloaded runtime (~1-2 min).

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tierwise import placement
+from tierwise.formats import placement
 from tierwise.sizes import parse_size
 
 # The size grammar of advisor/FORMATS.md and runtime/src/tw_out.c.

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Property tests (Hypothesis) of the profile-directory reader and writer
-(tierwise/profiledir.py): raw backend output with arbitrary stacks (commas,
+(tierwise/formats/profile.py): raw backend output with arbitrary stacks (commas,
 quotes, newlines, non-ASCII, pseudo-sites) and counts becomes a profile whose
 sites.csv reads back with the same stacks and counts; meta.json says
 complete exactly when the program exited and sites.csv exists; a sites.csv
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tierwise import profiledir
+from tierwise.formats import profile as profile_format
 
 # Module names: any text but a lone carriage return, which neither the
 # runtime's CSV writer (tw_csv_field) nor csv with lineterminator "\n"
@@ -42,7 +42,7 @@ NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 def write_raw(d, sites):
     with open(d / "sites.csv", "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(profiledir.SITE_COLUMNS)
+        w.writerow(profile_format.REQUIRED_SITE_COLUMNS)
         for i, (stack, a, b, p) in enumerate(sites):
             w.writerow([i, stack, "", a, b, p, "", "", "", "", ""])
     (d / "modules.csv").write_text("module,path,build_id\n")
@@ -54,7 +54,7 @@ def write_raw(d, sites):
 def test_finish_profile_round_trip(tmp_path_factory, sites, status):
     d = tmp_path_factory.mktemp("prof")
     write_raw(d, sites)
-    meta = profiledir.finish_profile(
+    meta = profile_format.finish_profile(
         d, ["prog", "a,b"], "alloc", {"exit_status": status}, NOW, NOW
     )
     back = list(csv.DictReader(open(d / "sites.csv", newline="")))
@@ -73,7 +73,7 @@ def test_finish_profile_round_trip(tmp_path_factory, sites, status):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=5))
 def test_wrong_columns_is_valueerror(tmp_path_factory, columns):
-    if columns[: len(profiledir.SITE_COLUMNS)] == profiledir.SITE_COLUMNS:
+    if columns[: len(profile_format.REQUIRED_SITE_COLUMNS)] == profile_format.REQUIRED_SITE_COLUMNS:
         return
     d = tmp_path_factory.mktemp("bad")
     with open(d / "sites.csv", "w", newline="") as f:
@@ -81,12 +81,12 @@ def test_wrong_columns_is_valueerror(tmp_path_factory, columns):
         w.writerow(columns)
         w.writerow(["1"] * len(columns))
     with pytest.raises(ValueError, match="sites.csv"):
-        profiledir.finish_profile(d, ["prog"], "alloc", {"exit_status": 0}, NOW, NOW)
+        profile_format.finish_profile(d, ["prog"], "alloc", {"exit_status": 0}, NOW, NOW)
 
 
 def test_missing_sites_is_incomplete(tmp_path):
     """A run that wrote nothing (killed before exit) is an incomplete profile."""
-    meta = profiledir.finish_profile(
+    meta = profile_format.finish_profile(
         tmp_path, ["prog"], "alloc", {"exit_status": 0}, NOW, NOW
     )
     assert meta["complete"] is False

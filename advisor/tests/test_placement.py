@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""tierwise.placement: the placement.json grammar (FORMATS.md) and sizes."""
+"""tierwise.formats.placement: the placement.json grammar (FORMATS.md) and sizes."""
 
 import json
 
 import pytest
 
-from tierwise import placement
+from tierwise.formats import placement
 from tierwise.sizes import parse_size
 
 

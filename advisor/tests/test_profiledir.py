@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""tierwise.profiledir and tierwise.symbolize: finishing a raw backend output
-into a profile (locations from addr2line, build-ids, meta.json)."""
+"""tierwise.formats.profile and tierwise.symbolize: finishing a raw backend output
+into a profile (locations from llvm-symbolizer, build-ids, meta.json)."""
 
 import csv
 import json
@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from tierwise import profiledir
-from tierwise.symbolize import Symbolizer, parse_frame
+from tierwise.formats import profile as profile_format
+from tierwise.symbolize import Symbolizer, build_id, parse_frame
 
 SRC = r"""
 #include <stdlib.h>
@@ -63,7 +63,7 @@ def test_finish_profile_fills_location_build_id_meta(tmp_path, binary):
     off = symbol_offset(binary, "helper")
     with open(tmp_path / "sites.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(profiledir.SITE_COLUMNS)
+        w.writerow(profile_format.REQUIRED_SITE_COLUMNS)
         w.writerow([0, f"prog+0x{off + 4:x}", "", 3, 300, 200, "", "", "", "", ""])
     (tmp_path / "modules.csv").write_text(f"module,path,build_id\nprog,{binary},\n")
     (tmp_path / "objects.csv").write_text("site,size,alloc_time,free_time\n0,100,5,9\n")
@@ -71,7 +71,7 @@ def test_finish_profile_fills_location_build_id_meta(tmp_path, binary):
         json.dumps({"depth": 4, "objects_min_bytes": 64, "clock": "ns"})
     )
     t = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(
+    meta = profile_format.finish_profile(
         tmp_path, ["prog"], "alloc", {"exit_status": 0, "pid": 42}, t, t
     )
     assert meta["n_sites"] == 1 and meta["complete"] is True
@@ -104,12 +104,12 @@ def test_finish_profile_fills_location_build_id_meta(tmp_path, binary):
     assert on_disk["depth"] == 4 and on_disk["objects_min_bytes"] == 64
     bid = on_disk["modules"][0]["build_id"]
     assert len(bid) == 40 and int(bid, 16) >= 0
-    assert bid == profiledir.build_id(binary)
+    assert bid == build_id(binary)
 
 
 def test_killed_run_is_incomplete(tmp_path):
     t = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(
+    meta = profile_format.finish_profile(
         tmp_path, ["x"], "alloc", {"exit_status": None}, t, t
     )
     assert meta["complete"] is False and meta["exit_status"] is None
@@ -120,7 +120,7 @@ def test_wrong_columns_rejected(tmp_path):
     (tmp_path / "sites.csv").write_text("site,stack\n0,a+0x1\n")
     t = datetime.now(timezone.utc)
     with pytest.raises(ValueError, match="columns"):
-        profiledir.finish_profile(tmp_path, ["x"], "alloc", {"exit_status": 0}, t, t)
+        profile_format.finish_profile(tmp_path, ["x"], "alloc", {"exit_status": 0}, t, t)
 
 
 def test_write_csv_does_not_follow_a_planted_symlink(tmp_path):
@@ -128,13 +128,13 @@ def test_write_csv_does_not_follow_a_planted_symlink(tmp_path):
     its name is removed, never written through."""
     import os
 
-    from tierwise import profiledir
+    from tierwise.formats import profile as profile_format
 
     victim = tmp_path / "victim"
     victim.write_text("keep me\n")
     target = tmp_path / "sites.csv"
     (tmp_path / f"sites.csv.tmp.{os.getpid()}").symlink_to(victim)
-    profiledir._write_csv(target, ["a", "b"], [{"a": 1, "b": 2}])
+    profile_format.write_rows(target, ["a", "b"], [{"a": 1, "b": 2}])
     assert victim.read_text() == "keep me\n"
     assert target.read_text() == "a,b\n1,2\n"
     assert not target.is_symlink()

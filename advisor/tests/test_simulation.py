@@ -7,6 +7,7 @@ import pytest
 
 from advisor_profiles import site_row, write_profile
 from tierwise import cost, reader, simulation, tiers
+from tierwise.formats import report as report_format
 
 
 @pytest.fixture
@@ -84,4 +85,4 @@ def test_bad_report(tmp_path):
     p = tmp_path / "r.json"
     p.write_text(json.dumps({"format": "tierwise-placement", "sites": []}))
     with pytest.raises(ValueError, match="not a tierwise run report"):
-        simulation.read_report(p)
+        report_format.read(p)

@@ -277,7 +277,7 @@ def test_advise_writes_the_head_and_whole_sites_gives_none(tmp_path, capsys):
     assert "site 0 (build adj.c:10) is split: the first 512.0 KiB of each object in dram" in text
     assert "dram: 2.0 MiB in 2 sites and 1 head;" in text
     doc = json.loads(out.read_text())
-    from tierwise import placement
+    from tierwise.formats import placement
 
     placement.validate(doc)
     adj = next(s for s in doc["sites"] if s["location"] == "build adj.c:10")

@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: MIT
 """From a profile to a placement: cost the sites, select the fast set under
-the budget, and build placement.json (format `tierwise-placement` v1,
-advisor/FORMATS.md) and the table `tierwise advise` prints."""
+the budget, and build the placement (formats.placement.make: format
+`tierwise-placement` v1, advisor/FORMATS.md) and the table `tierwise
+advise` prints."""
 
 import pandas as pd
 
 from tierwise import cost
+from tierwise.formats import placement as placement_format
 from tierwise.select import parse_budget, peak_footprint, select, split_supported
 from tierwise.sizes import format_size  # noqa: F401 (advice.format_size)
 from tierwise.symbolize import fit_location, short_location
-
-PLACEMENT_FORMAT = "tierwise-placement"
 
 
 def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
@@ -95,37 +95,37 @@ def advise(
             entry["dram_fraction"] = min(1.0, int(sel.partial[i]) / size)
         if i in ranks:
             entry["rank"], entry["planned_bytes"] = ranks[i]
+            if i in sel.timeline:  # DRAM shared over time (FORMATS.md)
+                entry["planned_live"] = [min(x, ranks[i][1]) for x in sel.timeline[i]]
         sites.append(entry)
-    placement = {
-        "format": PLACEMENT_FORMAT,
-        "version": 1,
-        "default_tier": cost.system_tier(model).name,
-        "depth": profile.depth,
-        "budget_bytes": budget,
-        "budget": budget_spec,
-        "footprint_bytes": total,
-        "policy": policy,
-        "tier_model": model.name,
-        "profiles": [str(p) for p in profile.paths],
+    placement = placement_format.make(
+        sites,
+        default_tier=cost.system_tier(model).name,
+        depth=profile.depth,
+        budget_bytes=budget,
+        budget=budget_spec,
+        footprint_bytes=total,
+        policy=policy,
+        tier_model=model.name,
+        profiles=[str(p) for p in profile.paths],
         # path: where `tierwise rewrite` finds each module to symbolize
         # stacks with (FORMATS.md); the first profile's path of a module.
-        "modules": [
+        modules=[
             {"module": m, "path": p if isinstance(p, str) else "", "build_id": b}
             for m, p, b in profile.modules.drop_duplicates("module")[
                 ["module", "path", "build_id"]
             ].itertuples(index=False)
         ],
-        "tiers": model.to_json(),
-        "modelled_seconds": {
+        tiers=model.to_json(),
+        modelled_seconds={
             "placement": cost.placement_seconds(profile.sites, costs, model, fractions),
             "all_fast": cost.placement_seconds(
                 profile.sites, costs, model, set(costs.index[costs["placeable"]])
             ),
             "all_slow": cost.placement_seconds(profile.sites, costs, model, set()),
         },
-        "notes": sel.notes + profile.notes,
-        "sites": sites,
-    }
+        notes=sel.notes + profile.notes,
+    )
     return placement, table, sel, costs
 
 
@@ -172,9 +172,9 @@ def object_size(profile, site):
     sizes = o.loc[o["site"] == site, "size"].dropna().unique() if not o.empty else []
     if len(sizes) == 1:
         return int(sizes[0])
-    allocs = pd.to_numeric(profile.sites.at[site, "allocs"], errors="coerce")
-    if len(sizes) == 0 and allocs == 1:
-        return int(pd.to_numeric(profile.sites.at[site, "peak_bytes"], errors="coerce") or 0) or None
+    allocs, peak = profile.sites.at[site, "allocs"], profile.sites.at[site, "peak_bytes"]
+    if len(sizes) == 0 and allocs is not pd.NA and allocs == 1 and peak is not pd.NA:
+        return int(peak) or None
     return None
 
 

@@ -1,47 +1,50 @@
 # SPDX-License-Identifier: MIT
-"""The comparison table of `tierwise compare`: all-fast, all-slow, first-fit,
-static ratio, each advisor policy and (optionally) the oracle at several DRAM
-budgets, all by modelled time from one profile (compare.csv columns:
-policy, budget_fraction, budget_bytes, fast_bytes, modelled_seconds,
-ratio_to_dram, source)."""
+"""The budget sweep: modelled time of each advisor policy at several DRAM
+budgets from one profile, for `tierwise compare` beside all-fast, all-slow,
+first-fit, static ratio and (optionally) the oracle (the rows of
+compare.csv: formats.compare), and for the curve of `tierwise advise --plot`."""
+
+from typing import Optional, Sequence
 
 import pandas as pd
 
-from tierwise import baselines, cost
-from tierwise.select import peak_footprint
-from tierwise.select import POLICIES, select, split_supported
+from tierwise import baselines as _baselines
+from tierwise import cost
+from tierwise.formats.compare import COLUMNS
+from tierwise.reader import Profile
+from tierwise.select import POLICIES, peak_footprint, select, split_supported
+from tierwise.tiers import TierModel
 
-COLUMNS = [
-    "policy",
-    "budget_fraction",
-    "budget_bytes",
-    "fast_bytes",
-    "modelled_seconds",
-    "ratio_to_dram",
-    "source",
-]
+DEFAULT_FRACTIONS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
 
 
 def compare_table(
-    profile,
-    model,
-    fractions,
-    policies=POLICIES,
-    with_oracle=False,
-    lifetime=True,
-    partial=True,
-):
-    """Rows of compare.csv and notes. With `partial` the cost policy may
-    give one large site a DRAM head (its rows count the head's accesses as
-    served by DRAM and its bytes in fast_bytes), and the oracle searches
-    whole subsets beside one split site too."""
-    costs = cost.site_costs(profile.sites, model)
+    profile: Profile,
+    model: TierModel,
+    fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    policies: Sequence[str] = POLICIES,
+    with_oracle: bool = False,
+    lifetime: bool = True,
+    partial: bool = True,
+    costs: Optional[pd.DataFrame] = None,
+    baselines: bool = True,
+) -> tuple[pd.DataFrame, list]:
+    """The budget sweep: rows of compare.csv and notes. Each policy at each
+    budget fraction, and with `baselines` all-fast, all-slow, first-fit,
+    static ratio and (`with_oracle`) the oracle; without them the curve of
+    `advise --plot`. With `partial` the cost policy may give one large site
+    a DRAM head (its rows count the head's accesses as served by DRAM and
+    its bytes in fast_bytes), and the oracle searches whole subsets beside
+    one split site too. `costs`: cost.site_costs of the profile, if known."""
+    if costs is None:
+        costs = cost.site_costs(profile.sites, model)
     total = peak_footprint(profile)
     placeable = costs.index[costs["placeable"]]
     secs = lambda fast: cost.placement_seconds(profile.sites, costs, model, fast)
     t_fast = secs(set(placeable))
     split = partial and split_supported(model)
-    rows, notes = [], []
+    rows: list = []
+    notes: list = []
 
     def row(policy, f, fast, used):
         t = secs(fast)
@@ -57,18 +60,20 @@ def compare_table(
             }
         )
 
-    row(f"all-{model.fast.name}", 1.0, set(placeable), total)
-    row(f"all-{model.slow.name}", 0.0, set(), 0)
+    if baselines:
+        row(f"all-{model.fast.name}", 1.0, set(placeable), total)
+        row(f"all-{model.slow.name}", 0.0, set(), 0)
     for f in fractions:
         budget = int(total * f)
-        ff, ff_used = baselines.first_fit(profile, costs, budget)
-        row("first-fit", f, ff, ff_used)
-        row("static-ratio", f, baselines.static_ratio(costs, f), budget)
+        if baselines:
+            ff, ff_used = _baselines.first_fit(profile, costs, budget)
+            row("first-fit", f, ff, ff_used)
+            row("static-ratio", f, _baselines.static_ratio(costs, f), budget)
         for pol in policies:
             sel = select(profile, costs, budget, pol, lifetime=lifetime, partial=split)
             row(pol, f, sel.fractions(costs), sel.used_bytes)
-        if with_oracle:
-            best, used = baselines.oracle(profile, costs, budget, partial=split)
+        if with_oracle and baselines:
+            best, used = _baselines.oracle(profile, costs, budget, partial=split)
             if best is None:
                 notes.append(used)
                 with_oracle = False

@@ -1,6 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""Modelled time against DRAM budget for each policy, and the plots of it
-(matplotlib, Agg backend: PNG files, no display needed)."""
+"""The plots of modelled time against DRAM budget (comparison.compare_table's
+rows) and of the site table (matplotlib, Agg backend: PNG files, no display
+needed)."""
+
+from __future__ import annotations
+
+import os
+from typing import Union
 
 import matplotlib
 
@@ -8,49 +14,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from tierwise import cost  # noqa: E402
-from tierwise.select import POLICIES, select, split_supported  # noqa: E402
-
-DEFAULT_FRACTIONS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
+PathLike = Union[str, "os.PathLike[str]"]
 
 
-def budget_curve(
-    profile,
-    costs,
-    model,
-    fractions=DEFAULT_FRACTIONS,
-    policies=POLICIES,
-    lifetime=True,
-    partial=True,
-) -> pd.DataFrame:
-    """Rows: policy, budget_fraction, budget_bytes, modelled_seconds,
-    ratio_to_dram (to the all-fast-tier placement), fast_bytes. `partial`:
-    the cost policy may give one large site a DRAM head (select.split_fill)."""
-    from tierwise.select import peak_footprint
-
-    total = peak_footprint(profile)
-    placeable = set(costs.index[costs["placeable"]])
-    t_fast = cost.placement_seconds(profile.sites, costs, model, placeable)
-    split = partial and split_supported(model)
-    rows = []
-    for pol in policies:
-        for f in fractions:
-            sel = select(profile, costs, int(total * f), pol, lifetime=lifetime, partial=split)
-            t = cost.placement_seconds(profile.sites, costs, model, sel.fractions(costs))
-            rows.append(
-                {
-                    "policy": pol,
-                    "budget_fraction": f,
-                    "budget_bytes": int(total * f),
-                    "modelled_seconds": t,
-                    "ratio_to_dram": t / t_fast if t_fast else float("nan"),
-                    "fast_bytes": sel.used_bytes,
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def plot_curve(df: pd.DataFrame, path, title: str, ylabel="modelled time (s)"):
+def plot_curve(
+    df: pd.DataFrame, path: PathLike, title: str, ylabel: str = "modelled time (s)"
+) -> PathLike:
     """One line per policy: modelled_seconds against budget_fraction; the
     all-fast / all-slow baselines (policy 'all-*') are horizontal lines."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -77,7 +46,7 @@ def plot_curve(df: pd.DataFrame, path, title: str, ylabel="modelled time (s)"):
     return path
 
 
-def plot_sites(table: pd.DataFrame, path, title: str):
+def plot_sites(table: pd.DataFrame, path: PathLike, title: str) -> PathLike:
     """Per site: misses/KiB against write share, marker area by size."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4.2))
     size = table["bytes"].astype("float64")

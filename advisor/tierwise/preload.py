@@ -1,16 +1,25 @@
 # SPDX-License-Identifier: MIT
 """Whether LD_PRELOAD can apply to a program (statically linked or setuid
-programs escape it), for `tierwise run` and the alloc census. Imports os,
+programs escape it), for `tierwise run` and the alloc census, and the
+environment that applies the runtime to one (FORMATS.md). Imports os,
 stat and struct only: `tierwise run` calls it on every start
 (cli.FAST_VERBS), where shutil and pyelftools would cost more than the
 check itself."""
+
+from __future__ import annotations
 
 import os
 import stat
 import struct
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Mapping
 
-def which(program):
+from tierwise.paths import runtime_preload
+
+
+def which(program: str) -> str | None:
     """The path `program` runs from (a path as given, or the first
     executable file of that name on $PATH), or None: shutil.which's rule
     without importing shutil."""
@@ -49,7 +58,7 @@ def _has_interp(f):
     )
 
 
-def preload_blocker(program):
+def preload_blocker(program: str) -> str | None:
     """Why LD_PRELOAD cannot apply to `program` (a command name or path), or
     None: a statically linked ELF (no PT_INTERP: nothing loads the runtime)
     or a setuid/setgid one (the loader ignores LD_PRELOAD paths). Scripts
@@ -71,3 +80,40 @@ def preload_blocker(program):
     if mode & (stat.S_ISUID | stat.S_ISGID):
         return f"{program} is setuid/setgid: the loader ignores LD_PRELOAD"
     return None
+
+
+def runtime_vars(
+    placement: str,
+    pmem_dir: str,
+    report: str,
+    dram_limit: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The variables that make the runtime apply `placement` to a program
+    (LD_PRELOAD first, the runtime put before any LD_PRELOAD of `env`)."""
+    out = {
+        "LD_PRELOAD": runtime_preload(os.environ if env is None else env),
+        "TIERWISE_PLACEMENT": os.path.realpath(placement),
+        "TIERWISE_PMEM_DIR": str(pmem_dir),
+        "TIERWISE_REPORT": str(report),
+    }
+    if dram_limit:
+        out["TIERWISE_DRAM_LIMIT"] = str(dram_limit)
+    return out
+
+
+def run_env(
+    placement: str,
+    pmem_dir: str,
+    report: str,
+    dram_limit: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment that runs a command under the runtime: `env` (default
+    os.environ) with runtime_vars, and without the census's variables (the
+    command is the named process of the run report)."""
+    env = dict(os.environ if env is None else env)
+    env.update(runtime_vars(placement, pmem_dir, report, dram_limit, env))
+    env.pop("TIERWISE_CENSUS", None)
+    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
+    return env

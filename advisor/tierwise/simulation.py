@@ -15,71 +15,54 @@ Two sources, best first:
    site's bytes. Sites the report does not name went to its default tier.
 """
 
-import json
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+if TYPE_CHECKING:
+    from tierwise.formats.tiers import TierModel
+    from tierwise.reader import Profile
+
 from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
-from tierwise.jobreports import other_reports, others_line  # noqa: F401 (for simulate)
-
-REPORT_FORMAT = "tierwise-run-report"
+from tierwise.formats import profile as profile_format
 
 
-def read_site_tiers(profile_dir: Path, profile) -> pd.DataFrame:
-    """Source 1; returns None when the profile has no sites_by_tier.csv."""
-    p = Path(profile_dir) / "sites_by_tier.csv"
-    if not p.exists():
-        return None
-    df = pd.read_csv(p, dtype={"tier": str}, keep_default_na=False)
-    missing = [c for c in ["site", "tier"] + COUNTS if c not in df.columns]
-    if missing:
-        raise ValueError(f"{p}: missing column '{missing[0]}'")
-    unknown = ~df["site"].isin(profile.sites.index)
-    if unknown.any():
-        raise ValueError(
-            f"{p}: column 'site': value '{df['site'][unknown].iloc[0]}' is not a site "
-            "of sites.csv"
-        )
-    df["stack"] = df["site"].map(profile.sites["stack"])
-    return df
+def read_site_tiers(profile_dir: Path, profile: Profile) -> pd.DataFrame | None:
+    """Source 1 (formats.profile.read_sites_by_tier); None when the profile
+    has no sites_by_tier.csv."""
+    return profile_format.read_sites_by_tier(profile_dir, profile)
 
 
-def resolve_default_tier(counts: pd.DataFrame, model) -> pd.DataFrame:
+def resolve_default_tier(counts: pd.DataFrame, model: TierModel) -> pd.DataFrame:
     """Untagged blocks (tier `default`) are in system memory."""
     return counts.assign(tier=counts["tier"].replace("default", system_tier(model).name))
 
 
-def read_report(path) -> dict:
-    p = Path(path)
-    try:
-        rep = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"{p}: cannot read the run report ({e})") from None
-    if rep.get("format", REPORT_FORMAT) != REPORT_FORMAT or "sites" not in rep:
-        raise ValueError(f"{p}: not a tierwise run report (format {rep.get('format')!r})")
-    return rep
-
-
-def counts_from_report(profile, report: dict, placement: dict, model) -> pd.DataFrame:
+def counts_from_report(
+    profile: Profile, report: dict, placement: dict, model: TierModel
+) -> pd.DataFrame:
     """Source 2: rows stack, site, tier, COUNTS for every site of the profile.
     A report entry counts for a profile site when its stack is the site's
     stack or a frame-wise prefix of it (FORMATS.md matching rule): looked up
     per prefix, so 12,000 sites against 12,000 entries cost 12,000 x depth
     dictionary look-ups, not their product."""
     default = placement.get("default_tier", system_tier(model).name)
-    by_stack = {}
+    by_stack: dict = {}
     for e in report.get("sites", []):
         per = by_stack.setdefault(e.get("stack", ""), {})
         for t, b in (e.get("bytes") or {}).items():
             per[t] = per.get(t, 0) + int(b)
-    site, tier, share, total = [], [], [], []
+    rows: list = []  # (site, tier, share, total)
     for i, stack in profile.sites["stack"].items():
         if stack in ("[static]", "[stack]", "[unknown]"):
-            site.append(i), tier.append(system_tier(model).name), share.append(1), total.append(1)
+            rows.append((i, system_tier(model).name, 1, 1))
             continue
-        per_tier, frames = {}, stack.split(";")
+        per_tier: dict = {}
+        frames = stack.split(";")
         for k in range(1, len(frames) + 1):
             for t, b in by_stack.get(";".join(frames[:k]), {}).items():
                 per_tier[t] = per_tier.get(t, 0) + b
@@ -88,7 +71,9 @@ def counts_from_report(profile, report: dict, placement: dict, model) -> pd.Data
             per_tier, n = {default: 1}, 1
         for t, b in per_tier.items():
             if b:
-                site.append(i), tier.append(t), share.append(b), total.append(n)
+                rows.append((i, t, b, n))
+    site, tier = [r[0] for r in rows], [r[1] for r in rows]
+    share, total = [r[2] for r in rows], [r[3] for r in rows]
     c = counts_of(profile.sites).loc[site]
     vals = c.to_numpy(dtype="float64") * np.array(share, dtype="float64")[:, None]
     vals /= np.array(total, dtype="float64")[:, None]

@@ -1,17 +1,49 @@
 # SPDX-License-Identifier: MIT
 """Offline symbolization of site frames (`module+0xoffset`, advisor/FORMATS.md)
-with binutils addr2line, batched per module: one addr2line process per
-module for all its frames. `inline_chain()` gives the rewriter every inlined
-frame; `locations()` each site's location: the frame that tells it apart from
-the other sites (through a shared wrapper, macro-free allocation helper or
-container constructor), `function file:line (via innermost-file:line)`;
-`short_location()` the form tables print."""
+with llvm-symbolizer (JSON output), batched per module: one process per
+module for all its frames. The one symbolizer of tierwise: `frames()` gives
+each frame's inline chain with columns (placement.json `frames`, for
+`tierwise rewrite`); `locations()` each site's location for the profile:
+the frame that tells it apart from the other sites (through a shared
+wrapper, macro-free allocation helper or container constructor), `function
+file:line (via innermost-file:line)`; `short_location()` the form tables
+print. `build_id()` is the one reader of a module's build-id."""
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+# llvm-symbolizer of the LLVM the rewriter is built with (Debian llvm-19).
+LLVM_SYMBOLIZER = ("llvm-symbolizer-19", "/usr/lib/llvm-19/bin/llvm-symbolizer", "llvm-symbolizer")
+# GCC's clone suffixes, as the symbol table has them (f.isra.0, f.part.1,
+# demangled `f(int) (.constprop.0)`): a location names the source function.
+CLONE_RE = re.compile(r"( \((\.(isra|part|constprop|cold|lto_priv|localalias)(\.\d+)?)+\))+$"
+                      r"|(\.(isra|part|constprop|cold|lto_priv|localalias)(\.\d+)?)+$")
+
+def build_id(path: "os.PathLike[str] | str") -> str:
+    """The GNU build-id of the ELF file at `path` (lowercase hex), or ""
+    (not ELF, no build-id note, gone). The one build-id reader of the
+    advisor (pyelftools); `tierwise run` does without (preload.py)."""
+    try:
+        from elftools.elf.elffile import ELFFile
+        from elftools.elf.sections import NoteSection
+
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            for sec in elf.iter_sections():
+                if not isinstance(sec, NoteSection):  # SHT_NOTE
+                    continue
+                for note in sec.iter_notes():
+                    if note["n_type"] == "NT_GNU_BUILD_ID":
+                        return str(note["n_desc"]).lower()
+    except Exception:  # not ELF (ELFError), unreadable, gone
+        return ""
+    return ""
+
 
 FRAME_RE = re.compile(r"^(?P<module>.+)\+0x(?P<offset>[0-9a-f]+)$")
 # Source files of the toolchain and libraries, not the user's code: a
@@ -27,18 +59,31 @@ def parse_frame(frame):
     return m["module"], int(m["offset"], 16)
 
 
+def find_llvm_symbolizer() -> Optional[str]:
+    """The llvm-symbolizer to run, or None when none is installed."""
+    for s in LLVM_SYMBOLIZER:
+        if shutil.which(s) or os.access(s, os.X_OK):
+            return s
+    return None
+
+
+# One resolved frame: (function, file, line, column); "" / 0 where unknown.
+Frame = Tuple[str, str, int, int]
+
+
 class Symbolizer:
     """Resolves frames of modules whose paths it is given; caches results.
-    `modules`: {basename: path}."""
+    `modules`: {basename: path}. Without an llvm-symbolizer every frame
+    resolves to nothing (locations stay empty)."""
 
-    def __init__(self, modules, addr2line=None):
+    def __init__(self, modules: Dict[str, str], tool: Optional[str] = None) -> None:
         self.modules = dict(modules)
-        self.addr2line = addr2line or shutil.which("addr2line") or "addr2line"
-        self.cache = {}
+        self.tool = tool or find_llvm_symbolizer()
+        self.cache: Dict[str, List[Frame]] = {}
 
-    def resolve(self, frames):
-        """Symbolize `frames` (strings) in one addr2line run per module."""
-        todo = {}
+    def resolve(self, frames: Iterable[str]) -> None:
+        """Symbolize `frames` (strings) in one llvm-symbolizer run per module."""
+        todo: Dict[str, List[Tuple[str, int]]] = {}
         for f in set(frames):
             if f in self.cache:
                 continue
@@ -52,43 +97,60 @@ class Symbolizer:
             for (f, _), chain in zip(items, self._run(path, [o for _, o in items])):
                 self.cache[f] = chain
 
-    def _run(self, path, offsets):
-        cmd = [self.addr2line, "-a", "-f", "-i", "-C", "-e", str(path)]
+    def _run(self, path: str, offsets: List[int]) -> List[List[Frame]]:
+        if not self.tool:
+            return [[] for _ in offsets]
         try:
             out = subprocess.run(
-                cmd,
+                [self.tool, "--output-style=JSON", "--demangle", "--inlines", "--obj", str(path)],
                 input="".join(f"0x{o:x}\n" for o in offsets),
                 capture_output=True,
                 text=True,
                 check=False,
                 timeout=600,
             ).stdout
-        except (OSError, subprocess.TimeoutExpired):
+            # one JSON object per input line (an array per line of several)
+            entries = []
+            for line in out.splitlines():
+                if line.strip():
+                    got = json.loads(line)
+                    entries += got if isinstance(got, list) else [got]
+        except (OSError, subprocess.TimeoutExpired, ValueError):
             return [[] for _ in offsets]
-        chains, cur = [], None
-        lines = out.splitlines()
-        i = 0
-        while i < len(lines):
-            if re.fullmatch(r"0x[0-9a-f]+", lines[i]):
-                cur = []
-                chains.append(cur)
-                i += 1
-                continue
-            func = lines[i]
-            fileline = lines[i + 1] if i + 1 < len(lines) else "??:0"
-            i += 2
-            file, _, line = fileline.rpartition(":")
-            line = line.split(" ")[0]
-            if cur is not None and not (func == "??" and file in ("??", "")):
-                cur.append((func, file, int(line) if line.isdigit() else 0))
-        chains += [[] for _ in range(len(offsets) - len(chains))]
-        return chains[: len(offsets)]
+        chains = []
+        for entry in entries[: len(offsets)]:
+            chain = []
+            for y in entry.get("Symbol", []) if isinstance(entry, dict) else []:
+                func = CLONE_RE.sub("", str(y.get("FunctionName") or ""))
+                file = str(y.get("FileName") or "")
+                if func in ("", "??") and file in ("", "??"):
+                    continue
+                chain.append((func, file, int(y.get("Line") or 0), int(y.get("Column") or 0)))
+            chains.append(chain)
+        return chains + [[] for _ in range(len(offsets) - len(chains))]
 
-    def inline_chain(self, frame):
+    def inline_chain(self, frame: str) -> List[Tuple[str, str, int]]:
         """[(function, file, line), ...] innermost first: the inlined
         functions at `frame`, then the function that contains them."""
         self.resolve([frame])
-        return self.cache.get(frame, [])
+        return [f[:3] for f in self.cache.get(frame, [])]
+
+    def frames(self, stack: str) -> List[dict]:
+        """The symbolized `stack`, innermost first with inline frames
+        expanded, as placement.json `frames` (FORMATS.md): function, file,
+        line, column and `inlined` (inlined into the next frame); a frame
+        that does not resolve is `{"function": "??", "file": "", "line": 0}`."""
+        frames = [f for f in stack.split(";") if f]
+        self.resolve(frames)
+        out: List[dict] = []
+        for f in frames:
+            chain = self.cache.get(f, [])
+            out += [
+                {"function": func or "??", "file": file, "line": line, "column": col,
+                 "inlined": i + 1 < len(chain)}
+                for i, (func, file, line, col) in enumerate(chain)
+            ] or [{"function": "??", "file": "", "line": 0}]
+        return out
 
     def _chain(self, stack):
         """(user frames, fallback) of `stack`: the resolved frames with a
@@ -102,7 +164,7 @@ class Symbolizer:
         self.resolve(frames)
         user, first, named = [], None, None
         for f in frames:
-            for func, file, line in self.cache.get(f, []):
+            for func, file, line, _ in self.cache.get(f, []):
                 if file in ("??", "") or line == 0:
                     if not named and func not in ("??", ""):
                         named = f"{func} {parse_frame(f)[0]}"

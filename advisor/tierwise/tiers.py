@@ -2,79 +2,27 @@
 """Tier models: the fast and slow tier of a machine (latency, bandwidth,
 capacity, how to allocate) and the cost-model parameters, read from a preset
 in tierwise/tiers/*.toml or a user TOML file (format `tierwise-tiers` v1,
-grammar in advisor/README.md), or built from this machine (`auto`: NUMA
+grammar in advisor/FORMATS.md, read by formats.tiers), or built from this machine (`auto`: NUMA
 distances and HMAT, see tierwise/machine.py). A model whose slow tier
 names a NUMA node says which node of this machine it means (`resolve_slow`),
 and one naming a tier this machine cannot serve says so, in `notes`."""
 
+from __future__ import annotations
+
 import dataclasses
-import re
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python < 3.11
-    import tomli as tomllib
-from dataclasses import dataclass, asdict
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tierwise.sizes import parse_size
+if TYPE_CHECKING:
+    from tierwise import machine
+
+# The tier file's schema and reader: formats.tiers.
+from tierwise.formats.tiers import TIER_FIELDS, Tier, TierModel  # noqa: F401
+from tierwise.formats.tiers import read as read_file
 
 PRESET_DIR = Path(__file__).resolve().parent / "tiers"
 DEFAULT_PRESET = "optane-appdirect"
-TIERS_FORMAT = "tierwise-tiers"
-TIER_NAME = re.compile(r"dram|pmem|kmem|hbw|numa:\d+")
-TIER_FIELDS = ("read_latency_ns", "write_latency_ns", "read_bandwidth_gbs", "write_bandwidth_gbs")
-ALLOC_KINDS = re.compile(r"default|memkind-pmem|kmem-dax|hbw|numa:\d+")
-
-
-@dataclass(frozen=True)
-class Tier:
-    name: str
-    read_latency_ns: float
-    write_latency_ns: float
-    read_bandwidth_gbs: float
-    write_bandwidth_gbs: float
-    capacity: int
-    alloc: str
-
-
-@dataclass(frozen=True)
-class TierModel:
-    name: str
-    source: str
-    fast: Tier
-    slow: Tier
-    mlp: float = 4.0
-    line_bytes: int = 64
-    compute_ns_per_access: float = 0.3
-    stream_miss_ratio: float = 0.25
-    prefetch_factor: float = 64.0
-    # a locked read-modify-write (LOCK XADD/CMPXCHG): ~18 cycles on Skylake
-    # (Agner Fog, instruction tables), at ~3 GHz as compute_ns_per_access
-    atomic_ns: float = 6.0
-    # What the advisor must say about this model on this machine: where it
-    # came from (auto), which node a preset's slow tier resolved to, tiers
-    # this machine cannot serve.
-    notes: tuple = ()
-
-    def tier(self, name: str) -> Tier:
-        if name == self.fast.name:
-            return self.fast
-        if name == self.slow.name:
-            return self.slow
-        raise ValueError(
-            f"tier '{name}' is not in the tier model {self.name} "
-            f"(it has {self.fast.name}, {self.slow.name})"
-        )
-
-    def to_json(self) -> dict:
-        """The `tiers` object of placement.json."""
-        return {
-            t.name: {k: v for k, v in asdict(t).items() if k != "name"}
-            for t in (self.fast, self.slow)
-        }
-
-
 AUTO = "auto"
 # Presets whose slow tier is a NUMA node: candidates for `auto`'s parameters.
 NUMA_PRESETS = ("cxl", "numa-remote", "optane-kmem")
@@ -84,13 +32,7 @@ def presets() -> list:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
-def _num(src, where, key, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{src}: {where}.{key} = {value!r}: expected a positive number")
-    return float(value)
-
-
-def load(spec=None, sysfs=None) -> TierModel:
+def load(spec: str | None = None, sysfs: str | os.PathLike[str] | None = None) -> TierModel:
     """A preset name, a TOML file path or `auto` (None: the default preset),
     resolved against the machine whose sysfs is at `sysfs` (default:
     machine.sysfs_root())."""
@@ -112,7 +54,8 @@ def load(spec=None, sysfs=None) -> TierModel:
                 f"tier model {model.name}: slow tier {name} = the nearest {what} of this "
                 f"machine (node {node.node}, {node.memory_bytes >> 20} MiB"
                 + (", memory only" if node.memory_only else f", cpus {node.cpus}")
-                + f", distance {node_distance(local, node)} from node {local.node})"
+                + f", distance {node_distance(local, node)} from node "
+                + f"{local.node if local else '?'})"
             )
             model = dataclasses.replace(
                 model, slow=dataclasses.replace(model.slow, name=name, alloc=name)
@@ -132,7 +75,7 @@ def load(spec=None, sysfs=None) -> TierModel:
     return dataclasses.replace(model, notes=tuple(notes))
 
 
-def node_distance(local, node) -> int:
+def node_distance(local: machine.Node | None, node: machine.Node) -> int:
     return local.distance.get(node.node, 0) if local else 0
 
 
@@ -218,57 +161,4 @@ def _load_file(spec):
                 f"--tiers {spec}: not a preset ({', '.join(presets())}), {AUTO} "
                 "(this machine) nor a .toml file"
             )
-    try:
-        doc = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{path}: not valid TOML ({e})") from None
-    if doc.get("format") != TIERS_FORMAT or doc.get("version") != 1:
-        raise ValueError(
-            f'{path}: expected format = "{TIERS_FORMAT}" and version = 1, got '
-            f"{doc.get('format')!r} version {doc.get('version')!r}"
-        )
-    tiers = doc.get("tiers")
-    if not isinstance(tiers, dict):
-        raise ValueError(f"{path}: missing [tiers.NAME] tables")
-    built = {}
-    for name, t in tiers.items():
-        if not TIER_NAME.fullmatch(name):
-            raise ValueError(f"{path}: tier name '{name}' must be dram, pmem, kmem, hbw or numa:N")
-        for key in TIER_FIELDS:
-            if key not in t:
-                raise ValueError(f"{path}: tiers.{name} has no '{key}'")
-        alloc = str(t.get("alloc", "default"))
-        if not ALLOC_KINDS.fullmatch(alloc):
-            raise ValueError(
-                f"{path}: tiers.{name}.alloc = '{alloc}': expected default, "
-                "memkind-pmem, kmem-dax, hbw or numa:N"
-            )
-        built[name] = Tier(
-            name,
-            *(_num(path, f"tiers.{name}", k, t[k]) for k in TIER_FIELDS),
-            capacity=parse_size(t.get("capacity", "0"), f"{path}: tiers.{name}.capacity"),
-            alloc=alloc,
-        )
-    for role in ("fast", "slow"):
-        if doc.get(role) not in built:
-            raise ValueError(f"{path}: '{role}' = {doc.get(role)!r} names no [tiers.*] table")
-    resolve = doc.get("resolve_slow")
-    if resolve is not None and resolve not in ("memory-only", "nearest"):
-        raise ValueError(
-            f"{path}: resolve_slow = {resolve!r}: expected \"memory-only\" or \"nearest\""
-        )
-    if resolve is not None and not re.fullmatch(r"numa:\d+", doc["slow"]):
-        raise ValueError(f"{path}: resolve_slow needs a numa:N slow tier, not {doc['slow']!r}")
-    model = doc.get("model", {})
-    return TierModel(
-        name=str(doc.get("name", path.stem)),
-        source=str(path),
-        fast=built[doc["fast"]],
-        slow=built[doc["slow"]],
-        mlp=_num(path, "model", "mlp", model.get("mlp", 4)),
-        line_bytes=int(_num(path, "model", "line_bytes", model.get("line_bytes", 64))),
-        compute_ns_per_access=float(model.get("compute_ns_per_access", 0.3)),
-        stream_miss_ratio=float(model.get("stream_miss_ratio", 0.25)),
-        prefetch_factor=_num(path, "model", "prefetch_factor", model.get("prefetch_factor", 64)),
-        atomic_ns=_num(path, "model", "atomic_ns", model.get("atomic_ns", 6.0)),
-    ), resolve
+    return read_file(path)

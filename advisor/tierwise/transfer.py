@@ -29,13 +29,18 @@ runs' cache but not the target's is named too (advisor/README.md "Profile
 small, run big").
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+import os
+from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from tierwise import reader
 from tierwise.advice import location_column
+from tierwise.formats.profile import count
 from tierwise.reader import PSEUDO_SITES
 from tierwise.select import peak_footprint
 
@@ -67,7 +72,7 @@ class Transfer:
     only_small: list = field(default_factory=list)  # (stack, location)
     only_target: list = field(default_factory=list)  # (stack, location, peak bytes)
     outgrows_llc: list = field(default_factory=list)  # (location, small bytes, target bytes, llc)
-    target_llc: int = None
+    target_llc: Optional[int] = None
     cache_notes: list = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -160,7 +165,7 @@ def _target_sites(census: reader.Profile, by_stack: list) -> pd.DataFrame:
     return target.set_index("site", drop=False)
 
 
-def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
+def carry(small: list, census: reader.Profile, target_llc: int | None = None) -> Transfer:
     """Build the target profile from small profiles (each a reader.Profile,
     counted) and the target's census (reader.Profile). `target_llc`: the
     LLC bytes of the machine that runs the target (None: the largest LLC the
@@ -171,7 +176,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
     method = "scale-by-bytes" if len(small) == 1 else "fit"
     by_stack = [p.sites.set_index("stack", drop=False) for p in small]
     target = _target_sites(census, by_stack)
-    peak = lambda df, st: float(pd.to_numeric(df.at[st, "peak_bytes"], errors="coerce") or 0)
+    peak = lambda df, st: count(df.at[st, "peak_bytes"])
     llcs = [_llc_bytes(p.meta[0]) for p in small]
     llc_t = target_llc or max((x for x in llcs if x), default=None)
     cache_notes = []
@@ -190,7 +195,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
         st = target.at[i, "stack"]
         have = [k for k, b in enumerate(by_stack) if st in b.index]
         is_pseudo = st in PSEUDO_SITES
-        x_t_site = 0.0 if is_pseudo else float(pd.to_numeric(target.at[i, "peak_bytes"]) or 0)
+        x_t_site = 0.0 if is_pseudo else count(target.at[i, "peak_bytes"])
         rec = {"site": i, "profiles": len(have), "x": "", "x_target": x_t_site}
         if not have:
             for c in CARRIED:
@@ -216,7 +221,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
             grows.append((target.at[i, "location"] or st, int(xs.max()), int(x_t), llc_t))
         for c in CARRIED:
             ys = np.array(
-                [pd.to_numeric(by_stack[k].at[st, c], errors="coerce") for k in have],
+                [count(by_stack[k].at[st, c]) for k in have],
                 dtype="float64",
             )
             if np.isnan(ys).all():
@@ -242,7 +247,7 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
             target.at[i, "llc_stream_misses"] = min(int(target.at[i, "llc_stream_misses"]), int(miss))
         fits.append(rec)
     for c in CARRIED:
-        target[c] = pd.to_numeric(target[c], errors="coerce").astype("Int64")
+        target[c] = target[c].astype("Int64")
     # the census's own location wins; fill empty ones from the small profiles
     for i in target.index:
         if not target.at[i, "location"]:
@@ -273,7 +278,11 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
     return t
 
 
-def read(small_paths, census_path, target_llc=None) -> Transfer:
+def read(
+    small_paths: Sequence[str | os.PathLike[str]],
+    census_path: str | os.PathLike[str],
+    target_llc: int | None = None,
+) -> Transfer:
     """Read the small profiles and the target census and carry over."""
     census = reader.read_profile(census_path)
     backend = census.meta[0].get("backend")
@@ -292,7 +301,7 @@ def format_fits(t: Transfer, limit: int = 30) -> str:
     loads and load misses (exponent b of count ~ x^b; R^2 with 3+ runs)."""
     s = t.profile.sites
     rows = t.fits[t.fits["profiles"] > 0].copy()
-    rows["bytes"] = pd.to_numeric(s.loc[rows.index, "peak_bytes"], errors="coerce").fillna(0)
+    rows["bytes"] = s.loc[rows.index, "peak_bytes"].fillna(0)
     rows = rows.sort_values("bytes", ascending=False, kind="mergesort")
     how = (
         "counts x (target bytes / profiled bytes)"

@@ -105,22 +105,43 @@ size_t tw_stack_format(char *buf, size_t cap, const tw_frame *frames, int n,
   return at;
 }
 
-uint64_t tw_fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = (const unsigned char *)data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
+/* 8 bytes at a time, each word xor'ed into the state and multiplied (a
+ * bijection per word, so words differing alone never collide); the end mixes
+ * in the last n % 8 bytes and the length. Bytewise FNV-1a cost ~5
+ * instructions a byte: 25M for a 20,000-site placement's stacks at start. */
+#define TW_HASH_MUL 0x9fb21c651e98df25ull
+
+uint64_t tw_hash_words(uint64_t h, const char *s, size_t nwords) {
+  for (size_t i = 0; i < nwords; i++) {
+    uint64_t w;
+    __builtin_memcpy(&w, s + 8 * i, 8);
+    h = (h ^ w) * TW_HASH_MUL;
   }
   return h;
 }
 
-uint64_t tw_hash_str(const char *s) {
-  uint64_t h = TW_FNV_OFFSET;
-  while (*s) {
-    h ^= (unsigned char)*s++;
-    h *= 0x100000001b3ull;
-  }
+uint64_t tw_hash_end(uint64_t h, const char *tail, size_t n) {
+  uint64_t w = 0;
+  for (size_t i = 0; i < (n & 7); i++)
+    w |= (uint64_t)(unsigned char)tail[i] << (8 * i);
+  h = (h ^ w) * TW_HASH_MUL ^ n;
+  h ^= h >> 33; /* the 64-bit finaliser of MurmurHash3 */
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
   return h ? h : 1;
+}
+
+uint64_t tw_hash_span(const char *s, size_t n) {
+  return tw_hash_end(tw_hash_words(TW_HASH_SEED, s, n / 8), s + n / 8 * 8, n);
+}
+
+uint64_t tw_hash_str(const char *s) {
+  size_t n = 0;
+  while (s[n])
+    n++;
+  return tw_hash_span(s, n);
 }
 
 uint64_t tw_hash_ips(const uintptr_t *ips, int n) {

@@ -48,10 +48,16 @@ size_t tw_frame_format(char *buf, size_t cap, const tw_frame *frame);
 size_t tw_stack_format(char *buf, size_t cap, const tw_frame *frames, int n,
                        int depth);
 
-/** FNV-1a over \p n bytes, continuing from \p h (start with TW_FNV_OFFSET). */
-#define TW_FNV_OFFSET 0xcbf29ce484222325ull
-uint64_t tw_fnv1a(uint64_t h, const void *data, size_t n);
-/** FNV-1a of a NUL-terminated string. */
+/** The hash of a stack string (or any bytes): tw_hash_span(s, n) ==
+ * tw_hash_end(tw_hash_words(TW_HASH_SEED, s, n / 8), s + n / 8 * 8, n), so
+ * the hashes of all prefixes of one string cost one pass over it (placement
+ * matching). Never 0. ~0.5 instructions a byte. */
+#define TW_HASH_SEED 0xcbf29ce484222325ull
+uint64_t tw_hash_words(uint64_t h, const char *s, size_t nwords);
+/** Finishes a hash of \p n bytes; \p tail: its last n % 8 bytes. */
+uint64_t tw_hash_end(uint64_t h, const char *tail, size_t n);
+uint64_t tw_hash_span(const char *s, size_t n);
+/** tw_hash_span of a NUL-terminated string. */
 uint64_t tw_hash_str(const char *s);
 /** Hash of raw return addresses (never 0, so 0 can mark an empty slot). */
 uint64_t tw_hash_ips(const uintptr_t *ips, int n);

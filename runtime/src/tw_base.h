@@ -36,6 +36,8 @@ typedef struct tw_config {
   int mode;
   int depth;
   size_t objects_min;
+  size_t site_min; /* census: smaller allocations get no site (pmu: 4096) */
+  int sampling;    /* pmu profiler: the census samples memory events */
   size_t fast_max; /* allocations at least this big are always unwound */
   unsigned fast_learn, fast_check;
   const char *census_dir, *placement_path, *pmem_dir, *report_path;

@@ -229,11 +229,18 @@ static void tw_write_file(const char *name, const char *ext, int which) {
       tw_out_u64(o, s->bytes);
       tw_out_str(o, ",");
       tw_out_u64(o, s->peak);
-      tw_out_str(o, ",,,,,\n");
+      tw_sample_columns(o, i); /* empty unless the pmu profiler samples */
+    }
+    if (tw_cfg.sampling) { /* samples outside every tracked object */
+      tw_out_u64(o, n);
+      tw_out_str(o, ",[unknown],[unknown],,,");
+      tw_sample_columns(o, TW_SITE_NONE);
     }
   } else if (which == 1) {
     tw_out_str(o, "module,path,build_id\n");
     tw_modules_each(tw_module_row, o);
+  } else if (which == 3) {
+    tw_sample_params(o);
   } else {
     tw_out_str(o, "{\"backend\": \"alloc\", \"unwinder\": "
                   "\"libunwind unw_backtrace\", \"clock\": \"ns\", "
@@ -281,7 +288,10 @@ void tw_census_write(void) {
   pthread_mutex_unlock(&tw_obj_lock);
   tw_write_file("sites", ".csv", 0);
   tw_write_file("modules", ".csv", 1);
-  tw_write_file("backend", ".json", 2);
+  if (tw_cfg.sampling)
+    tw_write_file("pmu", ".json", 3); /* the pmu profiler's parameters */
+  else
+    tw_write_file("backend", ".json", 2);
 }
 
 /* fork (phase 0 prepare, 1 parent, 2 child). The child's copy of the

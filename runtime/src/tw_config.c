@@ -125,6 +125,18 @@ void tw_config_read(void) {
   tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 1024);
   tw_cfg.dram_limit = tw_env_size("TIERWISE_DRAM_LIMIT", 0);
   tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
+#ifdef TW_WITH_PMU
+  /* libtierwise-pmu.so: the pmu profiler is the census into
+   * TIERWISE_PMU_OUT plus sampling (tw_sample.c); objects below
+   * TIERWISE_PMU_MIN_BYTES have no site (their samples are [unknown]). */
+  const char *pmu_out = secure_getenv("TIERWISE_PMU_OUT");
+  if (pmu_out && *pmu_out) {
+    tw_cfg.census_dir = pmu_out;
+    tw_cfg.sampling = 1;
+    tw_cfg.objects_min = tw_cfg.site_min =
+        tw_env_size("TIERWISE_PMU_MIN_BYTES", 4096);
+  }
+#endif
   if (tw_cfg.census_dir && *tw_cfg.census_dir) {
     tw_cfg.mode = TW_MODE_CENSUS;
     tw_hdr_mode = 1;

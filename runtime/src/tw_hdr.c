@@ -78,8 +78,10 @@ static void *tw_census(uint32_t site, size_t size, size_t align, int zero) {
   if (!p)
     return NULL;
   tw_count(tw_site_get(site), size);
-  if (timed)
+  if (timed) {
     tw_census_live(p);
+    tw_sample_live(p, size, site);
+  }
   return p;
 }
 
@@ -87,7 +89,8 @@ void *tw_hb_alloc(size_t size, size_t align, int zero) {
   if (TW_UNLIKELY(tw_in_core) || tw_mode_now != TW_MODE_CENSUS)
     return tw_block(TW_TIER_DRAM, size, align, 0, TW_SITE_NONE, zero);
   tw_in_core++;
-  void *p = tw_census(tw_site_here(), size, align, zero);
+  void *p = tw_census(size >= tw_cfg.site_min ? tw_site_here() : TW_SITE_NONE,
+                      size, align, zero);
   tw_in_core--;
   return p;
 }
@@ -109,6 +112,7 @@ static void tw_forget(void *p, tw_hdr *h) {
   __atomic_fetch_sub(&s->live, (int64_t)h->size, __ATOMIC_RELAXED);
   if (h->tag & TW_HDR_TIME) {
     tw_census_dead(p);
+    tw_sample_dead(p);
     tw_census_object(h->site, h->size, ((uint64_t *)h)[-1], tw_now_ns());
   }
   tw_in_core--;
@@ -138,7 +142,8 @@ void *tw_hb_realloc(void *p, size_t size) {
   uint32_t site = TW_SITE_NONE;
   if (track) {
     tw_in_core++;
-    site = tw_site_here(); /* realloc is an allocation at its own site */
+    if (size >= tw_cfg.site_min) /* realloc: an allocation at its own site */
+      site = tw_site_here();
     tw_in_core--;
   }
   int stay = h->tag == TW_PLAIN_TAG && size < tw_cfg.objects_min;

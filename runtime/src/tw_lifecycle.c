@@ -21,12 +21,14 @@ static void tw_atfork_prepare(void) {
   tw_fork_atfork(0);
   tw_stack_atfork(0);
   tw_census_atfork(0);
+  tw_sample_atfork(0);
   tw_tiers_atfork(0);
   tw_sys_atfork(0);
 }
 static void tw_atfork_parent(void) {
   tw_sys_atfork(1);
   tw_tiers_atfork(1);
+  tw_sample_atfork(1);
   tw_census_atfork(1);
   tw_stack_atfork(1);
   tw_fork_atfork(1);
@@ -35,6 +37,7 @@ static void tw_atfork_parent(void) {
 static void tw_atfork_child(void) {
   tw_sys_atfork(2);
   tw_tiers_atfork(2);
+  tw_sample_atfork(2);
   tw_census_atfork(2);
   tw_stack_atfork(2);
   tw_fork_atfork(2); /* private copies of shared file mappings */
@@ -49,6 +52,11 @@ static void tw_init(void) {
   tw_in_core++;
   pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
   tw_glibc_init();
+  if (tw_cfg.mode == TW_MODE_CENSUS && tw_cfg.sampling && tw_sample_start()) {
+    /* pmu profiler without its events: no profile (the backend says why) */
+    tw_cfg.mode = TW_MODE_PASS;
+    tw_mode_now = TW_MODE_PASS;
+  }
   if (tw_cfg.mode == TW_MODE_CENSUS)
     tw_census_claim();
   if (tw_cfg.mode == TW_MODE_PLACE) {
@@ -70,8 +78,11 @@ __attribute__((destructor(101))) static void tw_dtor(void) {
   tw_in_core++;
   tw_mode_now = TW_MODE_PASS; /* later allocations: served, not tracked */
   tw_fast_limit = 0;
-  if (mode == TW_MODE_CENSUS)
+  if (mode == TW_MODE_CENSUS) {
+    tw_sample_stop();
     tw_census_write();
+    tw_sample_end();
+  }
   else if (mode == TW_MODE_PLACE)
     tw_report_write();
   tw_in_core--;

@@ -30,8 +30,9 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
       return p;
   }
   tw_in_core++;
-  uint32_t site =
-      mode == TW_MODE_PLACE ? tw_policy_site_here() : tw_site_here();
+  uint32_t site = mode == TW_MODE_PLACE ? tw_policy_site_here()
+                  : len >= tw_cfg.site_min ? tw_site_here()
+                                           : TW_SITE_NONE;
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
   int tier = s && mode == TW_MODE_PLACE && !p ? s->tier : TW_TIER_DRAM;
   int fell = 0;
@@ -89,6 +90,8 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
     tw_map_put((uintptr_t)p, len, site, head ? TW_OWNER_SPLIT : tier);
     if (mode == TW_MODE_PLACE && tier == TW_TIER_DRAM)
       tw_announce(p, len, tier); /* slow-tier blocks: announced above */
+    if (mode == TW_MODE_CENSUS && len >= tw_cfg.objects_min)
+      tw_sample_live(p, len, site);
   }
   tw_in_core--;
   return p;
@@ -104,8 +107,10 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
       m.owner != TW_OWNER_SPLIT) /* tw_split_free ends its blocks */
     tw_unannounce(addr, m.owner);
   __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
-  if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min)
+  if (tw_mode_now == TW_MODE_CENSUS && m.len >= tw_cfg.objects_min) {
     tw_census_object(m.site, m.len, m.t0, tw_now_ns());
+    tw_sample_dead(addr);
+  }
   if (m.owner != TW_OWNER_SPLIT) /* where its pages were (run report) */
     tw_site_sample_pages(m.site, addr, m.len);
   tw_in_core--;

@@ -235,3 +235,40 @@ TW_HIDDEN void tw_census_write(void);
  * before its first big allocation). */
 TW_HIDDEN void tw_census_claim(void);
 TW_HIDDEN void tw_census_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+
+/* ---- tw_sample.c: the pmu profiler's sampling (libtierwise-pmu.so) ---- */
+/* Compiled only with TW_WITH_PMU: the census (TIERWISE_PMU_OUT) plus
+ * precise memory events whose sample addresses are charged to the live
+ * census objects holding them. Other builds have no sampling. */
+#ifdef TW_WITH_PMU
+/* At start-up: open the events on this thread and start the reader; 0, or
+ * -1 when they do not open (and TIERWISE_PMU_ALLOW_NO_EVENTS is not 1). */
+TW_HIDDEN int tw_sample_start(void);
+TW_HIDDEN int tw_sampling(void); /* sampling started */
+TW_HIDDEN void tw_sample_thread(void); /* open the events on this thread */
+/* An object of at least objects_min bytes of \p site is live / released. */
+TW_HIDDEN void tw_sample_live(const void *p, size_t size, uint32_t site);
+TW_HIDDEN void tw_sample_dead(const void *p);
+TW_HIDDEN void tw_sample_stop(void); /* at exit: stop reading, last drain */
+TW_HIDDEN void tw_sample_end(void);  /* after the census is written */
+/* sites.csv's count columns of \p site (TW_SITE_NONE: [unknown]), from the
+ * first comma to the end of the line. */
+TW_HIDDEN void tw_sample_columns(tw_out *o, uint32_t site);
+TW_HIDDEN void tw_sample_params(tw_out *o); /* pmu.json */
+TW_HIDDEN void tw_sample_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+#else
+static inline int tw_sample_start(void) { return -1; }
+static inline int tw_sampling(void) { return 0; }
+static inline void tw_sample_live(const void *p, size_t size, uint32_t site) {
+  (void)p, (void)size, (void)site;
+}
+static inline void tw_sample_dead(const void *p) { (void)p; }
+static inline void tw_sample_stop(void) {}
+static inline void tw_sample_end(void) {}
+static inline void tw_sample_atfork(int phase) { (void)phase; }
+static inline void tw_sample_columns(tw_out *o, uint32_t site) {
+  (void)site;
+  tw_out_str(o, ",,,,,\n"); /* not measured */
+}
+static inline void tw_sample_params(tw_out *o) { (void)o; }
+#endif

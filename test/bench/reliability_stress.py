@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TIERWISE_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "advisor"))
-from tierwise import placement as placement_mod  # noqa: E402
+from tierwise.formats import placement as placement_mod  # noqa: E402
 
 STRESS = BUILD / "test" / "reliability" / "Inputs" / "tw_stress"
 MEMTIER = "/usr/lib/x86_64-linux-gnu/libmemtier.so"

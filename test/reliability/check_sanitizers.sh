@@ -5,8 +5,11 @@
 # program's threaded core under ThreadSanitizer, and the LD_PRELOAD runtime
 # itself (where sanitizers cannot apply: it replaces malloc) under Valgrind
 # memcheck and helgrind, running the stress program in placement (split
-# objects, all in pmem, DRAM limit, fast path) and census modes, each run's
-# report or census checked for what the runtime did. Fails on the first
+# objects, all in pmem, DRAM limit, fast path) and census modes, and the pmu
+# profiler (the same interposer with sampling: its reader thread,
+# pthread_create wrapper and attribution; events forced to icl encodings,
+# which do not open here), each run's report or census checked for what the
+# runtime did. Fails on the first
 # finding.
 #   test/reliability/check_sanitizers.sh [BUILD_DIR]   (~1 minute)
 set -euo pipefail
@@ -16,7 +19,7 @@ CC=${CC_SAN:-clang-19}
 OUT=$BUILD/sanitizers
 IN=$BUILD/test/reliability/Inputs
 RT=$BUILD/lib/libtierwise-runtime.so
-rm -rf "$OUT" && mkdir -p "$OUT/pmem" "$OUT/cen" "$OUT/cen2"
+rm -rf "$OUT" && mkdir -p "$OUT/pmem" "$OUT/cen" "$OUT/cen2" "$OUT/pmu" "$OUT/pmu2"
 SAN="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 step() { printf 'check-sanitizers: %s\n' "$*"; }
@@ -161,4 +164,11 @@ check_census "$OUT/cen"
 step "Valgrind helgrind: runtime, census"
 run_vg helgrind TIERWISE_CENSUS="$OUT/cen2"
 check_census "$OUT/cen2"
+PMU="LD_PRELOAD=$BUILD/lib/libtierwise-pmu.so LIBPFM_FORCE_PMU=icl TIERWISE_PMU_ALLOW_NO_EVENTS=1 TIERWISE_PMU_MIN_BYTES=1"
+step "Valgrind memcheck: pmu profiler (census + sampling)"
+run_vg memcheck $PMU TIERWISE_PMU_OUT="$OUT/pmu"
+check_census "$OUT/pmu"
+step "Valgrind helgrind: pmu profiler (census + sampling)"
+run_vg helgrind $PMU TIERWISE_PMU_OUT="$OUT/pmu2"
+check_census "$OUT/pmu2"
 step "all clean"

@@ -2,16 +2,20 @@
 """`tierwise advise`: read profiles, model each site's cost on each tier,
 choose the DRAM set under a budget, write placement.json and print a table."""
 
-import json
+from __future__ import annotations
+
+import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from tierwise import reader, tiers
+from tierwise import tiers
+from tierwise.formats import placement as placement_format
 from tierwise.cli import add_whole_sites
 from tierwise.select import POLICIES
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "advise",
         help="choose which allocation sites go to DRAM under a budget",
@@ -86,40 +90,29 @@ def add_parser(sub):
     return p
 
 
-def run(args):
-    from tierwise.advice import advise, format_partial, format_size, format_table, llc_warning
+def run(args: argparse.Namespace) -> int:
+    from tierwise import pipeline
+    from tierwise.advice import format_partial, format_size, format_table
 
-    carried = None
-    if args.target:
-        from tierwise import transfer
-
-        llc = tiers.parse_size(args.target_llc, "--target-llc") if args.target_llc else None
-        carried = transfer.read(args.profiles, args.target, llc)
-        profile = carried.profile
-    elif args.target_llc:
-        raise ValueError("--target-llc needs --target CENSUS")
-    else:
-        profile = reader.read_profiles(args.profiles)
-        warn = llc_warning(profile)
-        if warn:
-            print(f"tierwise advise: warning: {warn}", file=sys.stderr)
-    model = tiers.load(args.tiers)
-    placement, table, sel, costs = advise(
-        profile,
-        model,
+    adv = pipeline.advise(
+        args.profiles,
         args.dram_budget,
+        args.tiers,
         args.policy,
         lifetime=not args.no_lifetime,
         partial=not args.whole_sites,
+        target=args.target,
+        target_llc=args.target_llc,
     )
-    placement["notes"] = list(model.notes) + placement["notes"]
-    if carried is not None:
-        placement["target"] = carried.to_json()
+    if adv.warning:
+        print(f"tierwise advise: warning: {adv.warning}", file=sys.stderr)
+    placement, table, sel, model = adv.placement, adv.table, adv.selection, adv.model
+    if adv.transfer is not None:
         from tierwise.transfer import format_fits
 
-        print(format_fits(carried, args.top))
+        print(format_fits(adv.transfer, args.top))
     out = Path(args.output)
-    out.write_text(json.dumps(placement, indent=1) + "\n")
+    placement_format.write(placement, out)
     ms = placement["modelled_seconds"]
     print(
         f"tier model {model.name}: {model.fast.name} (fast) / {model.slow.name} (slow); "
@@ -143,12 +136,10 @@ def run(args):
         print(f"note: {note}")
     print(f"wrote {out}")
     if args.plot:
-        from tierwise.plot import budget_curve, plot_curve
+        from tierwise.plot import plot_curve
 
-        df = budget_curve(
-            profile, costs, model, lifetime=not args.no_lifetime, partial=not args.whole_sites
-        )
-        plot_curve(df, args.plot, f"{', '.join(str(p) for p in profile.paths)} ({model.name})")
+        df = pipeline.budget_curve(adv)
+        plot_curve(df, args.plot, f"{', '.join(str(p) for p in adv.profile.paths)} ({model.name})")
         print(f"wrote {args.plot}")
     sys.stdout.flush()
     return 0

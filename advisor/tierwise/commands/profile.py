@@ -1,30 +1,23 @@
 # SPDX-License-Identifier: MIT
 """`tierwise profile`: run a command unmodified under a profiling backend and
-write a profile directory (advisor/FORMATS.md). Backends are modules in
-tierwise/backends/ with `add_arguments(parser)` (optional), `available(args)
--> (bool, reason)` and `run(args, outdir) -> dict` returning
-{"exit_status", "params", "clock", "estimated"}."""
+write a profile directory (advisor/FORMATS.md): pipeline.profile does it;
+the backends are modules in tierwise/backends/ (pipeline.backend)."""
+
+from __future__ import annotations
 import argparse
-import importlib
 import os
 import re
-import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Mapping
 
 from tierwise.cli import UserError
+from tierwise.pipeline import BACKENDS, backend, choose_backend  # noqa: F401 (choose_backend: pmu-unavailable.test)
 
-BACKENDS = ["sim", "pmu", "alloc"]
 # Where MPI launchers put the process's rank, first present wins.
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 
 
-def _backend(name):
-    return importlib.import_module(f"tierwise.backends.{name}")
-
-
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "profile",
         help="profile an unmodified command",
@@ -55,7 +48,7 @@ def add_parser(sub):
                    help="user frames kept per allocation site (default 6)")
     for name in BACKENDS:
         try:
-            mod = _backend(name)
+            mod = backend(name)
         except ModuleNotFoundError:
             continue
         if hasattr(mod, "add_arguments"):
@@ -64,19 +57,7 @@ def add_parser(sub):
     return p
 
 
-def choose_backend(args):
-    """Resolve --backend auto: pmu where its events open, else sim."""
-    if args.backend != "auto":
-        return args.backend
-    ok, why = _backend("pmu").available(args)
-    if ok:
-        print("tierwise profile: using the pmu backend", file=sys.stderr)
-        return "pmu"
-    print(f"tierwise profile: pmu backend unavailable ({why}); using sim", file=sys.stderr)
-    return "sim"
-
-
-def mpi_rank(environ=None):
+def mpi_rank(environ: Mapping[str, str] | None = None) -> int | None:
     """The MPI rank from the launcher's environment (RANK_VARS), or None."""
     environ = os.environ if environ is None else environ
     for var in RANK_VARS:
@@ -88,10 +69,10 @@ def mpi_rank(environ=None):
     return None
 
 
-def expand_output(template, rank, pid):
+def expand_output(template: str, rank: int | None, pid: int) -> str:
     """-o DIR with %r (rank), %p (pid) and %% expanded."""
 
-    def sub(m):
+    def sub(m: re.Match[str]) -> str:
         if m.group(1) == "%":
             return "%"
         if m.group(1) == "p":
@@ -107,80 +88,18 @@ def expand_output(template, rank, pid):
     return re.sub(r"%([rp%])", sub, template)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
+    from tierwise import pipeline
+
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
         raise UserError("no command given: tierwise profile [options] -- CMD ARGS...")
-    if args.depth < 1 or args.depth > 64:
-        raise UserError(f"--depth {args.depth}: must be between 1 and 64")
-    name = choose_backend(args)
-    if name != "sim" and getattr(args, "roi", "all") not in (None, "all"):
-        raise UserError(
-            f"--roi {args.roi}: only the sim backend counts a region of interest "
-            f"(the {name} backend counts the whole run)"
-        )
-    pool_fns = (getattr(args, "alloc_fn", None) or []) + (getattr(args, "free_fn", None) or [])
-    if name != "sim" and pool_fns:
-        raise UserError(
-            f"--alloc-fn/--free-fn {pool_fns[0]}: only the sim backend sees a pool's "
-            f"hand-outs (the {name} backend sees malloc only)"
-        )
-    ok, why = _backend(name).available(args)
-    if not ok:
-        raise UserError(f"{name} backend unavailable: {why}")
     rank = mpi_rank()
     if args.output:
         outdir = Path(expand_output(args.output, rank, os.getpid()))
     else:
         outdir = Path(f"tierwise-profile.{Path(cmd[0]).name}.{os.getpid()}")
-    outdir.mkdir(parents=True, exist_ok=True)
-    if not os.access(outdir, os.W_OK):
-        raise UserError(f"{outdir}: profile directory is not writable")
-    from tierwise import profiledir
-
-    start = datetime.now(timezone.utc)
-    t0 = time.monotonic()
-    info = _backend(name).run(args, cmd, outdir)
-    end = datetime.now(timezone.utc)
-    meta = profiledir.finish_profile(
-        outdir, cmd, name, info, start, end, depth=args.depth, rank=rank
-    )
-    for child in (info.get("params") or {}).get("children", []):
-        # One profile per process (sim follows fork/exec): finish each too,
-        # with the child's own command line where the backend saw it.
-        kid = dict(
-            info,
-            exit_status=child.get("exit_status"),
-            pid=child["pid"],
-            params={},
-            complete=child.get("complete"),
-        )
-        profiledir.finish_profile(
-            outdir / child["dir"],
-            child.get("command") or cmd,
-            name,
-            kid,
-            start,
-            end,
-            depth=args.depth,
-            rank=rank,
-        )
-    status = info.get("exit_status")
-    if name == "sim" and meta.get("complete", True):
-        from tierwise import reader
-        from tierwise.advice import llc_warning
-
-        try:
-            warn = llc_warning(reader.read_profiles([outdir]))
-        except ValueError:  # no sites: nothing to compare
-            warn = None
-        if warn:
-            print(f"tierwise profile: warning: {warn}", file=sys.stderr)
-    print(
-        f"tierwise profile: {name} backend, {time.monotonic() - t0:.1f} s, "
-        f"{meta.get('n_sites', '?')} sites, exit status {status} -> {outdir}",
-        file=sys.stderr,
-    )
-    return status if isinstance(status, int) and status >= 0 else 1
+    res = pipeline.profile(cmd, outdir, args.backend, args, args.depth, rank)
+    return res.returncode

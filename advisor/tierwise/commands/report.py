@@ -3,7 +3,11 @@
 misses per KiB, write share, modelled benefit of DRAM - and how much of the
 accesses the placeable sites cover."""
 
+from __future__ import annotations
+
+import argparse
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -11,7 +15,7 @@ from tierwise import cost, reader, tiers
 from tierwise.select import peak_footprint
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "report",
         help="tables and plots of a profile",
@@ -35,7 +39,7 @@ def add_parser(sub):
 
 def coverage(sites: pd.DataFrame) -> dict:
     """Share of all LLC misses that fall on placeable (heap) sites."""
-    num = lambda c: pd.to_numeric(sites[c], errors="coerce").astype("float64").fillna(0)
+    num = lambda c: sites[c].astype("float64").fillna(0)
     miss = num("llc_load_misses") + num("llc_store_misses")
     heap = ~sites["stack"].isin(reader.PSEUDO_SITES)
     out = {"heap": float(miss[heap].sum())}
@@ -44,7 +48,7 @@ def coverage(sites: pd.DataFrame) -> dict:
     return out
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from tierwise.advice import format_size, location_column, site_table
     from tierwise.plot import plot_sites
 

@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,9 +22,7 @@ from pathlib import Path
 
 from tierwise import compiledb, paths
 from tierwise.cli import UserError
-
-SYMBOLIZER = ["llvm-symbolizer-19", "/usr/lib/llvm-19/bin/llvm-symbolizer", "llvm-symbolizer"]
-
+from tierwise.symbolize import Symbolizer, build_id
 
 def add_parser(sub):
     p = sub.add_parser(
@@ -67,12 +64,6 @@ def add_parser(sub):
     return p
 
 
-def _build_id(path):
-    out = subprocess.run(["readelf", "-n", str(path)], capture_output=True, text=True).stdout
-    m = re.search(r"Build ID:\s*([0-9a-f]+)", out)
-    return m.group(1) if m else ""
-
-
 SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
 
 
@@ -111,7 +102,7 @@ def find_modules(placement, binaries, placed_only=True):
             if path.name != mod or not path.is_file() or path in tried:
                 continue
             tried.add(path)
-            if want and _build_id(path) != want:
+            if want and build_id(path) != want:
                 why.append(f"{path} has another build-id (rebuilt since profiling?)")
                 continue
             found[mod] = path
@@ -127,52 +118,21 @@ def find_modules(placement, binaries, placed_only=True):
     return found, missing
 
 
-def _symbolizer():
-    for s in SYMBOLIZER:
-        if shutil.which(s) or os.access(s, os.X_OK):
-            return s
-    raise UserError("llvm-symbolizer not found: install llvm-19 (Debian package llvm-19)")
-
-
 def symbolize(placement, modules):
-    """Adds `frames` to the sites that lack them; returns how many got them."""
-    addrs = {}
-    for s in placement.get("sites", []):
-        for f in str(s.get("stack", "")).split(";"):
-            mod, _, off = f.partition("+")
-            if mod in modules and off.startswith("0x"):
-                addrs.setdefault(mod, set()).add(off)
-    table = {}
-    tool = _symbolizer()
-    for mod, offs in addrs.items():
-        offs = sorted(offs)
-        out = subprocess.run(
-            [tool, "--output-style=JSON", "--obj", str(modules[mod])] + offs,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        entries = json.loads(out) if out.strip() else []
-        for off, entry in zip(offs, entries):
-            syms = entry.get("Symbol", [])
-            table[(mod, off)] = [
-                {
-                    "function": y.get("FunctionName", "??"),
-                    "file": y.get("FileName", ""),
-                    "line": y.get("Line", 0),
-                    "column": y.get("Column", 0),
-                    "inlined": i + 1 < len(syms),
-                }
-                for i, y in enumerate(syms)
-            ]
+    """Adds `frames` (symbolize.Symbolizer.frames) to the sites that lack
+    them; returns how many got them."""
+    sym = Symbolizer({mod: str(path) for mod, path in modules.items()})
+    if not sym.tool:
+        raise UserError("llvm-symbolizer not found: install llvm-19 (Debian package llvm-19)")
+    todo = [
+        s
+        for s in placement.get("sites", [])
+        if not s.get("frames") and not str(s.get("stack", "")).startswith("[")
+    ]
+    sym.resolve([f for s in todo for f in str(s.get("stack", "")).split(";")])
     done = 0
-    for s in placement.get("sites", []):
-        if s.get("frames") or str(s.get("stack", "")).startswith("["):
-            continue
-        frames = []
-        for f in str(s.get("stack", "")).split(";"):
-            mod, _, off = f.partition("+")
-            frames += table.get((mod, off), [{"function": "??", "file": "", "line": 0}])
+    for s in todo:
+        frames = sym.frames(str(s.get("stack", "")))
         if any(fr["line"] for fr in frames):
             s["frames"] = frames
             done += 1

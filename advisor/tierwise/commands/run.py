@@ -5,24 +5,23 @@ its run report. The command's exit status is passed through.
 
 Start-up (cli.FAST_VERBS, issue 14): this module imports the standard
 library's os, json, re and time only (through placement, sizes, preload,
-paths, jobreports):
+paths, formats.report):
 no subprocess, tempfile, shutil or pathlib, whose imports alone cost more
 than the 50 ms this verb may add (test/bench/run_startup.py). The program is
 started with os.posix_spawnp and waited for, so that the summary can be
 printed and the private directory removed; a program the runtime cannot
 apply to is exec'ed in place of this process."""
 
-import json
 import os
 import signal
 import sys
 import time
 
-from tierwise import placement as placement_mod
+from tierwise.formats import placement as placement_mod
 from tierwise.cli import UserError
-from tierwise.paths import runtime_preload
-from tierwise.jobreports import other_reports, others_line
-from tierwise.preload import preload_blocker
+from tierwise.formats import report as report_mod
+from tierwise.formats.report import other_reports, others_line
+from tierwise.preload import preload_blocker, run_env
 from tierwise.sizes import parse_size
 
 
@@ -71,24 +70,9 @@ def add_parser(sub):
     return p
 
 
-def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
-    """The environment that runs a command under the runtime."""
-    env = dict(os.environ if env is None else env)
-    env["LD_PRELOAD"] = runtime_preload(env)
-    env["TIERWISE_PLACEMENT"] = os.path.realpath(placement)
-    env["TIERWISE_PMEM_DIR"] = str(pmem_dir)
-    env["TIERWISE_REPORT"] = str(report)
-    env.pop("TIERWISE_CENSUS", None)
-    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
-    if dram_limit:
-        env["TIERWISE_DRAM_LIMIT"] = str(dram_limit)
-    return env
-
-
 def summary(report_path):
     """One line from a run report."""
-    with open(report_path, encoding="utf-8") as f:
-        rep = json.load(f)
+    rep = report_mod.read(report_path)
     totals = rep.get("totals", {})
     tiers = ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in totals.items())
     sites = rep.get("sites", [])
@@ -161,10 +145,10 @@ def _spawn(cmd, env):
 
 def plan_lines(report_path, limit=20):
     """Per ranked DRAM site of the placement (rank, planned_bytes): what it
-    was planned, what it got in DRAM and what fell back; under a DRAM limit
-    what the runtime reserved for it (runtime/README.md "DRAM limit")."""
-    with open(report_path) as f:
-        rep = json.load(f)
+    was planned, what it got in DRAM (over the run) and what fell back;
+    under a DRAM limit the most of its reservation it held at once
+    (runtime/README.md "DRAM limit")."""
+    rep = report_mod.read(report_path)
     ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
     if not ranked:
         return []
@@ -172,13 +156,16 @@ def plan_lines(report_path, limit=20):
     lim = rep.get("dram_limit")
     head = "tierwise run: DRAM sites in the advisor's order"
     if lim:
-        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved)"
-    lines = [head + ": rank, planned, got, fell back, location"]
+        shared = f" over {lim['instants']} instants" if lim.get("instants", 0) > 1 else ""
+        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved{shared})"
+    held = lim and "reserved_peak_bytes" in ranked[0]
+    lines = [head + f": rank, planned, got, fell back, {'most held at once, ' if held else ''}location"]
     for s in ranked[:limit]:
         got = s.get("bytes", {}).get("dram", 0)
+        most = f" {mib(s['reserved_peak_bytes']):>12}" if held else ""
         lines.append(
             f"  {s['rank']:>3} {mib(s['planned_bytes']):>12} {mib(got):>12} "
-            f"{mib(s.get('fallback_bytes', 0)):>12}  {s.get('location') or s['stack']}"
+            f"{mib(s.get('fallback_bytes', 0)):>12}{most}  {s.get('location') or s['stack']}"
         )
     if len(ranked) > limit:
         lines.append(f"  ... {len(ranked) - limit} more in the report")

@@ -17,7 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tierwise import placement
+from tierwise.formats import placement
 
 
 def program_counts(out):

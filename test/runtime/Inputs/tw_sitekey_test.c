@@ -87,6 +87,17 @@ int main(void) {
   CHECK(tw_hash_ips(ips, 3) != tw_hash_ips(ips2, 3));
   CHECK(tw_hash_ips(ips, 3) == tw_hash_ips(ips, 3));
   CHECK(tw_hash_str("a") != tw_hash_str("b"));
+  CHECK(tw_hash_str("a") != tw_hash_str("a;")); /* the length counts */
+  /* a prefix's hash finished from the words before it (placement matching) */
+  const char *sk = "tw_sites+0x11a2;tw_sites+0x1234;libc.so.6+0x271ca";
+  for (size_t n = 0; n <= strlen(sk); n++) {
+    char pre[64];
+    memcpy(pre, sk, n);
+    pre[n] = 0;
+    uint64_t w = tw_hash_words(TW_HASH_SEED, sk, n / 8);
+    CHECK(tw_hash_end(w, sk + n / 8 * 8, n) == tw_hash_str(pre));
+    CHECK(tw_hash_span(sk, n) == tw_hash_str(pre));
+  }
   printf("sitekey: %s\n", fails ? "FAILED" : "ok");
   return fails != 0;
 }

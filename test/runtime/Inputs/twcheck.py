@@ -2,12 +2,17 @@
 """Checking helper of the runtime tests (test/runtime). Sub-commands:
 place PROFILE_DIR TIER PATTERN... [--dram-bytes N] -o FILE   placement
       naming the sites whose location or stack contains a PATTERN (each must
-      match >= 1 site); --dram-bytes gives each a DRAM head of N bytes
+      match >= 1 site); --dram-bytes gives each a DRAM head of N bytes;
+      PROFILE_DIR may be a backend's raw output (no meta.json: modules.csv,
+      depth from pmu.json or backend.json)
 where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
       line of STDERR: `NAME in-dir` if the object lies in a mapping of a
       file under DIR (in the /proc/PID/maps copy MAPS), `NAME not-in-dir` if
       no byte of it does, else `NAME split dir=BYTES other=BYTES`
 report REPORT                               the run report as stable lines
+escape PLACEMENT N -o FILE                  the placement with every site's
+      stack and location written as \\uXXXX escapes, its keys in reverse
+      order with an unknown nested field, after N sites that match nothing
 sites PROFILE_DIR PATTERN                   rows of sites.csv matching
 objects STDERR                              `object` lines as NAME BYTES
 job REPORT N                                waits (up to 60 s) for N reports of
@@ -38,7 +43,14 @@ def place(args):
         args = args[:k] + args[k + 2 :]
     prof, tier, patterns = Path(args[0]), args[1], args[2:]
     rows = list(csv.DictReader(open(prof / "sites.csv")))
-    meta = json.loads((prof / "meta.json").read_text())
+    if (prof / "meta.json").exists():
+        meta = json.loads((prof / "meta.json").read_text())
+    else:  # raw backend output (the pmu glue's)
+        params = prof / "pmu.json" if (prof / "pmu.json").exists() else prof / "backend.json"
+        meta = {
+            "depth": json.loads(params.read_text())["depth"],
+            "modules": list(csv.DictReader(open(prof / "modules.csv"))),
+        }
     sites = []
     for pat in patterns:
         hit = [r for r in rows if pat in r["location"] or pat in r["stack"]]
@@ -64,6 +76,33 @@ def place(args):
     }
     Path(out).write_text(json.dumps(doc, indent=1))
     print(f"placed {len(sites)} site(s) in {tier}")
+
+
+def escape(args):
+    doc = json.loads(Path(args[0]).read_text())
+    out = args[args.index("-o") + 1]
+    esc = {}
+
+    def u(text):
+        key = f"@{len(esc)}@"
+        esc[key] = "".join(f"\\u{ord(c):04x}" for c in text)
+        return key
+
+    extra = [
+        {"stack": f"nowhere+0x{i:x};main+0x{i:x}", "tier": "pmem", "bytes": 1 << 30}
+        for i in range(int(args[1]))
+    ]
+    sites = []
+    for s in doc["sites"]:
+        s = dict(s, stack=u(s["stack"]), location=u(s.get("location", "")))
+        s["note"] = {"nested": [1, "x", {"stack": "not this one"}]}
+        sites.append(dict(reversed(list(s.items()))))
+    doc["sites"] = extra + sites
+    text = json.dumps(doc, indent=1)
+    for key, value in esc.items():
+        text = text.replace(key, value)
+    Path(out).write_text(text)
+    print(f"escaped {len(sites)} site(s) after {len(extra)}")
 
 
 def where(args):
@@ -147,7 +186,7 @@ def job(args):
     import time
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "advisor"))
-    from tierwise.simulation import other_reports
+    from tierwise.formats.report import other_reports
 
     named, want = Path(args[0]), int(args[1])
     t0 = time.monotonic()
@@ -197,6 +236,7 @@ def same_sim(args):
 if __name__ == "__main__":
     {
         "place": place,
+        "escape": escape,
         "where": where,
         "report": report,
         "sites": sites,

@@ -1,21 +1,25 @@
 # SPDX-License-Identifier: MIT
-"""placement.json (advisor/FORMATS.md, format `tierwise-placement` v1): load
-and validate (ValueError naming the file, field and value), build and write.
-The runtime (runtime/src/tw_placement.c) reads the same grammar. Standard
-library only, no pathlib (used by `tierwise run`, cli.FAST_VERBS)."""
+"""placement.json (advisor/FORMATS.md "placement.json", format
+`tierwise-placement` v1): load and validate (ValueError naming the file,
+field and value), build and write. Every verb reads and writes placements
+here; the runtime (runtime/src/tw_placement.c) reads the same grammar.
+Standard library only, no pathlib (used by `tierwise run`, cli.FAST_VERBS)."""
 
 import json
 import os
 import re
+from typing import Any, Iterable, Optional
 
 FORMAT = "tierwise-placement"
 VERSION = 1
 TIERS = ("dram", "pmem", "kmem", "hbw")
-def valid_tier(name):
+
+
+def valid_tier(name: Any) -> bool:
     return name in TIERS or bool(re.fullmatch(r"numa:\d+", str(name)))
 
 
-def validate(doc, source="placement"):
+def validate(doc: Any, source: str = "placement") -> dict:
     """Raise ValueError on the first field that breaks the grammar."""
 
     def bad(field, value, why):
@@ -41,6 +45,7 @@ def validate(doc, source="placement"):
     sites = doc.get("sites")
     if not isinstance(sites, list):
         bad("sites", sites, "must be a list")
+    instants: dict[str, int] = {}  # planned_live: one length on every site
     for i, s in enumerate(sites):
         if (
             not isinstance(s, dict)
@@ -86,10 +91,24 @@ def validate(doc, source="placement"):
                     v,
                     "must be a positive integer" if key == "rank" else "must be an integer >= 0",
                 )
+        live = s.get("planned_live")
+        if "planned_live" in s and (
+            not isinstance(live, list)
+            or not live
+            or any(not isinstance(x, int) or isinstance(x, bool) or x < 0 for x in live)
+            or any(x > s.get("planned_bytes", 0) for x in live)
+            or len(live) != instants.setdefault("n", len(live))
+        ):
+            bad(
+                f"sites[{i}].planned_live",
+                live if not isinstance(live, list) else f"(a list of {len(live)})",
+                "must be a non-empty list of integers from 0 to planned_bytes, "
+                "as long on every site",
+            )
     return doc
 
 
-def load(path):
+def load(path: "os.PathLike[str] | str") -> dict:
     """Read and validate a placement file."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -101,23 +120,35 @@ def load(path):
     return validate(doc, str(path))
 
 
-def make(sites, default_tier="dram", depth=None, modules=None, **extra):
-    """A placement document; `sites`: dicts with at least stack and tier."""
+def make(
+    sites: Iterable[dict],
+    default_tier: str = "dram",
+    depth: Optional[int] = None,
+    **extra: Any,
+) -> dict:
+    """A validated placement document; `sites`: dicts with at least stack
+    and tier; `extra`: the optional top-level keys (budget_bytes, modules,
+    notes, ...), written in the order given, before `sites`; `modules`:
+    dicts with module, build_id and (where known) path."""
     doc = {"format": FORMAT, "version": VERSION, "default_tier": default_tier}
     if depth is not None:
         doc["depth"] = depth
-    if modules is not None:
-        doc["modules"] = [
-            {"module": m["module"], "build_id": m.get("build_id", "")}
-            | ({"path": m["path"]} if m.get("path") else {})
-            for m in modules
-        ]
-    doc.update(extra)
+    for key, value in extra.items():
+        if key == "modules" and value is not None:
+            value = [
+                {"module": m["module"]}
+                | ({"path": m["path"]} if "path" in m else {})
+                | {"build_id": m.get("build_id", "")}
+                for m in value
+            ]
+        doc[key] = value
     doc["sites"] = [dict(s) for s in sites]
     return validate(doc)
 
 
-def write(doc, path):
+def write(doc: dict, path: "os.PathLike[str] | str") -> None:
+    """Validate `doc` and write it to `path` (a temporary file renamed over
+    it: a reader never sees half a placement)."""
     validate(doc, str(path))
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
