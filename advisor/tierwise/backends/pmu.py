@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from tierwise import paths
+from tierwise.formats import profile as profile_format
 
 PROBE = "bin/tierwise-pmu-probe"
 PRELOAD = "lib/libtierwise-pmu.so"
@@ -81,7 +82,7 @@ def run(args, cmd, outdir):
     params = json.loads(pmu_json.read_text())
     params["min_bytes"] = args.pmu_min_bytes
     params["scaling"] = "each sample counts sample_period events"
-    (outdir / "backend.json").write_text(json.dumps(params, indent=1) + "\n")
+    profile_format.write_backend_params(outdir, params)
     pmu_json.unlink()
     return {
         "exit_status": rc if rc >= 0 else None,
