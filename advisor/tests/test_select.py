@@ -111,6 +111,35 @@ def test_lifetime_aware_cost_policy_shares_dram(tmp_path):
     plain = select.select(p, c, 130, "cost", lifetime=False)
     assert aware.fast == {0, 1, 2} and aware.used_bytes == 130
     assert plain.fast == {0, 2} and plain.used_bytes == 130
+    # the plan's timeline (placement planned_live): 0 and 1 take the same
+    # bytes one after the other, 2 is live at both instants
+    assert sorted(zip(aware.timeline[0], aware.timeline[1], aware.timeline[2])) == [
+        (0, 100, 30),
+        (100, 0, 30),
+    ]
+    assert plain.timeline == {}  # packed by peak bytes: static reservations say it
+
+
+def test_planned_timeline_one_instant_is_none():
+    # every chosen site at its peak at one instant: nothing to share
+    live = np.array([[5.0, 5.0], [3.0, 2.0]])
+    assert select.planned_timeline(live, {0, 1}, None, 0) == {}
+    # a head counts min(head, live bytes); rows not chosen are left out
+    live = np.array([[8.0, 0.0], [0.0, 8.0], [9.0, 9.0]])
+    assert select.planned_timeline(live, {0}, 1, 4) == {0: [8, 0], 1: [0, 4]}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_merge_instants_bounds_every_instant(seed):
+    rng = np.random.default_rng(seed)
+    m = rng.integers(0, 100, size=(7, 90)).astype("float64") * (rng.random((7, 90)) < 0.4)
+    merged = select.merge_instants(m, 5)
+    assert merged.shape == (7, 5)
+    # every instant of m lies under some merged instant: a set that fits the
+    # merged ones at every instant fits m
+    assert all(np.any(np.all(merged >= m[:, [j]], axis=0)) for j in range(m.shape[1]))
+    # and nothing grows beyond the site's own peak
+    assert np.all(merged.max(axis=1) <= m.max(axis=1))
 
 
 @pytest.fixture

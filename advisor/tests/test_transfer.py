@@ -150,6 +150,9 @@ def test_target_needs_counted_small_profiles(runs):
         ("dram_fraction", "half", "must be a number in (0, 1]"),
         ("rank", 0, "must be a positive integer"),
         ("planned_bytes", -1, "must be an integer >= 0"),
+        ("planned_live", [], "must be a non-empty list"),
+        ("planned_live", [1, "2"], "must be a non-empty list"),
+        ("planned_live", [4097], "must be a non-empty list"),  # over planned_bytes
     ],
 )
 def test_placement_fields_validated(field, value, msg):
@@ -157,10 +160,50 @@ def test_placement_fields_validated(field, value, msg):
         "format": "tierwise-placement",
         "version": 1,
         "default_tier": "dram",
-        "sites": [{"stack": "x+0x1", "tier": "pmem", field: value}],
+        "sites": [{"stack": "x+0x1", "tier": "pmem", "planned_bytes": 4096, field: value}],
     }
     with pytest.raises(ValueError, match=f"sites\\[0\\].{field} = .*{msg[:20]}"):
         placement.validate(doc)
+
+
+def test_planned_live_is_as_long_on_every_site():
+    doc = {
+        "format": "tierwise-placement",
+        "version": 1,
+        "default_tier": "dram",
+        "sites": [
+            {"stack": "x+0x1", "tier": "dram", "rank": 1, "planned_bytes": 8, "planned_live": [8, 0]},
+            {"stack": "x+0x2", "tier": "dram", "rank": 2, "planned_bytes": 8, "planned_live": [8]},
+        ],
+    }
+    with pytest.raises(ValueError, match=r"sites\[1\].planned_live = '\(a list of 1\)'"):
+        placement.validate(doc)
+    doc["sites"][1]["planned_live"] = [0, 8]
+    placement.validate(doc)
+
+
+def test_advise_target_plans_dram_shared_over_time(runs, tmp_path):
+    """Two sites of the target never live together share the same DRAM
+    bytes in the plan: planned_live says so, per instant, and the largest
+    instant total is what the plan uses (what the runtime reserves)."""
+    small, _ = runs
+    census = write_profile(
+        tmp_path / "phases",
+        [census_row(0, "x+0xa", 4 << 20), census_row(1, "x+0xb", 8 << 20), census_row(2, "x+0xe", 8 << 20)],
+        objects=[(0, 4 << 20, 1, None), (1, 8 << 20, 2, 3), (2, 8 << 20, 4, 5)],
+        meta=CENSUS,
+    )
+    out = tmp_path / "p.json"
+    assert cli.main(["advise", *map(str, small), "--target", str(census), "--dram-budget", "12M",
+                     "--whole-sites", "-o", str(out)]) == 0
+    doc = placement.load(out)
+    live = {s["stack"]: s["planned_live"] for s in doc["sites"] if "planned_live" in s}
+    assert set(live) == {"x+0xa", "x+0xb", "x+0xe"}
+    assert sorted(zip(live["x+0xa"], live["x+0xb"], live["x+0xe"])) == [
+        (4 << 20, 0, 8 << 20),
+        (4 << 20, 8 << 20, 0),
+    ]
+    assert sum(s["planned_bytes"] for s in doc["sites"] if "rank" in s) == 20 << 20  # over 12M
 
 
 def test_simulate_takes_region_and_cache_of_a_target_placement(runs, tmp_path):

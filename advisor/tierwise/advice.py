@@ -95,6 +95,8 @@ def advise(
             entry["dram_fraction"] = min(1.0, int(sel.partial[i]) / size)
         if i in ranks:
             entry["rank"], entry["planned_bytes"] = ranks[i]
+            if i in sel.timeline:  # DRAM shared over time (FORMATS.md)
+                entry["planned_live"] = [min(x, ranks[i][1]) for x in sel.timeline[i]]
         sites.append(entry)
     placement = placement_format.make(
         sites,

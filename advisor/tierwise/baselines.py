@@ -17,15 +17,22 @@ A site's accesses are assumed spread uniformly over its bytes, so a site
 with a fraction f of its bytes in DRAM gets f of its accesses served there.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from tierwise.reader import Profile
 
 from tierwise.select import PAGE, SPLIT_MIN_HEAD, live_matrix, split_eligible
 
 ORACLE_MAX_SITES = 20
 
 
-def first_fit(profile, costs: pd.DataFrame, budget: int):
+def first_fit(profile: Profile, costs: pd.DataFrame, budget: int) -> tuple[dict, int]:
     """(site -> fraction of its bytes first-fit puts in DRAM, the most DRAM
     bytes live at one instant). Each profile's timeline is replayed on its
     own; bytes of a site beyond its tracked objects are allocated first
@@ -68,7 +75,9 @@ def static_ratio(costs: pd.DataFrame, fraction: float) -> dict:
     return {i: float(fraction) for i in costs.index[costs["placeable"]]}
 
 
-def oracle(profile, costs: pd.DataFrame, budget: int, partial: bool = False):
+def oracle(
+    profile: Profile, costs: pd.DataFrame, budget: int, partial: bool = False
+) -> tuple[dict | None, Any]:
     """Best subset by modelled time among all that fit the budget at every
     instant of the timeline (modelled time is baseline + sum of t_slow minus
     the benefits of the DRAM sites, so the largest total benefit wins); with

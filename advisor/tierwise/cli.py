@@ -10,12 +10,19 @@ pyelftools), main() imports no other verb's module for them, and
 build/bin/tierwise starts Python without `site` (-S) for them
 (test/cli/run-startup.test, test/bench/run_startup.py)."""
 
+from __future__ import annotations
+
 import argparse
 import importlib
 import os
 import sys
 
 from tierwise import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Sequence
 
 # verb -> module in tierwise.commands, in the order --help lists them.
 VERBS = [
@@ -37,7 +44,7 @@ class UserError(Exception):
     """An error the user can fix; printed as one `error: ...` line."""
 
 
-def add_whole_sites(p):
+def add_whole_sites(p: argparse.ArgumentParser) -> None:
     """--whole-sites, shared by the verbs that run the cost policy."""
     p.add_argument(
         "--whole-sites",
@@ -46,7 +53,7 @@ def add_whole_sites(p):
     )
 
 
-def _load(verb):
+def _load(verb: str) -> ModuleType | None:
     try:
         return importlib.import_module(f"tierwise.commands.{verb.replace('-', '_')}")
     except ModuleNotFoundError as e:
@@ -55,7 +62,7 @@ def _load(verb):
         raise
 
 
-def build_parser(verbs=VERBS):
+def build_parser(verbs: Sequence[str] = VERBS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tierwise",
         description="Profiling-guided data placement for tiered memory: "
@@ -73,7 +80,7 @@ def build_parser(verbs=VERBS):
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     fast = argv[:1] if argv[:1] and argv[0] in FAST_VERBS else None
     parser = build_parser(fast or VERBS)

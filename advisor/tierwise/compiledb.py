@@ -15,17 +15,20 @@ directory (CMakeFiles/<binary>.dir/). Where that still leaves several
 entries, all are kept and tierwise-rewrite parses each and reports where
 they disagree."""
 
+from __future__ import annotations
+
 import json
 import os
 import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any, Iterable
 
 DWARFDUMP = ["llvm-dwarfdump-19", "/usr/lib/llvm-19/bin/llvm-dwarfdump", "llvm-dwarfdump"]
 
 
-def compile_units(binary):
+def compile_units(binary: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """[(source path, producer)] of the binary's compile units."""
     for tool in DWARFDUMP:
         try:
@@ -58,9 +61,10 @@ def _file(entry):
     return os.path.normpath(os.path.join(entry.get("directory", ""), entry["file"]))
 
 
-def defines(args):
+def defines(args: list[str]) -> set[str]:
     """The -D/-U flags of a command line, as a set of "-DNAME=V" / "-UNAME"."""
-    out, it = set(), iter(args)
+    out: set[str] = set()
+    it = iter(args)
     for a in it:
         for flag in ("-D", "-U"):
             if a == flag:
@@ -104,14 +108,16 @@ def _describe(entry, others):
     return " ".join([_last(args, "-O", "-O0")] + sorted(mine - common))
 
 
-def select(db_entries, files, binaries):
+def select(
+    db_entries: list[dict[str, Any]], files: Iterable[str], binaries: Iterable[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
     """(entries to keep, notes). Entries of FILES compiled more than once are
     narrowed to those whose object is in one of BINARIES, where the DWARF
     (or the CMake target directory) tells; the others are kept as they are."""
     units = [u for b in binaries for u in compile_units(b)]
     names = {Path(b).name for b in binaries}
     wanted = {os.path.realpath(f) for f in files}
-    by_file = {}
+    by_file: dict[str, list] = {}
     for e in db_entries:
         by_file.setdefault(os.path.realpath(_file(e)), []).append(e)
     keep, notes = [], []
@@ -120,7 +126,8 @@ def select(db_entries, files, binaries):
             keep += entries
             continue
         producers = [p for path, p in units if os.path.realpath(path) == real]
-        chosen, why = entries, []
+        why: list[str] = []
+        chosen = entries
         if producers:
             agree = [e for e in chosen if any(_agrees(_args(e), p) for p in producers)]
             if agree and len(agree) < len(chosen):
@@ -149,7 +156,9 @@ def select(db_entries, files, binaries):
     return keep, notes
 
 
-def filtered_database(build_dir, files, binaries, tmpdir):
+def filtered_database(
+    build_dir: str, files: Iterable[str], binaries: Iterable[str], tmpdir: str | os.PathLike[str]
+) -> tuple[str, list[str]]:
     """A directory with a compile_commands.json narrowed by select(), or
     BUILD_DIR itself when nothing was narrowed; and the notes."""
     path = Path(build_dir) / "compile_commands.json"

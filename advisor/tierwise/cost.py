@@ -36,10 +36,17 @@ Pseudo-sites ([static], [stack], [unknown]) are not placeable and stay in
 system memory ('dram'). See advisor/README.md for the assumptions.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Mapping
+
 import numpy as np
 import pandas as pd
 
 from tierwise.reader import PSEUDO_SITES
+
+if TYPE_CHECKING:
+    from tierwise.formats.tiers import Tier, TierModel
 
 COUNTS = ["loads", "stores", "llc_load_misses", "llc_store_misses", "writebacks"]
 # Optional count: of the LLC misses, those continuing a sweep (sim backend).
@@ -70,7 +77,7 @@ def counts_of(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def latency_share(c: pd.DataFrame):
+def latency_share(c: pd.DataFrame) -> pd.Series:
     """Share of each row's LLC misses that pay the tier's latency (1 / MLP):
     the misses that lead an interval, measured by the interval model; NaN
     where it was not counted."""
@@ -79,7 +86,7 @@ def latency_share(c: pd.DataFrame):
     return lead.where(miss > 0, 0.0).where(c[OVERLAPPED].notna())
 
 
-def mlp_of(c: pd.DataFrame, model) -> pd.Series:
+def mlp_of(c: pd.DataFrame, model: TierModel) -> pd.Series:
     """Memory-level parallelism each row's misses are charged with: measured
     (misses / leading misses; inf when every miss overlapped), else the
     model's constant; NaN for a row without misses."""
@@ -89,7 +96,7 @@ def mlp_of(c: pd.DataFrame, model) -> pd.Series:
     return mlp.where(miss > 0)  # NaN: no misses
 
 
-def streamed(c: pd.DataFrame, model) -> pd.Series:
+def streamed(c: pd.DataFrame, model: TierModel) -> pd.Series:
     """Rows whose LLC misses are at most `stream_miss_ratio` of their loads
     and stores: accesses that sweep lines (one miss per line of small
     elements), which hardware prefetchers hide (seed 002 fig. 1). The
@@ -99,7 +106,7 @@ def streamed(c: pd.DataFrame, model) -> pd.Series:
     return (acc > 0) & (miss <= model.stream_miss_ratio * acc)
 
 
-def stream_share(c: pd.DataFrame, model) -> pd.Series:
+def stream_share(c: pd.DataFrame, model: TierModel) -> pd.Series:
     """Share of each row's LLC misses that are sequential: measured where
     STREAM was counted, else 1 or 0 by the ratio rule (streamed())."""
     miss = c["llc_load_misses"] + c["llc_store_misses"]
@@ -120,13 +127,13 @@ def _time_parts(c: pd.DataFrame, tier, model):
     return lat, bw
 
 
-def time_on(df: pd.DataFrame, tier, model) -> pd.Series:
+def time_on(df: pd.DataFrame, tier: Tier, model: TierModel) -> pd.Series:
     """Modelled memory time (s) of each row's accesses if served by `tier`."""
     lat, bw = _time_parts(counts_of(df), tier, model)
     return np.maximum(lat, bw)
 
 
-def baseline_seconds(df: pd.DataFrame, model) -> float:
+def baseline_seconds(df: pd.DataFrame, model: TierModel) -> float:
     """Compute baseline: loads + stores at compute_ns_per_access each, and
     locked read-modify-writes (where counted) at atomic_ns each."""
     c = counts_of(df)
@@ -135,12 +142,12 @@ def baseline_seconds(df: pd.DataFrame, model) -> float:
     return float(ns * 1e-9)
 
 
-def system_tier(model):
+def system_tier(model: TierModel) -> Tier:
     """The tier unplaceable memory (static data, stacks) lives in."""
     return model.fast if model.fast.name == "dram" or model.slow.name != "dram" else model.slow
 
 
-def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
+def site_costs(sites: pd.DataFrame, model: TierModel) -> pd.DataFrame:
     """Per site: t_fast, t_slow (s), benefit (s), regime on the slow tier
     ('latency', 'streamed': latency bound after prefetching, or 'bandwidth'), placeable (bool), bytes (peak_bytes).
     """
@@ -160,7 +167,9 @@ def site_costs(sites: pd.DataFrame, model) -> pd.DataFrame:
     return out
 
 
-def placement_seconds(sites: pd.DataFrame, costs: pd.DataFrame, model, fast_fraction) -> float:
+def placement_seconds(
+    sites: pd.DataFrame, costs: pd.DataFrame, model: TierModel, fast_fraction: Iterable | Mapping
+) -> float:
     """Modelled time of a placement: `fast_fraction` maps site index -> the
     fraction of that site's accesses served by the fast tier (1 = all in the
     fast tier, 0 = all slow; sites not in it are slow). Accesses are assumed
@@ -176,7 +185,7 @@ def placement_seconds(sites: pd.DataFrame, costs: pd.DataFrame, model, fast_frac
     return baseline_seconds(sites, model) + float(mem)
 
 
-def modelled_time(counts: pd.DataFrame, model) -> dict:
+def modelled_time(counts: pd.DataFrame, model: TierModel) -> dict:
     """Modelled time from per-site per-tier counts: rows with a `tier`
     column (a tier name of `model`) and the COUNTS columns. Returns
     {"seconds": total, "baseline": s, "per_tier": {tier: {counts..., seconds}}}."""

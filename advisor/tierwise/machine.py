@@ -9,17 +9,20 @@ presets) is decided once, in this module; `tierwise doctor` shows it and
 `tiers.load` uses it. The sysfs root is `TIERWISE_SYSFS` when set (tests use
 fake trees), else /sys."""
 
+from __future__ import annotations
+
 import ctypes
 import functools
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HMAT_FIELDS = ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth")
 
 
-def sysfs_root(root=None) -> Path:
+def sysfs_root(root: str | os.PathLike[str] | None = None) -> Path:
     return Path(root or os.environ.get("TIERWISE_SYSFS") or "/sys")
 
 
@@ -48,7 +51,7 @@ def _read(path, default=""):
         return default
 
 
-def nodes(root=None) -> list:
+def nodes(root: str | os.PathLike[str] | None = None) -> list[Node]:
     """The NUMA nodes under ROOT/devices/system/node, by number (empty when
     the kernel has no NUMA support or ROOT has no such directory)."""
     base = sysfs_root(root) / "devices/system/node"
@@ -83,7 +86,7 @@ def nodes(root=None) -> list:
     return result
 
 
-def local_node(ns):
+def local_node(ns: list[Node]) -> Node | None:
     """The node tierwise treats as local: the lowest-numbered node with CPUs
     (a process runs there unless bound elsewhere)."""
     with_cpus = [n for n in ns if n.cpus]
@@ -94,7 +97,7 @@ def _dist(local, n):
     return local.distance.get(n.node, 10 if n.node == local.node else 20)
 
 
-def slow_node(ns, want):
+def slow_node(ns: list[Node], want: str) -> Node | None:
     """The node a preset's slow tier means here. want = "memory-only" (the
     nearest memory-only node: a CXL expander, KMEM-DAX) or "nearest" (the
     nearest other node with memory, memory-only or not). None if there is
@@ -113,7 +116,7 @@ def slow_node(ns, want):
 RESOLVING_PRESETS = {"cxl": "memory-only", "numa-remote": "nearest"}
 
 
-def tier_names(node, ns) -> list:
+def tier_names(node: Node, ns: list[Node]) -> list[str]:
     """The tier names and presets that mean `node` on this machine."""
     local = local_node(ns)
     if local is not None and node.node == local.node:
@@ -136,7 +139,7 @@ MEMKIND_KINDS = {
 }
 
 
-def memkind_kinds():
+def memkind_kinds() -> dict[str, Any]:
     """memkind's kinds on this machine: {"library": ..., "kinds": {tier: state}}
     (memkind_check_available; `hbw` is served only where it says available)."""
     try:
@@ -161,7 +164,9 @@ def _memkind_kinds_cached():
     return memkind_kinds()
 
 
-def servable(tier, ns, kinds=None):
+def servable(
+    tier: str, ns: list[Node], kinds: dict[str, Any] | None = None
+) -> tuple[bool, str]:
     """(True, why) if this machine can serve `tier` (a placement tier name);
     (False, why) otherwise. kinds: memkind_kinds()["kinds"] (asked when None
     and the tier is hbw: its availability comes only from memkind)."""

@@ -3,7 +3,14 @@
 Imports os only: `tierwise run` and `config` use it (cli.FAST_VERBS); the
 functions that return a Path import pathlib when called."""
 
+from __future__ import annotations
+
 import os
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Mapping
 
 
 class MissingBuildError(RuntimeError):
@@ -34,25 +41,25 @@ def artifact_path(rel: str) -> str:
     return p
 
 
-def build_dir():
+def build_dir() -> Path:
     from pathlib import Path
 
     return Path(build_path())
 
 
-def artifact(rel: str):
+def artifact(rel: str) -> Path:
     from pathlib import Path
 
     return Path(artifact_path(rel))
 
 
-def source_dir():
+def source_dir() -> Path:
     from pathlib import Path
 
     return Path(source_path())
 
 
-def runtime_preload(env: dict) -> str:
+def runtime_preload(env: Mapping[str, str]) -> str:
     """LD_PRELOAD for `env` with the tierwise runtime first (raises
     MissingBuildError if it is not built)."""
     lib = artifact_path("lib/libtierwise-runtime.so")

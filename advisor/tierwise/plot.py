@@ -3,14 +3,23 @@
 rows) and of the site table (matplotlib, Agg backend: PNG files, no display
 needed)."""
 
+from __future__ import annotations
+
+import os
+from typing import Union
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+PathLike = Union[str, "os.PathLike[str]"]
 
-def plot_curve(df: pd.DataFrame, path, title: str, ylabel="modelled time (s)"):
+
+def plot_curve(
+    df: pd.DataFrame, path: PathLike, title: str, ylabel: str = "modelled time (s)"
+) -> PathLike:
     """One line per policy: modelled_seconds against budget_fraction; the
     all-fast / all-slow baselines (policy 'all-*') are horizontal lines."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -37,7 +46,7 @@ def plot_curve(df: pd.DataFrame, path, title: str, ylabel="modelled time (s)"):
     return path
 
 
-def plot_sites(table: pd.DataFrame, path, title: str):
+def plot_sites(table: pd.DataFrame, path: PathLike, title: str) -> PathLike:
     """Per site: misses/KiB against write share, marker area by size."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4.2))
     size = table["bytes"].astype("float64")

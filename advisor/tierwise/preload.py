@@ -6,14 +6,20 @@ stat and struct only: `tierwise run` calls it on every start
 (cli.FAST_VERBS), where shutil and pyelftools would cost more than the
 check itself."""
 
+from __future__ import annotations
+
 import os
 import stat
 import struct
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Mapping
+
 from tierwise.paths import runtime_preload
 
 
-def which(program):
+def which(program: str) -> str | None:
     """The path `program` runs from (a path as given, or the first
     executable file of that name on $PATH), or None: shutil.which's rule
     without importing shutil."""
@@ -52,7 +58,7 @@ def _has_interp(f):
     )
 
 
-def preload_blocker(program):
+def preload_blocker(program: str) -> str | None:
     """Why LD_PRELOAD cannot apply to `program` (a command name or path), or
     None: a statically linked ELF (no PT_INTERP: nothing loads the runtime)
     or a setuid/setgid one (the loader ignores LD_PRELOAD paths). Scripts
@@ -76,7 +82,13 @@ def preload_blocker(program):
     return None
 
 
-def runtime_vars(placement, pmem_dir, report, dram_limit=None, env=None):
+def runtime_vars(
+    placement: str,
+    pmem_dir: str,
+    report: str,
+    dram_limit: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The variables that make the runtime apply `placement` to a program
     (LD_PRELOAD first, the runtime put before any LD_PRELOAD of `env`)."""
     out = {
@@ -90,7 +102,13 @@ def runtime_vars(placement, pmem_dir, report, dram_limit=None, env=None):
     return out
 
 
-def run_env(placement, pmem_dir, report, dram_limit=None, env=None):
+def run_env(
+    placement: str,
+    pmem_dir: str,
+    report: str,
+    dram_limit: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The environment that runs a command under the runtime: `env` (default
     os.environ) with runtime_vars, and without the census's variables (the
     command is the named process of the run report)."""

@@ -14,6 +14,8 @@ are not entries. The sim tool then matches the symbols found, by their
 mangled names (`--roi=symbols:NAME,...` with `--demangle=no`), so what it
 enters is exactly what `resolve()` reported."""
 
+from __future__ import annotations
+
 import glob
 import os
 import re
@@ -21,6 +23,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from tierwise.symbolize import short_function
 
@@ -59,18 +62,20 @@ class Resolution:
     aliases: list = field(default_factory=list)  # other names at their addresses
     near: list = field(default_factory=list)  # similar names, for the error
 
-    def tool_arg(self):
+    def tool_arg(self) -> str:
         """The sim tool's --roi value: the mangled names, aliases included."""
         return "symbols:" + ",".join(sorted({s.name for s in self.symbols} | set(self.aliases)))
 
-    def describe(self):
-        by_mod = {}
+    def describe(self) -> str:
+        by_mod: dict[str, list[str]] = {}
         for s in self.symbols:
             by_mod.setdefault(s.module, []).append(s.demangled)
         return "; ".join(f"{', '.join(sorted(set(v)))} in {m}" for m, v in by_mod.items())
 
 
-def program_of(cmd, environ=None):
+def program_of(
+    cmd: Sequence[str], environ: Mapping[str, str] | None = None
+) -> tuple[str | None, dict[str, str]]:
     """(path of the program CMD runs, environment it gets): skips
     launchers such as env (with their VAR=VALUE and options) and follows a
     script's #! line to its interpreter. None if it cannot be found."""
@@ -130,7 +135,7 @@ def _ld_conf_dirs(conf="/etc/ld.so.conf", seen=None):
     return out
 
 
-def modules_of(program, env):
+def modules_of(program: str, env: Mapping[str, str]) -> list[str]:
     """The program and the libraries it needs (DT_NEEDED, transitively),
     found as the dynamic loader would: RPATH/RUNPATH ($ORIGIN expanded),
     LD_LIBRARY_PATH, /etc/ld.so.conf, the default directories."""
@@ -153,9 +158,10 @@ def modules_of(program, env):
                     if isinstance(sec, DynamicSection):
                         for tag in sec.iter_tags():
                             if tag.entry.d_tag == "DT_NEEDED":
-                                needed.append(tag.needed)
+                                needed.append(tag.needed)  # type: ignore[attr-defined]
                             elif tag.entry.d_tag in ("DT_RPATH", "DT_RUNPATH"):
-                                p = tag.rpath if tag.entry.d_tag == "DT_RPATH" else tag.runpath
+                                # pyelftools sets needed/rpath/runpath per tag type
+                                p = tag.rpath if tag.entry.d_tag == "DT_RPATH" else tag.runpath  # type: ignore[attr-defined]
                                 runpath += p.split(":")
         except (OSError, ValueError, Exception):  # not an ELF file: nothing to read
             continue
@@ -173,7 +179,7 @@ def modules_of(program, env):
     return out
 
 
-def function_symbols(path):
+def function_symbols(path: str) -> dict[str, int]:
     """Defined function symbols of an ELF file (.symtab and .dynsym), names
     without @VERSION: {name: address}."""
     from elftools.elf.elffile import ELFFile
@@ -200,7 +206,7 @@ def function_symbols(path):
     return names
 
 
-def demangle(names):
+def demangle(names: list[str]) -> dict[str, str]:
     """{mangled: demangled} with binutils c++filt (one process)."""
     names = sorted(names)
     if not names:
@@ -249,7 +255,7 @@ def _nospace(s):
     return re.sub(r"\s+", "", s)
 
 
-def name_matches(spec, name, demangled):
+def name_matches(spec: str, name: str, demangled: str) -> bool:
     """Does the user's `spec` name this symbol (see the module doc)?"""
     base = CLONE_RE.sub("", name)
     if spec in (name, base):
@@ -279,7 +285,9 @@ def _key(spec):
     return ids[-1] if ids else None
 
 
-def resolve(spec, cmd, environ=None):
+def resolve(
+    spec: str, cmd: Sequence[str], environ: Mapping[str, str] | None = None
+) -> Resolution:
     """The Resolution of --roi `spec` for CMD (its program and libraries)."""
     res = Resolution(spec)
     program, env = program_of(cmd, environ)
@@ -292,7 +300,7 @@ def resolve(spec, cmd, environ=None):
         res.searched.append(path)
         names = function_symbols(path)
         cands = [n for n in names if n == spec or CLONE_RE.sub("", n) == spec or (key and key in n)]
-        dm = demangle(n for n in cands if n.startswith("_Z"))
+        dm = demangle([n for n in cands if n.startswith("_Z")])
         for n in cands:
             d = dm.get(n, n)
             if NOT_ENTRY_RE.search(n):

@@ -36,6 +36,7 @@ SPLIT_MIN_HEAD = 64 << 10  # smaller heads are not worth a split object
 SPLIT_CANDIDATES = 8  # sites (by benefit per byte) the search tries as the split one
 SPLIT_NODE_LIMIT = 20_000  # search nodes per candidate
 SPLIT_WORK_LIMIT = 2 * 10**8  # search nodes x live-matrix cells, all candidates
+PLAN_INSTANTS = 32  # instants of the plan written to placement.json (planned_live)
 
 
 @dataclass
@@ -46,6 +47,9 @@ class Selection:
     used_bytes: int  # the most fast-tier bytes live at one instant, head included
     notes: list = field(default_factory=list)
     partial: dict = field(default_factory=dict)  # site index -> DRAM head bytes
+    # site index -> its DRAM bytes at each instant where the plan's DRAM use
+    # can peak (planned_timeline); empty without a timeline
+    timeline: dict = field(default_factory=dict)
 
     def fractions(self, costs: pd.DataFrame) -> dict:
         """Site -> fraction of its accesses served by the fast tier (what
@@ -308,6 +312,51 @@ def lifetime_knapsack(live: np.ndarray, values, capacity: int):
     return best[0], best[1], exact[0]
 
 
+def merge_instants(m: np.ndarray, most: int) -> np.ndarray:
+    """At most `most` columns, each the elementwise max of the columns of
+    `m` it stands for (so every column of `m` is bounded by one of them:
+    whatever fits the merged ones at every instant fits `m`). Greedily
+    merges the pair whose merge raises the larger column total least, the
+    error that makes a runtime admit fewer sites than the plan."""
+    cols = [m[:, j] for j in range(m.shape[1])]
+    if len(cols) > 16 * most:  # first in runs of neighbours, to bound the work
+        k = -(-len(cols) // (16 * most))
+        cols = [np.max(m[:, j : j + k], axis=1) for j in range(0, m.shape[1], k)]
+    while len(cols) > most:
+        c = np.stack(cols, axis=1)
+        tot = c.sum(axis=0)
+        merged = np.maximum(c[:, :, None], c[:, None, :]).sum(axis=0)
+        cost = merged - np.maximum(tot[:, None], tot[None, :])
+        np.fill_diagonal(cost, np.inf)
+        a, b = np.unravel_index(np.argmin(cost), cost.shape)
+        a, b = min(a, b), max(a, b)
+        cols[a] = np.maximum(cols[a], cols[b])
+        del cols[b]
+    return np.stack(cols, axis=1)
+
+
+def planned_timeline(live: np.ndarray, rows, split, head, most: int = PLAN_INSTANTS) -> dict:
+    """Row -> planned DRAM bytes at each instant where the plan's DRAM use
+    can peak: the chosen rows of `live` (whole sites) and the split row's
+    head (min(head, its live bytes)), dominated instants dropped, at most
+    `most` of them (merge_instants: never below the plan). Empty when one
+    instant is all there is (every site at its peak at once: the sum of the
+    planned bytes says the same)."""
+    rows = sorted(int(r) for r in rows)
+    parts = [live[rows]] if rows else []
+    if split is not None:
+        parts.append(np.minimum(head, live[split])[None, :])
+        rows = rows + [int(split)]
+    if not rows or live.shape[1] < 2:
+        return {}
+    m = _prune_dominated(np.vstack(parts))
+    if m.shape[1] > most:
+        m = merge_instants(m, most)
+    if m.shape[1] < 2:
+        return {}
+    return {r: [int(x) for x in np.rint(m[k])] for k, r in enumerate(rows)}
+
+
 def split_supported(model) -> bool:
     """The runtime realises a DRAM head (placement.json `dram_bytes`) only
     for objects whose tier is pmem; elsewhere the object would go whole to
@@ -509,7 +558,9 @@ def select(
             usage = usage + np.minimum(head, live[split])
         fast = {cand.index[i] for i in rows}
         part = {cand.index[split]: int(head)} if split is not None else {}
-        return Selection(policy, budget, fast, int(usage.max()), notes, part)
+        timeline = planned_timeline(live, rows, split, head) if use_timeline else {}
+        timeline = {cand.index[r]: v for r, v in timeline.items()}
+        return Selection(policy, budget, fast, int(usage.max()), notes, part, timeline)
     key = scores(profile.sites.loc[cand.index], policy).to_numpy(dtype="float64")
     size, site = cand["bytes"].to_numpy(), cand.index.to_numpy()
     fast, used = set(), 0

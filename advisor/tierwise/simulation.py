@@ -15,27 +15,36 @@ Two sources, best first:
    site's bytes. Sites the report does not name went to its default tier.
 """
 
+from __future__ import annotations
+
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from tierwise.formats.tiers import TierModel
+    from tierwise.reader import Profile
 
 from tierwise.cost import COUNTS, OPTIONAL, counts_of, system_tier
 from tierwise.formats import profile as profile_format
 
 
-def read_site_tiers(profile_dir: Path, profile) -> pd.DataFrame:
+def read_site_tiers(profile_dir: Path, profile: Profile) -> pd.DataFrame | None:
     """Source 1 (formats.profile.read_sites_by_tier); None when the profile
     has no sites_by_tier.csv."""
     return profile_format.read_sites_by_tier(profile_dir, profile)
 
 
-def resolve_default_tier(counts: pd.DataFrame, model) -> pd.DataFrame:
+def resolve_default_tier(counts: pd.DataFrame, model: TierModel) -> pd.DataFrame:
     """Untagged blocks (tier `default`) are in system memory."""
     return counts.assign(tier=counts["tier"].replace("default", system_tier(model).name))
 
 
-def counts_from_report(profile, report: dict, placement: dict, model) -> pd.DataFrame:
+def counts_from_report(
+    profile: Profile, report: dict, placement: dict, model: TierModel
+) -> pd.DataFrame:
     """Source 2: rows stack, site, tier, COUNTS for every site of the profile.
     A report entry counts for a profile site when its stack is the site's
     stack or a frame-wise prefix of it (FORMATS.md matching rule): looked up

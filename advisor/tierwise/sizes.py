@@ -6,6 +6,8 @@ parse_size; the runtime's TIERWISE_* variables through its C twin
 (test/runtime/Inputs/size-vectors.txt). Standard library only (used by
 `tierwise run`, cli.FAST_VERBS)."""
 
+from __future__ import annotations
+
 import re
 
 MAX_DECIMALS = 18
@@ -16,7 +18,7 @@ _SIZE = re.compile(
 GRAMMAR = "a number of bytes with an optional unit, e.g. 4096, 512M, 1.5GiB, 32.0 MiB"
 
 
-def parse_size(text, what="size") -> int:
+def parse_size(text: object, what: str = "size") -> int:
     """'512M', '1.5 GiB', '4096', '2KB' -> bytes. K/M/G/T, KiB..TiB and
     KB..TB are all powers of 1024, letters in any case; decimals are rounded
     down to a whole byte. ValueError naming `what` and the text otherwise."""
@@ -32,7 +34,7 @@ def parse_size(text, what="size") -> int:
 
 
 
-def format_size(n) -> str:
+def format_size(n: float) -> str:
     """Bytes as the tool prints them (`512 B`, `32.0 MiB`); parse_size reads
     the printed form back (to its precision)."""
     n = float(n)

@@ -7,8 +7,15 @@ distances and HMAT, see tierwise/machine.py). A model whose slow tier
 names a NUMA node says which node of this machine it means (`resolve_slow`),
 and one naming a tier this machine cannot serve says so, in `notes`."""
 
+from __future__ import annotations
+
 import dataclasses
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tierwise import machine
 
 # The tier file's schema and reader: formats.tiers.
 from tierwise.formats.tiers import TIER_FIELDS, Tier, TierModel  # noqa: F401
@@ -25,7 +32,7 @@ def presets() -> list:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
 
 
-def load(spec=None, sysfs=None) -> TierModel:
+def load(spec: str | None = None, sysfs: str | os.PathLike[str] | None = None) -> TierModel:
     """A preset name, a TOML file path or `auto` (None: the default preset),
     resolved against the machine whose sysfs is at `sysfs` (default:
     machine.sysfs_root())."""
@@ -47,7 +54,8 @@ def load(spec=None, sysfs=None) -> TierModel:
                 f"tier model {model.name}: slow tier {name} = the nearest {what} of this "
                 f"machine (node {node.node}, {node.memory_bytes >> 20} MiB"
                 + (", memory only" if node.memory_only else f", cpus {node.cpus}")
-                + f", distance {node_distance(local, node)} from node {local.node})"
+                + f", distance {node_distance(local, node)} from node "
+                + f"{local.node if local else '?'})"
             )
             model = dataclasses.replace(
                 model, slow=dataclasses.replace(model.slow, name=name, alloc=name)
@@ -67,7 +75,7 @@ def load(spec=None, sysfs=None) -> TierModel:
     return dataclasses.replace(model, notes=tuple(notes))
 
 
-def node_distance(local, node) -> int:
+def node_distance(local: machine.Node | None, node: machine.Node) -> int:
     return local.distance.get(node.node, 0) if local else 0
 
 

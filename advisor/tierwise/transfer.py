@@ -29,8 +29,11 @@ runs' cache but not the target's is named too (advisor/README.md "Profile
 small, run big").
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
-from typing import Optional
+import os
+from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -162,7 +165,7 @@ def _target_sites(census: reader.Profile, by_stack: list) -> pd.DataFrame:
     return target.set_index("site", drop=False)
 
 
-def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
+def carry(small: list, census: reader.Profile, target_llc: int | None = None) -> Transfer:
     """Build the target profile from small profiles (each a reader.Profile,
     counted) and the target's census (reader.Profile). `target_llc`: the
     LLC bytes of the machine that runs the target (None: the largest LLC the
@@ -275,7 +278,11 @@ def carry(small: list, census: reader.Profile, target_llc=None) -> Transfer:
     return t
 
 
-def read(small_paths, census_path, target_llc=None) -> Transfer:
+def read(
+    small_paths: Sequence[str | os.PathLike[str]],
+    census_path: str | os.PathLike[str],
+    target_llc: int | None = None,
+) -> Transfer:
     """Read the small profiles and the target census and carry over."""
     census = reader.read_profile(census_path)
     backend = census.meta[0].get("backend")

@@ -3,18 +3,29 @@
  * Layer 2 (policy): the DRAM limit (tw_dram_limit.h). One account of live DRAM
  * bytes the runtime served (heap blocks' usable size, split objects' heads,
  * anonymous DRAM mappings), and, when the placement ranks its DRAM sites,
- * per-site reservations: a site takes DRAM from its own unspent reservation
- * first and otherwise from the unreserved rest, so the limit minus every
- * other site's unspent reservation is all that a lower-ranked (or unranked)
- * site allocated first can take.
+ * one reservation shared by the ranked sites admitted under the limit:
+ * a site takes DRAM from the reservation first (up to its planned bytes)
+ * and otherwise from the unreserved rest, so the limit minus the unspent
+ * reservation is all that a lower-ranked (or unranked) site allocated first
+ * can take.
  *
- * A block of a ranked site charged to its reservation is recorded (address,
- * site, bytes) when it holds at least TW_DRAM_REC_MIN bytes, so that its
- * free gives the bytes back to that site's reservation: a site that frees
- * and allocates again (realloc growth, per-iteration arrays) keeps its
- * reservation. Smaller blocks, and blocks once the table is full, consume
- * their reservation for good (their bytes still return to the account).
- * The lock is taken only with reservations; first-come stays lock-free.
+ * The reservation follows the advisor's lifetime-aware plan: placement
+ * `planned_live` gives each ranked site's DRAM bytes at the instants of the
+ * target run where the plan's DRAM use can peak. Sites are admitted best
+ * rank first while, at every instant, the admitted sites' bytes fit the
+ * limit, and the reservation is the most they hold at one instant: two
+ * sites never live together share its bytes, as the advisor planned. A
+ * site without planned_live holds its planned bytes at every instant, which
+ * makes the reservation the sum of the planned bytes (static per-site
+ * reservations).
+ *
+ * Every block charged to the reservation is recorded (address, site,
+ * bytes) so that its free gives the bytes back to the reservation: a site
+ * that frees and allocates again (realloc growth, per-iteration arrays), or
+ * whose DRAM a later site inherits, keeps the reservation whole. Blocks
+ * beyond the table (TW_DRAM_REC_SLOTS / 2 live at once) spend their share
+ * for good (their bytes still return to the account). The lock is taken
+ * only with reservations; first-come stays lock-free.
  */
 #define _GNU_SOURCE
 #include "tw_dram_limit.h"
@@ -22,9 +33,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define TW_DRAM_REC_MIN 4096u
 #define TW_DRAM_REC_SLOTS (1u << 14) /* power of two */
 
 typedef struct tw_dram_rec {
@@ -39,9 +48,12 @@ typedef struct tw_dram_rec {
  * count must not wrap to 2^64 and push every later block to the slow tier. */
 static _Atomic int64_t tw_live;
 static int tw_ranked;          /* any reservation */
-static uint64_t *tw_res_bytes; /* per placement site: reserved */
+static uint64_t *tw_res_bytes; /* per placement site: its cap (planned) */
 static uint64_t *tw_res_used;  /* of it, held by the site now */
-static uint64_t tw_unspent, tw_reserved;
+static uint64_t *tw_res_peak;  /* the most it held at once */
+static uint64_t tw_unspent;    /* reservation not held by any site now */
+static uint64_t tw_reserved;   /* the reservation: admitted sites' peak */
+static int tw_instants;        /* of the plan (placement planned_live) */
 static tw_dram_rec *tw_recs;
 static _Atomic unsigned tw_nrecs;
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,37 +73,56 @@ static int tw_by_rank(const void *a, const void *b) {
                             : (x->slot > y->slot) - (x->slot < y->slot);
 }
 
+/* Site \p slot's planned bytes at instant \p c: planned_live, or its
+ * planned bytes throughout. */
+static uint64_t tw_live_at(int slot, int c, uint64_t planned) {
+  const uint64_t *live;
+  return tw_placement_live(slot, &live) > c ? live[c] : planned;
+}
+
 void tw_dram_limit_init(void) {
-  int n = tw_placement_nsites(), k = 0;
+  int n = tw_placement_nsites(), k = 0, nt = 1;
   if (!tw_cfg.dram_limit || n <= 0)
     return;
   tw_ranked_site *order = tw_internal_alloc((size_t)n * sizeof(*order));
   tw_res_bytes = tw_internal_alloc((size_t)n * sizeof(uint64_t));
   tw_res_used = tw_internal_alloc((size_t)n * sizeof(uint64_t));
-  if (!order || !tw_res_bytes || !tw_res_used)
+  tw_res_peak = tw_internal_alloc((size_t)n * sizeof(uint64_t));
+  if (!order || !tw_res_bytes || !tw_res_used || !tw_res_peak)
     return;
   for (int i = 0; i < n; i++) {
     uint64_t planned;
-    int rank = tw_placement_rank(i, &planned);
+    const uint64_t *live;
+    int rank = tw_placement_rank(i, &planned), m = tw_placement_live(i, &live);
     if (rank > 0 && planned)
       order[k++] = (tw_ranked_site){i, rank};
+    nt = m > nt ? m : nt;
   }
+  uint64_t *usage = tw_internal_alloc((size_t)nt * sizeof(uint64_t));
+  if (!usage)
+    return;
   qsort(order, (size_t)k, sizeof(*order), tw_by_rank);
-  /* best first, each while it fits (a site that does not is skipped: a
-   * smaller one after it may still fit) */
+  /* best first, each while its bytes fit beside those admitted at every
+   * instant (a site that does not is skipped: a smaller one after it may
+   * still fit) */
   for (int j = 0; j < k; j++) {
     uint64_t planned;
-    tw_placement_rank(order[j].slot, &planned);
-    if (tw_reserved + planned <= tw_cfg.dram_limit) {
-      tw_res_bytes[order[j].slot] = planned;
-      tw_reserved += planned;
-    }
+    int slot = order[j].slot, fits = 1;
+    tw_placement_rank(slot, &planned);
+    for (int c = 0; c < nt && fits; c++)
+      fits = usage[c] + tw_live_at(slot, c, planned) <= tw_cfg.dram_limit;
+    if (!fits)
+      continue;
+    for (int c = 0; c < nt; c++)
+      usage[c] += tw_live_at(slot, c, planned);
+    tw_res_bytes[slot] = planned;
   }
+  for (int c = 0; c < nt; c++)
+    tw_reserved = usage[c] > tw_reserved ? usage[c] : tw_reserved;
+  tw_instants = nt;
   tw_unspent = tw_reserved;
   if (tw_reserved) {
     tw_recs = tw_internal_alloc(TW_DRAM_REC_SLOTS * sizeof(tw_dram_rec));
-    if (tw_recs)
-      memset(tw_recs, 0, TW_DRAM_REC_SLOTS * sizeof(tw_dram_rec));
     tw_ranked = 1;
   }
 }
@@ -110,6 +141,7 @@ int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t) {
   int slot = s ? s->placed : -1;
   pthread_mutex_lock(&tw_lock);
   uint64_t left = slot >= 0 ? tw_res_bytes[slot] - tw_res_used[slot] : 0;
+  left = left < tw_unspent ? left : tw_unspent; /* shared in time */
   uint64_t own = n < left ? n : left;
   int ok = tw_live_now() + n + (tw_unspent - own) <= tw_cfg.dram_limit;
   if (ok) {
@@ -117,6 +149,8 @@ int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t) {
     if (own) {
       tw_res_used[slot] += own;
       tw_unspent -= own;
+      if (tw_res_used[slot] > tw_res_peak[slot])
+        tw_res_peak[slot] = tw_res_used[slot];
     }
     *t = (tw_dram_ticket){own ? slot : -1, n, own};
   }
@@ -138,7 +172,7 @@ void tw_dram_keep(const tw_dram_ticket *t, const void *p, uint64_t bytes) {
     return;
   uint64_t slack = bytes > t->charged ? bytes - t->charged : 0;
   int kept = 0;
-  if (t->own && bytes >= TW_DRAM_REC_MIN && tw_recs && slack < (1u << 31)) {
+  if (t->own && tw_recs && slack < (1u << 31)) {
     pthread_mutex_lock(&tw_lock);
     if (atomic_load(&tw_nrecs) < TW_DRAM_REC_SLOTS / 2) {
       unsigned i = tw_rec_slot((uintptr_t)p);
@@ -174,7 +208,7 @@ void tw_dram_undo(const tw_dram_ticket *t) {
 void tw_dram_give(const void *p, uint64_t bytes) {
   if (!tw_cfg.dram_limit)
     return;
-  if (bytes < TW_DRAM_REC_MIN || !atomic_load(&tw_nrecs)) {
+  if (!atomic_load(&tw_nrecs)) {
     atomic_fetch_sub(&tw_live, (int64_t)bytes);
     return;
   }
@@ -202,10 +236,16 @@ void tw_dram_give(const void *p, uint64_t bytes) {
   pthread_mutex_unlock(&tw_lock);
 }
 
-int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved) {
+int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved,
+                 uint64_t *held) {
   int rank = tw_placement_rank(slot, planned);
-  *reserved = tw_res_bytes && tw_cfg.dram_limit ? tw_res_bytes[slot] : 0;
+  int on = tw_res_bytes && tw_cfg.dram_limit;
+  *reserved = on ? tw_res_bytes[slot] : 0;
+  *held = on ? tw_res_peak[slot] : 0;
   return rank;
 }
 
-uint64_t tw_dram_reserved_total(void) { return tw_reserved; }
+uint64_t tw_dram_reserved_total(int *instants) {
+  *instants = tw_instants;
+  return tw_reserved;
+}

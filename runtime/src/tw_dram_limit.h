@@ -4,12 +4,13 @@
  * --dram-limit`). The allocation paths ask it for room before serving DRAM
  * bytes and tell it what they got and what they gave back; it decides who
  * may take DRAM. With a placement that ranks its DRAM sites (placement.json
- * `rank`, `planned_bytes`: the advisor's benefit-per-byte order) the limit
- * is split at start-up: each ranked site, best first, gets a reservation of
- * its planned bytes while they fit, and only the rest is first-come. So a
- * site allocated early cannot take the DRAM a better-ranked site allocated
- * later will need (runtime/README.md "DRAM limit"). Without ranks it is
- * first-come, as before.
+ * `rank`, `planned_bytes`: the advisor's benefit-per-byte order, and
+ * `planned_live`: their bytes over the target run's time) part of the limit
+ * is reserved at start-up for the ranked sites that fit it best first,
+ * sharing bytes over time as the advisor planned, and only the rest is
+ * first-come. So a site allocated early cannot take the DRAM a
+ * better-ranked site allocated later will need (runtime/README.md "DRAM
+ * limit"). Without ranks it is first-come, as before.
  */
 #pragma once
 
@@ -25,7 +26,8 @@ typedef struct tw_dram_ticket {
   uint64_t own;     /* of them, from the site's reservation */
 } tw_dram_ticket;
 
-/* After the placement is loaded: reservations in rank order. */
+/* After the placement is loaded: the reservation, admitting sites in rank
+ * order. */
 TW_HIDDEN void tw_dram_limit_init(void);
 /* Room under the limit for \p n DRAM bytes of site \p s (NULL: none)? 1:
  * charged (fill *t), 0: no room, nothing charged (*t empty). Without a
@@ -41,7 +43,10 @@ TW_HIDDEN void tw_dram_undo(const tw_dram_ticket *t);
 /* The DRAM block \p p holding \p bytes of the account was released. */
 TW_HIDDEN void tw_dram_give(const void *p, uint64_t bytes);
 /* For the run report: placement site \p slot's rank (0: none), planned and
- * reserved bytes. */
-TW_HIDDEN int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved);
-/* Bytes reserved in all. */
-TW_HIDDEN uint64_t tw_dram_reserved_total(void);
+ * reserved bytes (its planned bytes if admitted, else 0), and the most of
+ * the reservation it held at once. */
+TW_HIDDEN int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved,
+                           uint64_t *held);
+/* Bytes reserved in all (the admitted sites' most at one instant), and in
+ * *instants the number of instants of the plan (1: none given). */
+TW_HIDDEN uint64_t tw_dram_reserved_total(int *instants);

@@ -31,9 +31,11 @@ typedef struct tw_pjnum {
 } tw_pjnum;
 
 /** The fields of one element of "sites" that the runtime reads (all
- * absent for an element that is not an object). */
+ * absent for an element that is not an object). planned_live, a list: kind
+ * 1 with (p, n) the list's JSON text from '[' to ']' (not checked inside,
+ * not NUL-terminated), 2 another JSON type. */
 typedef struct tw_pjsite {
-  tw_pjstr stack, location, tier;
+  tw_pjstr stack, location, tier, planned_live;
   tw_pjnum dram_bytes, dram_fraction, rank, planned_bytes;
 } tw_pjsite;
 

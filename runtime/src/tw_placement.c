@@ -32,6 +32,7 @@ typedef struct tw_pplan {
   double dram_fraction; /* the head as a share of each object; 0: none */
   int rank;             /* the advisor's DRAM order (1 best); 0: none */
   uint64_t planned;     /* planned DRAM bytes (tw_dram_limit.c) */
+  const uint64_t *live; /* planned_live: DRAM bytes at each plan instant */
 } tw_pplan;
 
 typedef struct tw_psite {
@@ -54,6 +55,7 @@ static tw_pmodule *tw_pmods;
 static int tw_npmods;
 static const char *tw_ppath;
 static const tw_pplan tw_noplan;
+static int tw_nlive; /* length of every site's planned_live (0: none) */
 
 int tw_placement_default_tier(void) { return tw_default_tier; }
 int tw_placement_depth(void) { return tw_pdepth; }
@@ -68,6 +70,10 @@ double tw_placement_dram_fraction(int i) { return tw_plan(i)->dram_fraction; }
 int tw_placement_rank(int i, uint64_t *planned) {
   *planned = tw_plan(i)->planned;
   return tw_plan(i)->rank;
+}
+int tw_placement_live(int i, const uint64_t **live) {
+  *live = tw_plan(i)->live;
+  return *live ? tw_nlive : 0;
 }
 const char *tw_placement_field(int i, int which) {
   return which ? tw_psites[i].location : tw_psites[i].stack;
@@ -137,14 +143,61 @@ static int tw_tier_value(int i, const char *name, const tw_pjstr *v,
                 "unknown tier (use dram, pmem, kmem, hbw or numa:N)");
 }
 
-/* Site \p i's optional dram_bytes, dram_fraction, rank and planned_bytes
- * (FORMATS.md). */
+/* The most entries of planned_live this runtime reads (the advisor writes
+ * at most 32). */
+#define TW_LIVE_MAX 64
+
+/* Site \p i's optional planned_live (FORMATS.md), into \p p (planned
+ * bytes read): a list of integers from 0 to planned_bytes, as long on
+ * every site that has it. The list's text is read here: digits, commas,
+ * blanks. */
+static int tw_live_field(const tw_pjstr *lv, tw_pplan *p, int i) {
+  tw_fname f;
+  uint64_t v[TW_LIVE_MAX];
+  int k = 0, ok = lv->kind == 1 && lv->n >= 2 && lv->p[0] == '[';
+  const char *c = lv->p + 1, *end = lv->p + lv->n - 1; /* at the ']' */
+  while (ok) {
+    while (c < end && (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r'))
+      c++;
+    if (c == end)
+      break;
+    uint64_t x = 0;
+    const char *d = c;
+    for (; c < end && *c >= '0' && *c <= '9' && c - d < 19; c++)
+      x = x * 10 + (uint64_t)(*c - '0');
+    ok = c > d && (*d != '0' || c == d + 1) && k < TW_LIVE_MAX &&
+         x <= p->planned;
+    if (ok)
+      v[k++] = x;
+    while (ok && c < end && (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r'))
+      c++;
+    if (ok && c < end)
+      ok = *c++ == ',' && c < end;
+  }
+  if (!ok || !k)
+    return tw_bad(tw_field(&f, i, "planned_live"), "(not such a list)",
+                  "must be a list of 1 to 64 integers from 0 to "
+                  "planned_bytes");
+  if (tw_nlive && k != tw_nlive)
+    return tw_bad(tw_field(&f, i, "planned_live"), "(another length)",
+                  "must be as long on every site");
+  uint64_t *live = tw_internal_alloc((size_t)k * sizeof(uint64_t));
+  if (live) /* else no timeline for this site: its planned bytes throughout */
+    memcpy(live, v, (size_t)k * sizeof(uint64_t));
+  tw_nlive = k;
+  p->live = live;
+  return 1;
+}
+
+/* Site \p i's optional dram_bytes, dram_fraction, rank, planned_bytes and
+ * planned_live (FORMATS.md). */
 static int tw_plan_fields(const tw_pjsite *s, tw_psite *ps, int i) {
   const tw_pjnum *db = &s->dram_bytes, *fr = &s->dram_fraction,
                  *rk = &s->rank, *pb = &s->planned_bytes;
   tw_fname f;
   ps->plan = NULL;
-  if (!db->kind && !fr->kind && !rk->kind && !pb->kind)
+  if (!db->kind && !fr->kind && !rk->kind && !pb->kind &&
+      !s->planned_live.kind)
     return 1;
   int dram = !strcmp(s->tier.p, "dram"); /* tier checked: a C string */
   if (db->kind && (db->kind != 1 || db->v <= 0 || db->v > 9.0e18 ||
@@ -178,6 +231,9 @@ static int tw_plan_fields(const tw_pjsite *s, tw_psite *ps, int i) {
   p->dram_fraction = fr->kind ? fr->v : 0;
   p->rank = rk->kind ? (int)rk->v : 0;
   p->planned = pb->kind ? (uint64_t)pb->v : 0;
+  p->live = NULL;
+  if (s->planned_live.kind && !tw_live_field(&s->planned_live, p, i))
+    return 0;
   ps->plan = p;
   return 1;
 }
@@ -278,7 +334,7 @@ static void tw_phash_build(void);
 /* Parse the placement in \p buf (\p len bytes, TW_PJSON_PADDING more
  * writable; kept by the sites). */
 static int tw_parse(char *buf, size_t len) {
-  tw_npsites = tw_npmods = 0;
+  tw_npsites = tw_npmods = tw_nlive = 0;
   tw_psites = NULL;
   /* room for every site and module the text can hold: a kept site takes at
    * least 13 bytes ({"stack":"x"}), a module 26; only what is used is

@@ -69,11 +69,36 @@ struct reader {
     return SUCCESS;
   }
 
+  // A list's JSON text (kind 1: its span, '[' to ']'), kind 2 for another
+  // type; the caller reads the entries.
+  error_code raw_list(ondemand::value v, tw_pjstr *out) {
+    if (out->kind)
+      return SUCCESS;
+    ondemand::json_type t;
+    SIMDJSON_TRY(v.type().get(t));
+    if (t != ondemand::json_type::array) {
+      out->kind = 2;
+      return SUCCESS;
+    }
+    ondemand::array a;
+    SIMDJSON_TRY(v.get_array().get(a));
+    std::string_view raw;
+    SIMDJSON_TRY(a.raw_json().get(raw));
+    size_t n = raw.size();
+    while (n && raw[n - 1] != ']')
+      n--;
+    out->p = raw.data();
+    out->n = (uint32_t)n;
+    out->kind = 1;
+    return SUCCESS;
+  }
+
   // The fields of an object named in \p spec (others skipped) into \p out;
   // a "sites" or "modules" list through \p sink. Not an object: none.
   struct spec {
     const char *key;
-    char kind; // 's' string, 'n' number, 'S' sites, 'M' modules
+    char kind; // 's' string, 'n' number, 'l' a list's text, 'S' sites,
+               // 'M' modules
     size_t at; // offset in out
   };
   error_code fields(ondemand::value v, const spec *sp, int nsp, void *out,
@@ -96,6 +121,7 @@ struct reader {
         error_code e =
             sp[i].kind == 's'   ? str(fld.value(), (tw_pjstr *)at)
             : sp[i].kind == 'n' ? num(fld.value(), (tw_pjnum *)at)
+            : sp[i].kind == 'l' ? raw_list(fld.value(), (tw_pjstr *)at)
                                 : list(fld.value(), sink, sp[i].kind == 'S',
                                        (int8_t *)at);
         if (e)
@@ -114,10 +140,11 @@ struct reader {
         {"dram_bytes", 'n', offsetof(tw_pjsite, dram_bytes)},
         {"dram_fraction", 'n', offsetof(tw_pjsite, dram_fraction)},
         {"rank", 'n', offsetof(tw_pjsite, rank)},
-        {"planned_bytes", 'n', offsetof(tw_pjsite, planned_bytes)}};
+        {"planned_bytes", 'n', offsetof(tw_pjsite, planned_bytes)},
+        {"planned_live", 'l', offsetof(tw_pjsite, planned_live)}};
     tw_pjsite s;
     memset(&s, 0, sizeof(s));
-    SIMDJSON_TRY(fields(v, sp, 7, &s, sink));
+    SIMDJSON_TRY(fields(v, sp, 8, &s, sink));
     if (sink->site(sink->ctx, &s))
       return SUCCESS;
     refused = true;

@@ -26,6 +26,10 @@ TW_HIDDEN uint64_t tw_placement_dram_bytes(int i); /* 0 for -1 */
 TW_HIDDEN double tw_placement_dram_fraction(int i); /* 0: none, or -1 */
 /* The advisor's DRAM rank of site \p i (0: none) and *planned bytes. */
 TW_HIDDEN int tw_placement_rank(int i, uint64_t *planned);
+/* Site \p i's planned DRAM bytes at each instant of the advisor's plan
+ * (placement planned_live; *live NULL and 0: none, its planned bytes at
+ * every instant). Returns the number of instants. */
+TW_HIDDEN int tw_placement_live(int i, const uint64_t **live);
 TW_HIDDEN void tw_placement_check_modules(void);
 
 /* ---- tw_policy.c: decisions beyond the placement ---- */

@@ -122,10 +122,11 @@ static void tw_other_path(char *path, size_t cap) {
 }
 
 /* A ranked site's plan (placement rank, planned_bytes) and, under a DRAM
- * limit, the bytes reserved for it (tw_dram_limit.c). */
+ * limit, the bytes reserved for it and the most of them it held at once
+ * (tw_dram_limit.c). */
 static void tw_report_plan(tw_out *o, int p) {
-  uint64_t planned, reserved;
-  int rank = tw_dram_plan(p, &planned, &reserved);
+  uint64_t planned, reserved, held;
+  int rank = tw_dram_plan(p, &planned, &reserved, &held);
   if (!rank)
     return;
   tw_out_str(o, ", \"rank\": ");
@@ -134,6 +135,8 @@ static void tw_report_plan(tw_out *o, int p) {
   tw_out_u64(o, planned);
   tw_out_str(o, ", \"reserved_bytes\": ");
   tw_out_u64(o, reserved);
+  tw_out_str(o, ", \"reserved_peak_bytes\": ");
+  tw_out_u64(o, held);
 }
 
 /* Fast-path mismatches are the allocations the cache may have served from
@@ -197,13 +200,16 @@ void tw_report_write(void) {
   tw_out_str(o, ",\n \"totals\": ");
   tw_tier_bytes(o, totals);
   if (tw_cfg.dram_limit) {
+    int instants;
+    uint64_t reserved = tw_dram_reserved_total(&instants);
     tw_out_str(o, ",\n \"dram_limit\": {\"bytes\": ");
     tw_out_u64(o, tw_cfg.dram_limit);
     tw_out_str(o, ", \"reserved_bytes\": ");
-    tw_out_u64(o, tw_dram_reserved_total());
-    tw_out_str(o, tw_dram_reserved_total()
-                      ? ", \"policy\": \"rank reservations\"}"
-                      : ", \"policy\": \"first-come\"}");
+    tw_out_u64(o, reserved);
+    tw_out_str(o, ", \"instants\": ");
+    tw_out_u64(o, reserved ? (uint64_t)instants : 0);
+    tw_out_str(o, reserved ? ", \"policy\": \"rank reservations\"}"
+                           : ", \"policy\": \"first-come\"}");
   }
   tw_out_str(o, ",\n \"sites\": [");
   /* per placement site, summed in one pass over the sites (a placement of

@@ -106,42 +106,60 @@ def checksum(text):
 def run_big(args, out: Path, g0):
     """`tierwise run` at --big, DRAM limit = the placement's budget (its
     share of the -g big footprint): per ranked site planned / got / fell
-    back, with the ranks (reservations) and without (first-come); the
-    checksum against the unplaced run."""
+    back / the most it held at once, with the plan's timeline (DRAM shared
+    over time, the runtime as it is), with static per-site reservations
+    (the same placement without planned_live) and first-come (without
+    ranks); the checksum against the unplaced run. A site within the budget
+    is one the runtime admitted (reserved_bytes > 0); it got its planned
+    bytes when nothing of it fell back and it held its planned bytes."""
     print(
         f"\n## tierwise run -g {args.big} with the -g {g0} -> -g {args.big} placement, "
         f"--dram-limit = its budget ({args.budget} of the footprint)"
     )
-    print(f"{'kernel':<14} {'limit':>9} {'policy':<11} {'ranked':>6} {'got planned':>11} {'fell back':>10} {'checksum':<9}")
+    print(f"{'kernel':<14} {'limit':>9} {'policy':<11} {'ranked':>6} {'admitted':>8} {'served':>6} {'fell back':>10} {'checksum':<9}")
     for k in args.kernels:
         src = out / k / f"placement-g{g0}-to-g{args.big}.json"
         pl = json.loads(src.read_text())
-        first = dict(pl, sites=[{x: v for x, v in s.items() if x not in ("rank", "planned_bytes")} for s in pl["sites"]])
-        (out / k / "first-come.json").write_text(json.dumps(first, indent=1))
+        strip = lambda keys: dict(pl, sites=[{x: v for x, v in s.items() if x not in keys} for s in pl["sites"]])
+        (out / k / "static.json").write_text(json.dumps(strip(("planned_live",)), indent=1))
+        (out / k / "first-come.json").write_text(json.dumps(strip(("planned_live", "rank", "planned_bytes")), indent=1))
         cmd = [exe(k), "-g", str(args.big)]
         plain = checksum(subprocess.run(cmd, text=True, capture_output=True, env=ENV).stdout)
         limit = pl["budget_bytes"]
-        for name, p in (("ranks", src), ("first-come", out / k / "first-come.json")):
+        for name, p in (("timeline", src), ("static", out / k / "static.json"), ("first-come", out / k / "first-come.json")):
             rep = out / k / f"run-{name}.json"
             r = tw("run", "--placement", p, "--dram-limit", limit, "--report", rep, "--", *cmd,
                    capture_output=True)
             rj = json.loads(rep.read_text())
             by = {s["stack"]: s for s in rj["sites"]}
-            ranked = [s for s in pl["sites"] if "rank" in s]
-            ok = [s for s in ranked if by[s["stack"]]["bytes"]["dram"] >= s["planned_bytes"]]
-            fell = sum(by[s["stack"]]["fallback_bytes"] for s in ranked)
+            ranked = sorted((s for s in pl["sites"] if "rank" in s), key=lambda s: s["rank"])
+            got = lambda s: by[s["stack"]]["bytes"]["dram"]
+            fb = lambda s: by[s["stack"]]["fallback_bytes"]
+            held = lambda s: by[s["stack"]].get("reserved_peak_bytes", 0)
+            admitted = [s for s in ranked if by[s["stack"]].get("reserved_bytes", 0) > 0] if name != "first-come" else ranked
+            served = [s for s in admitted if fb(s) == 0 and got(s) >= s["planned_bytes"]]
             same = "equal" if checksum(r.stdout) == plain and plain else "DIFFERS"
             print(
-                f"{k:<14} {limit / 2**20:>6.1f}MiB {name:<11} {len(ranked):>6} "
-                f"{len(ok):>5}/{len(ranked):<5} {fell / 2**20:>7.2f}MiB {same:<9}"
+                f"{k:<14} {limit / 2**20:>6.1f}MiB {name:<11} {len(ranked):>6} {len(admitted):>8} "
+                f"{len(served):>6} {sum(fb(s) for s in ranked) / 2**20:>7.2f}MiB {same:<9}"
+                + (f" reserved {rj['dram_limit']['reserved_bytes'] / 2**20:.2f} MiB over "
+                   f"{rj['dram_limit'].get('instants', 1)} instant(s)" if name != "first-come" else "")
             )
-            for s in ranked:
-                got = by[s["stack"]]["bytes"]["dram"]
-                if got < s["planned_bytes"]:
+            if name == "timeline" or args.verbose:
+                for s in ranked:
                     print(
-                        f"  rank {s['rank']} {s['location'].split('/')[-1]}: planned "
-                        f"{s['planned_bytes']}, got {got}, fell back {by[s['stack']]['fallback_bytes']}"
+                        f"  rank {s['rank']:>2} planned {s['planned_bytes']:>9} got {got(s):>9} "
+                        f"fell back {fb(s):>9} held {held(s):>9}"
+                        f"{'' if s in admitted else ' (not admitted)'}  "
+                        f"{s['location'].split('/')[-1]}"
                     )
+            else:
+                for s in admitted:
+                    if s not in served:
+                        print(
+                            f"  rank {s['rank']} {s['location'].split('/')[-1]}: planned "
+                            f"{s['planned_bytes']}, got {got(s)}, fell back {fb(s)}"
+                        )
 
 
 def main():
@@ -162,6 +180,8 @@ def main():
         help="tierwise run at --big with the transferred placement under --dram-limit = its "
         "budget: ranked (reservations) and the same placement without ranks (first-come)",
     )
+    ap.add_argument("--big-only", action="store_true", help="skip the -g --target comparison")
+    ap.add_argument("-v", "--verbose", action="store_true", help="every ranked site of every run")
     args = ap.parse_args()
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
@@ -169,7 +189,7 @@ def main():
     llc_t = parse_size(args.llc_size)
     scaled = {g: f"{max(llc_t >> (args.target - g) >> 10, 1)}K" for g in args.small}
     rows = []
-    for k in args.kernels:
+    for k in [] if args.big_only else args.kernels:
         census = profile(out, k, args.target, "alloc")
         full_d = profile(out, k, args.target, "sim", args.llc_size)
         small = [profile(out, k, g, "sim", scaled[g]) for g in args.small]
@@ -199,36 +219,37 @@ def main():
             row["sim_full"] = simulate(out, k, args.target, args.llc_size, pl_full, "full")
             row["sim_tr"] = simulate(out, k, args.target, args.llc_size, pl_tr, "transfer")
         rows.append(row)
-    print(
-        f"\n## profile -g {', '.join(map(str, args.small))} (LLC {', '.join(scaled.values())}) + "
-        f"census -g {args.target} -> -g {args.target} (LLC {args.llc_size}), budget {args.budget} "
-        f"of the -g {args.target} footprint; optane-appdirect; ratio = transfer / full"
-    )
-    hdr = f"{'kernel':<14} {'model full':>10} {'model tr':>10} {'ratio':>7} {'sim full':>10} {'sim tr':>10} {'ratio':>7}"
-    if args.same_llc:
-        hdr += f" {'same-LLC model ratio':>21}"
-    print(hdr)
-    worst = 0.0
-    for r in rows:
-        mr = r["model_tr"] / r["model_full"]
-        sf, st = r.get("sim_full"), r.get("sim_tr")
-        sr = st / sf if sf and st else None
-        worst = max(worst, abs(mr - 1), abs(sr - 1) if sr else 0)
-        line = (
-            f"{r['kernel']:<14} {r['model_full']:>10.5f} {r['model_tr']:>10.5f} {mr:>6.3f}x "
-            f"{sf if sf else float('nan'):>10.5f} {st if st else float('nan'):>10.5f} "
-            f"{(f'{sr:.3f}x' if sr else '-'):>7}"
+    if rows:
+        print(
+            f"\n## profile -g {', '.join(map(str, args.small))} (LLC {', '.join(scaled.values())}) + "
+            f"census -g {args.target} -> -g {args.target} (LLC {args.llc_size}), budget {args.budget} "
+            f"of the -g {args.target} footprint; optane-appdirect; ratio = transfer / full"
         )
+        hdr = f"{'kernel':<14} {'model full':>10} {'model tr':>10} {'ratio':>7} {'sim full':>10} {'sim tr':>10} {'ratio':>7}"
         if args.same_llc:
-            line += f" {r['model_same'] / r['model_full']:>20.3f}x"
-        print(line)
-        for n in r["notes"]:
-            print(f"  note: {n}")
-    print(
-        f"largest difference transfer vs full: {worst:.1%} (goal within 5%) "
-        + ("MET" if worst <= 0.05 else "NOT MET")
-        + ("" if not args.no_simulate else " (modelled only)")
-    )
+            hdr += f" {'same-LLC model ratio':>21}"
+        print(hdr)
+        worst = 0.0
+        for r in rows:
+            mr = r["model_tr"] / r["model_full"]
+            sf, st = r.get("sim_full"), r.get("sim_tr")
+            sr = st / sf if sf and st else None
+            worst = max(worst, abs(mr - 1), abs(sr - 1) if sr else 0)
+            line = (
+                f"{r['kernel']:<14} {r['model_full']:>10.5f} {r['model_tr']:>10.5f} {mr:>6.3f}x "
+                f"{sf if sf else float('nan'):>10.5f} {st if st else float('nan'):>10.5f} "
+                f"{(f'{sr:.3f}x' if sr else '-'):>7}"
+            )
+            if args.same_llc:
+                line += f" {r['model_same'] / r['model_full']:>20.3f}x"
+            print(line)
+            for n in r["notes"]:
+                print(f"  note: {n}")
+        print(
+            f"largest difference transfer vs full: {worst:.1%} (goal within 5%) "
+            + ("MET" if worst <= 0.05 else "NOT MET")
+            + ("" if not args.no_simulate else " (modelled only)")
+        )
     # the model-only transfer to a bigger run
     big_llc = llc_t << (args.big - args.target)
     g0 = max(args.small)

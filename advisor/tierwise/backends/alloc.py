@@ -5,11 +5,15 @@ command with the tierwise runtime preloaded in census mode
 and the timeline of objects of at least --objects-min bytes, at near native
 speed. No access counts (those columns stay empty)."""
 
+from __future__ import annotations
+
+import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Mapping
 
 from tierwise.formats import profile as profile_format
 from tierwise.paths import artifact, runtime_preload
@@ -26,7 +30,7 @@ RAW = [
 ]
 
 
-def add_arguments(group):
+def add_arguments(group: Any) -> None:
     group.add_argument(
         "--objects-min",
         default="4096",
@@ -73,7 +77,7 @@ def _collect_children(outdir):
     return kids
 
 
-def available(args):
+def available(args: argparse.Namespace | None) -> tuple[bool, str]:
     try:
         artifact("lib/libtierwise-runtime.so")
     except Exception as e:  # MissingBuildError
@@ -81,7 +85,12 @@ def available(args):
     return True, ""
 
 
-def census_env(outdir, depth, objects_min, env=None):
+def census_env(
+    outdir: str | os.PathLike[str],
+    depth: int,
+    objects_min: int,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The environment that runs a command under the census."""
     env = dict(os.environ if env is None else env)
     env["LD_PRELOAD"] = runtime_preload(env)
@@ -93,7 +102,7 @@ def census_env(outdir, depth, objects_min, env=None):
     return env
 
 
-def run(args, cmd, outdir):
+def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any]:
     why = preload_blocker(cmd[0])
     if why:
         raise FileNotFoundError(f"{why}; the alloc census cannot see its "

@@ -10,11 +10,15 @@ samples x period: estimates (meta.json says so).
 `available()` opens the default events once with tierwise-pmu-probe and
 returns its exact failure (errno text, perf_event_paranoid)."""
 
+from __future__ import annotations
+
+import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Mapping
 
 from tierwise import paths
 from tierwise.formats import profile as profile_format
@@ -23,7 +27,7 @@ PROBE = "bin/tierwise-pmu-probe"
 PRELOAD = "lib/libtierwise-pmu.so"
 
 
-def add_arguments(group):
+def add_arguments(group: Any) -> None:
     group.add_argument(
         "--pmu-period",
         type=int,
@@ -40,7 +44,9 @@ def add_arguments(group):
     )
 
 
-def probe(mode="open", period=20011, env=None):
+def probe(
+    mode: str = "open", period: int = 20011, env: Mapping[str, str] | None = None
+) -> tuple[bool, str]:
     """Runs tierwise-pmu-probe MODE; returns (ok, text)."""
     exe = paths.build_dir() / PROBE
     if not exe.exists():
@@ -52,12 +58,12 @@ def probe(mode="open", period=20011, env=None):
     return out.returncode == 0, text.removeprefix("error: ")
 
 
-def available(args=None):
+def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
     ok, text = probe("open", getattr(args, "pmu_period", 20011))
     return ok, text
 
 
-def run(args, cmd, outdir):
+def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any]:
     ok, why = available(args)
     if not ok:
         raise FileNotFoundError(f"pmu backend unavailable: {why}")

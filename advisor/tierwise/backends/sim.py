@@ -13,6 +13,8 @@ basename of the child's executable, as its Valgrind instance saw it).
 `python -m tierwise.backends.sim -o DIR -- CMD` writes only the raw profile
 (no meta.json); `tierwise profile --backend sim` also finishes it."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -24,6 +26,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
 from tierwise import paths
 from tierwise.formats import profile as profile_format
@@ -46,11 +49,12 @@ CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 ROB = 224
 MSHR = 10
 
-def host_cache_geometry(sysfs=CACHE_SYSFS):
+def host_cache_geometry(sysfs: str | os.PathLike[str] = CACHE_SYSFS) -> dict[str, Any]:
     """The host's L1 data cache and last-level cache from sysfs:
     {"l1_size", "l1_ways", "llc_size", "llc_ways", "line_size"}; entries
     that cannot be read are left out."""
-    geo, llc_level = {}, 0
+    geo: dict[str, Any] = {}
+    llc_level = 0
     for idx in sorted(Path(sysfs).glob("index*")):
         try:
             level = int((idx / "level").read_text())
@@ -68,7 +72,7 @@ def host_cache_geometry(sysfs=CACHE_SYSFS):
     return geo
 
 
-def add_arguments(group):
+def add_arguments(group: Any) -> None:
     group.add_argument(
         "--llc-size", metavar="SIZE", help="simulated LLC size (default: the host's)"
     )
@@ -149,10 +153,12 @@ def add_arguments(group):
     )
 
 
-def geometry(args):
+def geometry(args: argparse.Namespace) -> dict[str, Any]:
     """Cache geometry: options override the host's; 32K/8 L1 and 8M/16 LLC
     with 64-byte lines where the host says nothing."""
-    geo = {"l1_size": 32 << 10, "l1_ways": 8, "llc_size": 8 << 20, "llc_ways": 16, "line_size": 64}
+    geo: dict[str, Any] = {
+        "l1_size": 32 << 10, "l1_ways": 8, "llc_size": 8 << 20, "llc_ways": 16, "line_size": 64
+    }
     geo.update(host_cache_geometry())
     source = "host"
     for key in ("llc_size", "l1_size"):
@@ -174,7 +180,7 @@ def geometry(args):
     return geo
 
 
-def host_avx512(cpuinfo=None):
+def host_avx512(cpuinfo: str | None = None) -> list[str]:
     """The AVX-512 flags of the host CPU (/proc/cpuinfo, or the file in
     $TIERWISE_CPUINFO: tests give another CPU's), sorted; [] if none or
     unreadable. Valgrind 3.19 (Debian 12) decodes no AVX-512 instruction:
@@ -198,7 +204,7 @@ AVX512_ADVICE = (
 )
 
 
-def sigill_message(cmd, flags):
+def sigill_message(cmd: Sequence[str], flags: list[str]) -> str:
     """What to say when the program dies of SIGILL under Valgrind."""
     why = (
         f"this host has {', '.join(flags[:3])}{', ...' if len(flags) > 3 else ''}, "
@@ -212,7 +218,7 @@ def sigill_message(cmd, flags):
     )
 
 
-def available(args=None):
+def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
     if not shutil.which("valgrind"):
         return False, "valgrind not found on PATH (Debian package valgrind)"
     tool = paths.build_dir() / TOOL
@@ -221,7 +227,7 @@ def available(args=None):
     return True, "valgrind tool built"
 
 
-def valgrind_version():
+def valgrind_version() -> str | None:
     try:
         out = subprocess.run(["valgrind", "--version"], capture_output=True, text=True, check=False)
         return out.stdout.strip()
@@ -242,7 +248,7 @@ def _simulate_flags(cmd):
     return []
 
 
-def roi_spec(args):
+def roi_spec(args: argparse.Namespace | None) -> str:
     """The --roi value, checked: all, markers or a function name (any
     spelling tierwise.roi accepts: spaces, template arguments, parameters)."""
     spec = (getattr(args, "roi", None) or "all").strip()
@@ -259,7 +265,7 @@ STARTERS_RE = re.compile(
 )
 
 
-def resolve_roi(spec, cmd):
+def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
     """(tool --roi value, extra valgrind options, symbols for backend.json)
     of --roi `spec`: for a function name, the functions it names in the
     program and its libraries (tierwise.roi), said on stderr; an error if
@@ -294,7 +300,7 @@ def resolve_roi(spec, cmd):
     raise ValueError(f"--roi {spec}: no function of that name in {where}{near}")
 
 
-def interval_params(args):
+def interval_params(args: argparse.Namespace) -> dict[str, int]:
     """The interval model's window (--rob) and miss bound (--mshr), checked."""
     p = {"rob": getattr(args, "rob", ROB) or ROB, "mshr": getattr(args, "mshr", MSHR) or MSHR}
     for k, v in p.items():
@@ -303,7 +309,13 @@ def interval_params(args):
     return p
 
 
-def valgrind_command(args, cmd, prefix, geo, roi=None):
+def valgrind_command(
+    args: argparse.Namespace,
+    cmd: Sequence[str],
+    prefix: Path,
+    geo: dict[str, Any],
+    roi: tuple[str, list[str], Any] | None = None,
+) -> list[str]:
     """`roi`: resolve_roi()'s (tool value, extra options), default the
     --roi value as given."""
     roi_arg, roi_opts = roi[:2] if roi else (roi_spec(args), [])
@@ -331,7 +343,7 @@ def valgrind_command(args, cmd, prefix, geo, roi=None):
     ]
 
 
-def pool_fn_specs(args, key):
+def pool_fn_specs(args: argparse.Namespace, key: str) -> list[str]:
     """--alloc-fn/--free-fn values, checked: NAME or NAME:ARG with ARG 1-6."""
     specs = getattr(args, key, None) or []
     for spec in specs:
@@ -431,7 +443,7 @@ def _child_name(raw_dir, pid):
     return profile_format.child_name(command)
 
 
-def run(args, cmd, outdir):
+def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any]:
     ok, why = available(args)
     if not ok:
         raise FileNotFoundError(why)
@@ -534,7 +546,7 @@ def run(args, cmd, outdir):
     }
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Raw profile only: python -m tierwise.backends.sim -o DIR [opts] -- CMD."""
     p = argparse.ArgumentParser(prog="python -m tierwise.backends.sim", description=main.__doc__)
     p.add_argument("-o", "--output", required=True, metavar="DIR")

@@ -2,8 +2,12 @@
 """`tierwise advise`: read profiles, model each site's cost on each tier,
 choose the DRAM set under a budget, write placement.json and print a table."""
 
+from __future__ import annotations
+
+import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from tierwise import tiers
 from tierwise.formats import placement as placement_format
@@ -11,7 +15,7 @@ from tierwise.cli import add_whole_sites
 from tierwise.select import POLICIES
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "advise",
         help="choose which allocation sites go to DRAM under a budget",
@@ -86,7 +90,7 @@ def add_parser(sub):
     return p
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from tierwise import pipeline
     from tierwise.advice import format_partial, format_size, format_table
 

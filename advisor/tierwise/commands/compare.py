@@ -4,15 +4,18 @@ all-DRAM, all-slow-tier, first-fit, a memtier-style static ratio, every
 advisor policy and optionally the oracle at several DRAM budgets; writes
 DIR/compare.csv and DIR/compare.png."""
 
+from __future__ import annotations
+
 import argparse
 from pathlib import Path
+from typing import Any
 
 from tierwise import pipeline, tiers
 from tierwise.cli import UserError, add_whole_sites
 from tierwise.formats import compare as compare_format
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
         help="compare placements (baselines and advisor policies) across DRAM budgets",
@@ -65,7 +68,7 @@ def add_parser(sub):
     return p
 
 
-def parse_budgets(text):
+def parse_budgets(text: str) -> list[float]:
     try:
         vals = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
@@ -77,7 +80,7 @@ def parse_budgets(text):
     return [v / 100 for v in vals]
 
 
-def profile_options(args) -> list:
+def profile_options(args: argparse.Namespace) -> list[str]:
     """The sim backend options given to compare, as `tierwise profile`
     arguments (those left at their default are left out)."""
     out = []
@@ -89,7 +92,7 @@ def profile_options(args) -> list:
     return out
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from tierwise.comparison import summary
     from tierwise.plot import plot_curve
 

@@ -4,13 +4,20 @@ against libtierwise (runtime/include/tierwise.h, build/lib/libtierwise.so).
 Standard library only (cli.FAST_VERBS): it runs inside compiler command
 lines."""
 
+from __future__ import annotations
+
 import os
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 from tierwise.cli import UserError
 from tierwise.paths import artifact_path, source_path
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "config",
         help="print compiler/linker flags for libtierwise",
@@ -23,7 +30,7 @@ def add_parser(sub):
     return p
 
 
-def flags(cflags=True, libs=True):
+def flags(cflags: bool = True, libs: bool = True) -> list[str]:
     out = []
     if cflags:
         out.append(f"-I{os.path.join(source_path(), 'runtime', 'include')}")
@@ -33,7 +40,7 @@ def flags(cflags=True, libs=True):
     return out
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     if not (args.cflags or args.libs):
         raise UserError("say what to print: --cflags and/or --libs")
     print(" ".join(flags(args.cflags, args.libs)))

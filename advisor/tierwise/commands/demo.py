@@ -3,6 +3,9 @@
 profile (sim), advise at a 20% DRAM budget, run with the placement and check
 the checksum against the unplaced run, simulate the placement, compare."""
 
+from __future__ import annotations
+
+import argparse
 import contextlib
 import json
 import os
@@ -12,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Iterator
 
 from tierwise import paths, pipeline
 from tierwise.cli import UserError, add_whole_sites
@@ -20,7 +24,7 @@ from tierwise.formats import report as report_format
 CHECKSUM = re.compile(r"^checksum: ([0-9a-f]+)$", re.MULTILINE)
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "demo",
         help="run the whole pipeline on a bundled example",
@@ -66,12 +70,12 @@ def add_parser(sub):
     return p
 
 
-def _step(msg):
+def _step(msg: str) -> None:
     print(f"tierwise demo: {msg}", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
-def _environ(**env):
+def _environ(**env: str) -> Iterator[None]:
     """os.environ with `env` set while a step runs (the programs it starts
     inherit it), as it was afterwards."""
     old = {k: os.environ.get(k) for k in env}
@@ -87,12 +91,12 @@ def _environ(**env):
 
 
 @contextlib.contextmanager
-def _captured():
+def _captured() -> Iterator[list[str]]:
     """File descriptors 1 and 2 - this process's and those of the programs a
     step starts - into temporary files while the step runs; yields a list
     that then holds the step's stdout. Its stderr is shown only when the
     step fails."""
-    out: list = []
+    out: list[str] = []
     saved = [os.dup(1), os.dup(2)]
     files = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]
     sys.stdout.flush()
@@ -119,7 +123,7 @@ def _captured():
             sys.stderr.write(text[1])
 
 
-def _verb(argv):
+def _verb(argv: list[str]) -> None:
     """Run the verb `tierwise ARGV...` in this process; its exit status must
     be 0."""
     from tierwise.cli import build_parser
@@ -130,14 +134,14 @@ def _verb(argv):
         raise UserError(f"`tierwise {argv[0]}` failed (exit status {rc})")
 
 
-def _checksum(text, what):
+def _checksum(text: str, what: str) -> str:
     m = CHECKSUM.search(text)
     if not m:
         raise UserError(f"{what} printed no 'checksum: <hex>' line")
     return m.group(1)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     try:
         exe = paths.artifact(f"examples/{args.example}")
     except paths.MissingBuildError as e:

@@ -5,17 +5,21 @@ perf_event_paranoid, memkind kinds, PMem/DAX mounts and devices, NUMA nodes,
 Valgrind and the sim tool, transparent huge pages) and what tierwise will
 use. `--json` prints the same as one JSON object."""
 
+from __future__ import annotations
+
+import argparse
 import glob
 import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tierwise import machine
 from tierwise.backends import pmu, sim
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
         help="what this machine offers and what tierwise will use",
@@ -32,7 +36,7 @@ def _read(path, default=None):
         return default
 
 
-def check_pmu():
+def check_pmu() -> dict[str, Any]:
     ok, text = pmu.probe("open")
     enc_ok, enc = pmu.probe("encode")
     events = [
@@ -46,7 +50,7 @@ def check_pmu():
     }
 
 
-def check_pmem():
+def check_pmem() -> dict[str, Any]:
     mounts = []
     for line in (_read("/proc/mounts", "") or "").splitlines():
         dev, mnt, fstype, opts = (line.split() + ["", "", "", ""])[:4]
@@ -59,7 +63,7 @@ def check_pmem():
     }
 
 
-def check_numa():
+def check_numa() -> list[dict[str, Any]]:
     """Each NUMA node: CPUs, memory, distance from the local node, the HMAT
     numbers the firmware publishes, and which tier names mean it here
     (memory-only nodes are slow tiers: kmem, numa:N, the cxl preset)."""
@@ -99,7 +103,7 @@ def _hmat_text(h):
     return f"; HMAT ({acc}): " + ", ".join(parts)
 
 
-def check_valgrind():
+def check_valgrind() -> dict[str, Any]:
     ok, why = sim.available()
     return {
         "valgrind": sim.valgrind_version() if shutil.which("valgrind") else None,
@@ -110,11 +114,11 @@ def check_valgrind():
     }
 
 
-def check_thp():
+def check_thp() -> dict[str, Any]:
     return {k: _read(f"/sys/kernel/mm/transparent_hugepage/{k}") for k in ("enabled", "defrag")}
 
 
-def decide(r):
+def decide(r: dict[str, Any]) -> dict[str, Any]:
     use = {}
     if r["pmu"]["events_open"]:
         use["profile_backend"] = "pmu (events open)"
@@ -150,8 +154,8 @@ def decide(r):
     return use
 
 
-def run(args):
-    r = {
+def run(args: argparse.Namespace) -> int:
+    r: dict[str, Any] = {
         "pmu": check_pmu(),
         "memkind": machine.memkind_kinds(),
         "pmem": check_pmem(),

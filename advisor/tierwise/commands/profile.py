@@ -2,10 +2,13 @@
 """`tierwise profile`: run a command unmodified under a profiling backend and
 write a profile directory (advisor/FORMATS.md): pipeline.profile does it;
 the backends are modules in tierwise/backends/ (pipeline.backend)."""
+
+from __future__ import annotations
 import argparse
 import os
 import re
 from pathlib import Path
+from typing import Any, Mapping
 
 from tierwise.cli import UserError
 from tierwise.pipeline import BACKENDS, backend, choose_backend  # noqa: F401 (choose_backend: pmu-unavailable.test)
@@ -14,7 +17,7 @@ from tierwise.pipeline import BACKENDS, backend, choose_backend  # noqa: F401 (c
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "profile",
         help="profile an unmodified command",
@@ -54,7 +57,7 @@ def add_parser(sub):
     return p
 
 
-def mpi_rank(environ=None):
+def mpi_rank(environ: Mapping[str, str] | None = None) -> int | None:
     """The MPI rank from the launcher's environment (RANK_VARS), or None."""
     environ = os.environ if environ is None else environ
     for var in RANK_VARS:
@@ -66,10 +69,10 @@ def mpi_rank(environ=None):
     return None
 
 
-def expand_output(template, rank, pid):
+def expand_output(template: str, rank: int | None, pid: int) -> str:
     """-o DIR with %r (rank), %p (pid) and %% expanded."""
 
-    def sub(m):
+    def sub(m: re.Match[str]) -> str:
         if m.group(1) == "%":
             return "%"
         if m.group(1) == "p":
@@ -85,7 +88,7 @@ def expand_output(template, rank, pid):
     return re.sub(r"%([rp%])", sub, template)
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from tierwise import pipeline
 
     cmd = list(args.cmd)

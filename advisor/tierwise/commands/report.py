@@ -3,7 +3,11 @@
 misses per KiB, write share, modelled benefit of DRAM - and how much of the
 accesses the placeable sites cover."""
 
+from __future__ import annotations
+
+import argparse
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -11,7 +15,7 @@ from tierwise import cost, reader, tiers
 from tierwise.select import peak_footprint
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "report",
         help="tables and plots of a profile",
@@ -44,7 +48,7 @@ def coverage(sites: pd.DataFrame) -> dict:
     return out
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     from tierwise.advice import format_size, location_column, site_table
     from tierwise.plot import plot_sites
 

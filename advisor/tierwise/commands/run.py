@@ -145,8 +145,9 @@ def _spawn(cmd, env):
 
 def plan_lines(report_path, limit=20):
     """Per ranked DRAM site of the placement (rank, planned_bytes): what it
-    was planned, what it got in DRAM and what fell back; under a DRAM limit
-    what the runtime reserved for it (runtime/README.md "DRAM limit")."""
+    was planned, what it got in DRAM (over the run) and what fell back;
+    under a DRAM limit the most of its reservation it held at once
+    (runtime/README.md "DRAM limit")."""
     rep = report_mod.read(report_path)
     ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
     if not ranked:
@@ -155,13 +156,16 @@ def plan_lines(report_path, limit=20):
     lim = rep.get("dram_limit")
     head = "tierwise run: DRAM sites in the advisor's order"
     if lim:
-        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved)"
-    lines = [head + ": rank, planned, got, fell back, location"]
+        shared = f" over {lim['instants']} instants" if lim.get("instants", 0) > 1 else ""
+        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved{shared})"
+    held = lim and "reserved_peak_bytes" in ranked[0]
+    lines = [head + f": rank, planned, got, fell back, {'most held at once, ' if held else ''}location"]
     for s in ranked[:limit]:
         got = s.get("bytes", {}).get("dram", 0)
+        most = f" {mib(s['reserved_peak_bytes']):>12}" if held else ""
         lines.append(
             f"  {s['rank']:>3} {mib(s['planned_bytes']):>12} {mib(got):>12} "
-            f"{mib(s.get('fallback_bytes', 0)):>12}  {s.get('location') or s['stack']}"
+            f"{mib(s.get('fallback_bytes', 0)):>12}{most}  {s.get('location') or s['stack']}"
         )
     if len(ranked) > limit:
         lines.append(f"  ... {len(ranked) - limit} more in the report")

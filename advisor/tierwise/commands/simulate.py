@@ -4,10 +4,13 @@ applied by the runtime (fallbacks included), with per-tier loads, misses and
 writebacks. See tierwise/simulation.py for where the per-tier counts come
 from."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from tierwise import tiers
 from tierwise.cli import UserError
@@ -15,7 +18,7 @@ from tierwise.formats import placement as placement_format
 from tierwise.pipeline import simulate
 
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "simulate",
         help="modelled time of a placement as the runtime applies it",
@@ -48,7 +51,7 @@ def add_parser(sub):
     return p
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     cmd = list(args.cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]

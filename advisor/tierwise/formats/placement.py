@@ -45,6 +45,7 @@ def validate(doc: Any, source: str = "placement") -> dict:
     sites = doc.get("sites")
     if not isinstance(sites, list):
         bad("sites", sites, "must be a list")
+    instants: dict[str, int] = {}  # planned_live: one length on every site
     for i, s in enumerate(sites):
         if (
             not isinstance(s, dict)
@@ -90,6 +91,20 @@ def validate(doc: Any, source: str = "placement") -> dict:
                     v,
                     "must be a positive integer" if key == "rank" else "must be an integer >= 0",
                 )
+        live = s.get("planned_live")
+        if "planned_live" in s and (
+            not isinstance(live, list)
+            or not live
+            or any(not isinstance(x, int) or isinstance(x, bool) or x < 0 for x in live)
+            or any(x > s.get("planned_bytes", 0) for x in live)
+            or len(live) != instants.setdefault("n", len(live))
+        ):
+            bad(
+                f"sites[{i}].planned_live",
+                live if not isinstance(live, list) else f"(a list of {len(live)})",
+                "must be a non-empty list of integers from 0 to planned_bytes, "
+                "as long on every site",
+            )
     return doc
 
 

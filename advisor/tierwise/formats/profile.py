@@ -22,7 +22,7 @@ import socket
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import IO, Any, Dict, Iterable, List, Optional
 
 import numpy as np
 import pandas as pd
@@ -263,7 +263,7 @@ def read_rows(path: "os.PathLike[str] | str", columns: List[str]) -> List[Dict[s
     return rows
 
 
-def open_private(tmp: Path, mode: str = "w"):
+def open_private(tmp: Path, mode: str = "w") -> IO[Any]:
     """A fresh temporary file next to its target, never through a symlink
     another user planted (O_EXCL|O_NOFOLLOW; a stale one of ours is
     removed first), as the runtime writes its own files."""

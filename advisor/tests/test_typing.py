@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+"""Every public function and method of the tierwise package has type hints
+on all its parameters and its return (issue 16), so that mypy (`make test`,
+advisor/pyproject.toml [tool.mypy]) checks their bodies and their callers.
+Public: a name without a leading underscore, at module level or in a class
+at module level; nested helpers are private to their function."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tierwise"
+
+# Modules whose public functions still lack hints: other changes were under
+# way in them this session (the DRAM-limit plan in select/advice/run, the
+# one symbolizer in symbolize/rewrite). Emptying this list is the goal; a
+# module in it that has become complete fails the test below, so it
+# cannot stay here by mistake.
+PENDING = {
+    "advice.py",
+    "commands/rewrite.py",
+    "commands/run.py",
+    "select.py",
+    "symbolize.py",
+}
+
+
+def missing_hints(name: str, text: str) -> list:
+    """'name:line function' for each public function of module text `text`
+    with a parameter (self and cls aside) or its return not annotated."""
+    tree = ast.parse(text, name)
+    defs = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.append(node)
+        elif isinstance(node, ast.ClassDef):
+            defs += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out = []
+    for f in defs:
+        if f.name.startswith("_"):
+            continue
+        a = f.args
+        params = a.posonlyargs + a.args + a.kwonlyargs + [p for p in (a.vararg, a.kwarg) if p]
+        bare = [p.arg for p in params if p.annotation is None and p.arg not in ("self", "cls")]
+        if bare or f.returns is None:
+            what = f"parameters {', '.join(bare)}" if bare else "return"
+            out.append(f"{name}:{f.lineno} {f.name}: no hint for {what}")
+    return out
+
+
+def test_public_functions_have_type_hints():
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = str(path.relative_to(PACKAGE))
+        if name not in PENDING:
+            missing += missing_hints(name, path.read_text())
+    assert not missing, "\n".join(missing)
+
+
+def test_pending_modules_still_lack_hints():
+    for name in sorted(PENDING):
+        text = (PACKAGE / name).read_text()
+        assert missing_hints(name, text), f"{name} is complete: remove it from PENDING"
+
+
+def test_the_check_sees_a_missing_hint():
+    """cli.py as it is passes; with main()'s hints taken off it does not."""
+    text = (PACKAGE / "cli.py").read_text()
+    assert missing_hints("cli.py", text) == []
+    hinted = "def main(argv: Sequence[str] | None = None) -> int:"
+    assert hinted in text
+    bare = missing_hints("cli.py", text.replace(hinted, "def main(argv=None) -> int:"))
+    assert len(bare) == 1 and "main: no hint for parameters argv" in bare[0]
+    bare = missing_hints("cli.py", text.replace(hinted, "def main(argv: Sequence[str] | None = None):"))
+    assert len(bare) == 1 and "main: no hint for return" in bare[0]
