@@ -17,10 +17,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tierwise"
 # cannot stay here by mistake.
 PENDING = {
     "advice.py",
-    "commands/rewrite.py",
     "commands/run.py",
     "select.py",
-    "symbolize.py",
 }
 
 
