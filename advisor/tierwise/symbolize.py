@@ -214,7 +214,7 @@ class Symbolizer:
 VIA_RE = re.compile(r" \(via (?P<via>[^()]*)\)$")
 
 
-def split_location(loc: str) -> Optional[Tuple[str, str, str]]:
+def split_location(loc: str) -> Optional[Tuple[str, str, Optional[str]]]:
     """(function, file:line, via) of `function file:line[ (via X)]`; None
     for other strings."""
     m = VIA_RE.search(loc)
@@ -225,7 +225,7 @@ def split_location(loc: str) -> Optional[Tuple[str, str, str]]:
     return func, where, m.group(0) if m else ""
 
 
-def short_location(loc: object) -> str:
+def short_location(loc: str) -> str:
     """The form of a location tables print: the function without its
     return type, parameters and clone suffix, the file's basename, and the
     `(via ...)` part, e.g. `Compute<fwlike::AsymmetricVertex> pagerank.cc:45
@@ -238,7 +238,7 @@ def short_location(loc: object) -> str:
     return f"{short_function(func)} {os.path.basename(where)}{via}"
 
 
-def innermost_line(loc: object) -> str:
+def innermost_line(loc: str) -> str:
     """`file:line` of the innermost user frame of a location (where the
     allocation call is): the `(via X)` part when there is one, else the
     location's own file:line; the string's last word for other forms."""
@@ -246,7 +246,7 @@ def innermost_line(loc: object) -> str:
     if not parts:
         return str(loc).split()[-1] if str(loc).split() else ""
     _, where, via = parts
-    m = VIA_RE.search(via)
+    m = VIA_RE.search(via) if via else None  # via is " (via X)"
     return m.group("via") if m else where
 
 
@@ -271,7 +271,7 @@ def short_function(func: str) -> str:
     return func
 
 
-def fit_location(loc: object, width: int) -> str:
+def fit_location(loc: str, width: int) -> str:
     """short_location(loc) in at most `width` characters where possible,
     cutting only the function name (its end, marked `...`): the file:line
     and the `(via ...)` part are what tell sites apart, and stay whole."""

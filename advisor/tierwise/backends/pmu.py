@@ -69,6 +69,10 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         raise FileNotFoundError(f"pmu backend unavailable: {why}")
     lib = paths.build_dir() / PRELOAD
     outdir = Path(outdir)
+    # A previous run's files must not pass for this one's; a stale census
+    # claim would make the program write its files under per-pid names.
+    for name in ("sites.csv", "objects.csv", "modules.csv", "pmu.json", ".census-owner"):
+        (outdir / name).unlink(missing_ok=True)
     env = dict(os.environ)
     env["LD_PRELOAD"] = f"{lib}:{env['LD_PRELOAD']}" if env.get("LD_PRELOAD") else str(lib)
     env.update(

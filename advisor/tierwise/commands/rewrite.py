@@ -11,6 +11,8 @@ a module whose build-id differs from the placement's is not used, and a user
 module (not a system library) that is not found stops the rewrite with one
 line saying why, before any site is reported."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Iterable
 
 from tierwise import compiledb, paths
 from tierwise.cli import UserError
@@ -77,8 +79,8 @@ def _is_system_library(mod, path):
 
 
 def find_modules(
-    placement: dict, binaries: List[str], placed_only: bool = True
-) -> Tuple[Dict[str, Path], List[Tuple[str, str]]]:
+    placement: dict, binaries: Iterable[str], placed_only: bool = True
+) -> tuple[dict[str, Path], list[tuple[str, str]]]:
     """(module basename -> path, one line per user module not found) for the
     modules the placement's stacks name. A module is looked up in --binary
     paths, its placement `modules[].path`, build/examples and the working
@@ -121,7 +123,7 @@ def find_modules(
     return found, missing
 
 
-def symbolize(placement: dict, modules: Dict[str, Path]) -> int:
+def symbolize(placement: dict, modules: dict[str, Path]) -> int:
     """Adds `frames` (symbolize.Symbolizer.frames) to the sites that lack
     them; returns how many got them."""
     sym = Symbolizer({mod: str(path) for mod, path in modules.items()})
@@ -209,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     dbdir = None
     if build_path and not extra:
         # Sources compiled more than once: the configuration in the binary.
-        binaries = [str(p) for p in find_modules(placement, args.binary)[0].values()]
+        binaries = list(find_modules(placement, args.binary)[0].values())
         dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
         build_path, notes = compiledb.filtered_database(build_path, files, binaries, dbdir.name)
         for note in notes:
