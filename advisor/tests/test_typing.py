@@ -10,19 +10,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tierwise"
 
-# Modules whose public functions still lack hints: other changes were under
-# way in them this session (the DRAM-limit plan in select/advice/run, the
-# one symbolizer in symbolize/rewrite). Emptying this list is the goal; a
-# module in it that has become complete fails the test below, so it
-# cannot stay here by mistake.
-PENDING = {
-    "advice.py",
-    "commands/rewrite.py",
-    "commands/run.py",
-    "select.py",
-    "symbolize.py",
-}
-
 
 def missing_hints(name: str, text: str) -> list:
     """'name:line function' for each public function of module text `text`
@@ -50,16 +37,8 @@ def missing_hints(name: str, text: str) -> list:
 def test_public_functions_have_type_hints():
     missing = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        name = str(path.relative_to(PACKAGE))
-        if name not in PENDING:
-            missing += missing_hints(name, path.read_text())
+        missing += missing_hints(str(path.relative_to(PACKAGE)), path.read_text())
     assert not missing, "\n".join(missing)
-
-
-def test_pending_modules_still_lack_hints():
-    for name in sorted(PENDING):
-        text = (PACKAGE / name).read_text()
-        assert missing_hints(name, text), f"{name} is complete: remove it from PENDING"
 
 
 def test_the_check_sees_a_missing_hint():

@@ -4,16 +4,24 @@ the budget, and build the placement (formats.placement.make: format
 `tierwise-placement` v1, advisor/FORMATS.md) and the table `tierwise
 advise` prints."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
 import pandas as pd
 
 from tierwise import cost
 from tierwise.formats import placement as placement_format
-from tierwise.select import parse_budget, peak_footprint, select, split_supported
+from tierwise.select import Selection, parse_budget, peak_footprint, select, split_supported
 from tierwise.sizes import format_size  # noqa: F401 (advice.format_size)
 from tierwise.symbolize import fit_location, short_location
 
+if TYPE_CHECKING:
+    from tierwise.formats.tiers import TierModel
+    from tierwise.reader import Profile
 
-def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
+
+def site_table(profile: Profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
     s = profile.sites
     c = cost.counts_of(s)
     acc = c["loads"] + c["stores"]
@@ -46,13 +54,13 @@ def site_table(profile, costs: pd.DataFrame, tier_of: dict) -> pd.DataFrame:
 
 
 def advise(
-    profile,
-    model,
+    profile: Profile,
+    model: TierModel,
     budget_spec: str,
     policy: str = "cost",
     lifetime: bool = True,
     partial: bool = True,
-):
+) -> tuple[dict, pd.DataFrame, Selection, pd.DataFrame]:
     """Returns (placement dict, table DataFrame, Selection, costs). With
     `partial` (cost policy, dram / pmem model) one large site may get a DRAM
     head: its entry has the slow tier, `dram_bytes` and the head's share of
@@ -129,7 +137,7 @@ def advise(
     return placement, table, sel, costs
 
 
-def llc_warning(profile):
+def llc_warning(profile: Profile) -> str | None:
     """A warning when the profile's peak live footprint fits in the LLC its
     sim backend simulated: then (almost) every access hits the cache, no
     placement changes the modelled time, and every policy reads 1.000x.
@@ -151,7 +159,7 @@ def llc_warning(profile):
     )
 
 
-def dram_ranks(costs: pd.DataFrame, sel) -> dict:
+def dram_ranks(costs: pd.DataFrame, sel: Selection) -> dict:
     """Site -> (rank, planned DRAM bytes) for the sites with DRAM bytes:
     rank 1 has the most modelled benefit per byte (a head's share of its
     site's benefit per head byte is the site's own: accesses uniform over
@@ -164,7 +172,7 @@ def dram_ranks(costs: pd.DataFrame, sel) -> dict:
     return {i: (r + 1, planned[i]) for r, i in enumerate(order)}
 
 
-def object_size(profile, site):
+def object_size(profile: Profile, site: Any) -> int | None:
     """The size of every object of a site when they all have one (so that a
     head stated as a fraction of the object equals dram_bytes here), else
     None."""
@@ -178,7 +186,7 @@ def object_size(profile, site):
     return None
 
 
-def format_partial(table: pd.DataFrame, sel, model) -> list:
+def format_partial(table: pd.DataFrame, sel: Selection, model: TierModel) -> list:
     """The line under the table for the split site: its DRAM head."""
     lines = []
     for i, h in sel.partial.items():
@@ -191,7 +199,7 @@ def format_partial(table: pd.DataFrame, sel, model) -> list:
     return lines
 
 
-def location_column(locations, cap: int = 56):
+def location_column(locations: Iterable[Any], cap: int = 56) -> tuple[int, list[str]]:
     """(width, cells) of a table's location column: short_location() of
     each, the column as wide as the longest (at most `cap`), a longer one
     cut in its function name only (fit_location), never in the file:line

@@ -109,7 +109,9 @@ def _describe(entry, others):
 
 
 def select(
-    db_entries: list[dict[str, Any]], files: Iterable[str], binaries: Iterable[str]
+    db_entries: list[dict[str, Any]],
+    files: Iterable[str],
+    binaries: Iterable[str | os.PathLike[str]],
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """(entries to keep, notes). Entries of FILES compiled more than once are
     narrowed to those whose object is in one of BINARIES, where the DWARF
@@ -157,7 +159,10 @@ def select(
 
 
 def filtered_database(
-    build_dir: str, files: Iterable[str], binaries: Iterable[str], tmpdir: str | os.PathLike[str]
+    build_dir: str,
+    files: Iterable[str],
+    binaries: Iterable[str | os.PathLike[str]],
+    tmpdir: str | os.PathLike[str],
 ) -> tuple[str, list[str]]:
     """A directory with a compile_commands.json narrowed by select(), or
     BUILD_DIR itself when nothing was narrowed; and the notes."""

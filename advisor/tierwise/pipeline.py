@@ -264,6 +264,38 @@ def budget_curve(adv: Advised) -> "pd.DataFrame":
     return df
 
 
+@dataclass
+class Reported:
+    """A profile's sites as `tierwise report` shows them."""
+
+    profile: "Profile"
+    model: "TierModel"
+    table: "pd.DataFrame"  # advice.site_table, no placement
+    coverage: dict  # heap / each pseudo-site -> its LLC misses
+    footprint: int  # peak live bytes
+    measured: bool  # access counts present (False: an allocation census)
+
+
+def report(profiles: Sequence[Any], tier_model: Optional[str] = None) -> Reported:
+    """The site table of the merged PROFILES by modelled benefit of DRAM,
+    and where their LLC misses fall (placeable sites, pseudo-sites)."""
+    from tierwise import cost, reader, tiers
+    from tierwise.advice import site_table
+    from tierwise.select import peak_footprint
+
+    prof = reader.read_profiles(list(profiles))
+    model = tiers.load(tier_model)
+    table = site_table(prof, cost.site_costs(prof.sites, model), {})
+    sites = prof.sites
+    miss = sum(sites[c].astype("float64").fillna(0) for c in ("llc_load_misses", "llc_store_misses"))
+    heap = ~sites["stack"].isin(reader.PSEUDO_SITES)
+    cover = {"heap": float(miss[heap].sum())}
+    for ps in reader.PSEUDO_SITES:
+        cover[ps] = float(miss[sites["stack"] == ps].sum())
+    measured = bool(sites[["loads", "stores", "llc_load_misses"]].notna().any().any())
+    return Reported(prof, model, table, cover, peak_footprint(prof), measured)
+
+
 # ---------------------------------------------------------------- run
 
 

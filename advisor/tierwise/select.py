@@ -17,10 +17,17 @@ large site that did not fit a DRAM head: the first h bytes of each of its
 objects in DRAM, the rest in the slow tier (placement.json `dram_bytes`).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from tierwise.formats.tiers import TierModel
+    from tierwise.reader import Profile
 
 POLICIES = ["cost", "write-intensity", "misses", "size"]
 FRONTIER_LIMIT = 500_000
@@ -83,13 +90,13 @@ def parse_budget(text: str, total_bytes: int) -> int:
         ) from None
 
 
-def sum_of_peaks(profile) -> int:
+def sum_of_peaks(profile: Profile) -> int:
     """The sum of the placeable sites' peak_bytes: the footprint if no two
     sites' peaks are ever apart (an upper bound of peak_footprint)."""
     return int(profile.placeable["peak_bytes"].fillna(0).sum())
 
 
-def peak_footprint(profile) -> int:
+def peak_footprint(profile: Profile) -> int:
     """Peak live footprint: the largest total of placeable bytes live at one
     instant, over every run's objects timeline (DESIGN: a budget of "N% of
     peak footprint"). Bytes a site has beyond its tracked objects count as
@@ -130,7 +137,9 @@ def peak_footprint(profile) -> int:
     return int(best + np.maximum(peak - tracked_max, 0).sum())
 
 
-def knapsack(weights, values, capacity: int):
+def knapsack(
+    weights: Sequence[int] | np.ndarray, values: Sequence[float] | np.ndarray, capacity: int
+) -> tuple[float, set, bool]:
     """Exact 0/1 knapsack. Returns (best value, set of chosen indices, exact).
     Items with value <= 0 are never taken; zero-weight items always are.
     Dynamic programme over the Pareto frontier of (weight, value) pairs; if
@@ -268,7 +277,9 @@ def _greedy_lifetime(live: np.ndarray, v: np.ndarray, items, capacity: int):
     return float(v[sorted(chosen)].sum()) if chosen else 0.0, chosen
 
 
-def lifetime_knapsack(live: np.ndarray, values, capacity: int):
+def lifetime_knapsack(
+    live: np.ndarray, values: Sequence[float] | np.ndarray, capacity: int
+) -> tuple[float, set, bool]:
     """Maximise total value subject to: at every column (instant) of `live`,
     the live bytes of the chosen rows fit `capacity`. Exact depth-first
     branch and bound for up to LIFETIME_EXACT_MAX candidates; above that
@@ -286,7 +297,7 @@ def lifetime_knapsack(live: np.ndarray, values, capacity: int):
         if k_value > g_value:
             return k_value, k_rows, False
         return g_value, g_rows, False
-    best = [0.0, set()]
+    best: list = [0.0, set()]
     nodes = [0]
     node_limit = min(BNB_NODE_LIMIT, max(10_000, BNB_WORK_LIMIT // max(live.size, 1)))
     exact = [True]
@@ -335,7 +346,13 @@ def merge_instants(m: np.ndarray, most: int) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
-def planned_timeline(live: np.ndarray, rows, split, head, most: int = PLAN_INSTANTS) -> dict:
+def planned_timeline(
+    live: np.ndarray,
+    rows: Iterable[int],
+    split: int | None,
+    head: int,
+    most: int = PLAN_INSTANTS,
+) -> dict:
     """Row -> planned DRAM bytes at each instant where the plan's DRAM use
     can peak: the chosen rows of `live` (whole sites) and the split row's
     head (min(head, its live bytes)), dominated instants dropped, at most
@@ -357,14 +374,14 @@ def planned_timeline(live: np.ndarray, rows, split, head, most: int = PLAN_INSTA
     return {r: [int(x) for x in np.rint(m[k])] for k, r in enumerate(rows)}
 
 
-def split_supported(model) -> bool:
+def split_supported(model: TierModel) -> bool:
     """The runtime realises a DRAM head (placement.json `dram_bytes`) only
     for objects whose tier is pmem; elsewhere the object would go whole to
     its tier, so the split fill is for a dram / pmem model only."""
     return model.fast.name == "dram" and model.slow.name == "pmem"
 
 
-def one_at_a_time(profile, sites: pd.Index) -> pd.Series:
+def one_at_a_time(profile: Profile, sites: pd.Index) -> pd.Series:
     """Sites whose objects are never live at the same time, so that at any
     instant the site's DRAM bytes under a head h are min(h, its live bytes).
     With a timeline: every allocation of the site is a tracked object (an
@@ -385,7 +402,7 @@ def one_at_a_time(profile, sites: pd.Index) -> pd.Series:
     return same & ~sites.isin(list(overlapping))
 
 
-def split_eligible(profile, cand: pd.DataFrame) -> pd.Series:
+def split_eligible(profile: Profile, cand: pd.DataFrame) -> pd.Series:
     """Sites of `cand` (rows of cost.site_costs) that may get a DRAM head:
     a benefit, at least SPLIT_MIN_SITE bytes, objects one at a time."""
     return (
@@ -405,7 +422,14 @@ def _head(live_s: np.ndarray, slack: np.ndarray, cap: int) -> int:
     return h if h >= SPLIT_MIN_HEAD else 0
 
 
-def split_fill(live: np.ndarray, values, sizes, capacity: int, rows, eligible):
+def split_fill(
+    live: np.ndarray,
+    values: Sequence[float],
+    sizes: Sequence[int],
+    capacity: int,
+    rows: Iterable[int],
+    eligible: Iterable[int],
+) -> tuple[Any, ...]:
     """One split site beside a whole-site selection. A head of h bytes of
     site s is worth values[s] * h / sizes[s]: accesses are assumed uniform
     over the object's bytes. At most one site is split (the simplest case
@@ -518,7 +542,7 @@ def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
 
 
 def select(
-    profile,
+    profile: Profile,
     costs: pd.DataFrame,
     budget: int,
     policy: str = "cost",

@@ -51,7 +51,7 @@ FRAME_RE = re.compile(r"^(?P<module>.+)\+0x(?P<offset>[0-9a-f]+)$")
 SYSTEM_PREFIXES = ("/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm", "/usr/src/")
 
 
-def parse_frame(frame):
+def parse_frame(frame: str) -> Optional[Tuple[str, int]]:
     """`bfs+0x1a2b` -> ("bfs", 0x1a2b); None for `[anon]` or malformed."""
     m = FRAME_RE.match(frame)
     if not m or m["module"].startswith("["):
@@ -174,7 +174,7 @@ class Symbolizer:
                     user.append((func, file, line))
         return user, first or named or ""
 
-    def locations(self, stacks):
+    def locations(self, stacks: List[str]) -> List[str]:
         """The location of each of `stacks` (one site each), told apart from
         the others: the first user frame (inlined ones included) that no
         other of these sites has, `function file:line`, followed by
@@ -185,7 +185,7 @@ class Symbolizer:
         share, or its innermost user frame (`function file:line`, as a site
         whose innermost frame is its own); "" if nothing resolves."""
         chains = [self._chain(st) for st in stacks]
-        count = {}
+        count: Dict[Tuple[str, int], int] = {}
         for user, _ in chains:
             for fr in {(file, line) for _, file, line in user}:
                 count[fr] = count.get(fr, 0) + 1
@@ -205,7 +205,7 @@ class Symbolizer:
             out.append(loc)
         return out
 
-    def location(self, stack):
+    def location(self, stack: str) -> str:
         """The location of one site on its own: its innermost user frame
         (see locations())."""
         return self.locations([stack])[0]
@@ -214,7 +214,7 @@ class Symbolizer:
 VIA_RE = re.compile(r" \(via (?P<via>[^()]*)\)$")
 
 
-def split_location(loc):
+def split_location(loc: str) -> Optional[Tuple[str, str, Optional[str]]]:
     """(function, file:line, via) of `function file:line[ (via X)]`; None
     for other strings."""
     m = VIA_RE.search(loc)
@@ -225,7 +225,7 @@ def split_location(loc):
     return func, where, m.group(0) if m else ""
 
 
-def short_location(loc):
+def short_location(loc: str) -> str:
     """The form of a location tables print: the function without its
     return type, parameters and clone suffix, the file's basename, and the
     `(via ...)` part, e.g. `Compute<fwlike::AsymmetricVertex> pagerank.cc:45
@@ -238,7 +238,7 @@ def short_location(loc):
     return f"{short_function(func)} {os.path.basename(where)}{via}"
 
 
-def innermost_line(loc):
+def innermost_line(loc: str) -> str:
     """`file:line` of the innermost user frame of a location (where the
     allocation call is): the `(via X)` part when there is one, else the
     location's own file:line; the string's last word for other forms."""
@@ -246,10 +246,11 @@ def innermost_line(loc):
     if not parts:
         return str(loc).split()[-1] if str(loc).split() else ""
     _, where, via = parts
-    return VIA_RE.search(via).group("via") if via else where
+    m = VIA_RE.search(via) if via else None  # via is " (via X)"
+    return m.group("via") if m else where
 
 
-def short_function(func):
+def short_function(func: str) -> str:
     """`void ns::f<T>(int, long) [clone .isra.0]` -> `ns::f<T>`: drops the
     clone suffix, the parameter list and a return type."""
     func = re.sub(r" \[clone [^\]]*\]$", "", func.strip())
@@ -270,7 +271,7 @@ def short_function(func):
     return func
 
 
-def fit_location(loc, width):
+def fit_location(loc: str, width: int) -> str:
     """short_location(loc) in at most `width` characters where possible,
     cutting only the function name (its end, marked `...`): the file:line
     and the `(via ...)` part are what tell sites apart, and stay whole."""

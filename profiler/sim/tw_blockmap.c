@@ -22,12 +22,15 @@
 
 #define EDGE_BITS 6
 #define NO_CHUNK (~(Addr)0)
-/* Open addressing with linear probing; an entry repeats its block's extent
- * so that a probe reads one host cache line, not the block. */
+/* Open addressing with linear probing; an entry repeats its block's start,
+ * extent and counter slot so that a lookup reads one host cache line (32
+ * bytes, aligned), not the block. */
+#define BIG_EXTENT 0xFFFFFFFFu /* the extent does not fit: read the block */
 typedef struct {
   Addr chunk; /* NO_CHUNK: empty */
   Addr start;
-  SizeT extent;
+  UInt extent; /* BIG_EXTENT: the block's (only a wide block's) */
+  UInt slot;
   TwBlock *b;
 } Edge;
 static Edge *edges;
@@ -63,7 +66,7 @@ static inline Addr last_chunk(const TwBlock *b) {
 }
 
 /* Narrow blocks have an edge entry in every chunk they touch. */
-#define NARROW_CHUNKS 8
+#define NARROW_CHUNKS 64
 static inline Bool is_wide(const TwBlock *b) {
   return last_chunk(b) - first_chunk(b) + 1 > NARROW_CHUNKS;
 }
@@ -97,9 +100,24 @@ static void edge_add(Addr chunk, TwBlock *b) {
     edges = t;
     edge_mask = new_mask;
   }
-  Edge e = {chunk, b->start, extent(b), b};
+  Edge e = {chunk, b->start,
+            extent(b) < BIG_EXTENT ? (UInt)extent(b) : BIG_EXTENT, b->slot, b};
   edge_put(edges, edge_mask, &e);
   n_edges++;
+}
+
+static Edge *edge_of(Addr chunk, TwBlock *b) {
+  for (UWord i = edge_hash(chunk, edge_mask); edges[i].chunk != NO_CHUNK;
+       i = (i + 1) & edge_mask)
+    if (edges[i].chunk == chunk && edges[i].b == b)
+      return &edges[i];
+  return NULL;
+}
+
+static void edge_set_slot(Addr chunk, TwBlock *b) {
+  Edge *e = edge_of(chunk, b);
+  if (e)
+    e->slot = b->slot;
 }
 
 /* Deletion with backward shift (Knuth 6.4, algorithm R): later entries of
@@ -196,25 +214,40 @@ void tw_map_insert(TwBlock *b) {
   }
 }
 
-void tw_map_remove(TwBlock *b) {
-  for_edges(b, edge_del);
-  if (is_wide(b)) {
-    VG_(delFromFM)(wide_blocks, NULL, NULL, (UWord)b);
-    memo_drop(b->start, b->size);
-  }
-  tw_map_slot_changed(b);
-}
-
-void tw_map_slot_changed(TwBlock *b) {
+/* Drops b from the chunk cache. */
+static void cc_forget(TwBlock *b) {
   Addr n = last_chunk(b) - first_chunk(b) + 1;
   for (Addr c = first_chunk(b), i = 0; i < n && i < CC_SIZE; c++, i++)
     if (chunk_cache[c % CC_SIZE].b == b)
       chunk_cache[c % CC_SIZE].b = NULL;
 }
 
-/* 1: a is in *out; 0: no block holds a; -1: chunk has no edges, ask the
- * interval map. */
-static inline Int edge_find(Addr a, TwBlock **out) {
+void tw_map_remove(TwBlock *b) {
+  for_edges(b, edge_del);
+  if (is_wide(b)) {
+    VG_(delFromFM)(wide_blocks, NULL, NULL, (UWord)b);
+    memo_drop(b->start, b->size);
+  }
+  cc_forget(b);
+}
+
+void tw_map_slot_changed(TwBlock *b) {
+  for_edges(b, edge_set_slot);
+  cc_forget(b);
+}
+
+/* The owner entry of a block (size: its extent, which answers every
+ * question TwOwner's users ask about a block the same as its size). */
+static inline void owner_of(TwOwner *o, TwBlock *b) {
+  o->start = b->start;
+  o->size = extent(b);
+  o->slot = b->slot;
+  o->b = b;
+}
+
+/* 1: a is in *o (filled from the edge entry); 0: no block holds a; -1:
+ * chunk has no edges, ask the interval map. */
+static inline Int edge_find(Addr a, TwOwner *o) {
   Addr chunk = a >> EDGE_BITS;
   Int seen = 0;
   for (UWord i = edge_hash(chunk, edge_mask); edges[i].chunk != NO_CHUNK;
@@ -223,49 +256,64 @@ static inline Int edge_find(Addr a, TwBlock **out) {
     if (e->chunk != chunk)
       continue;
     seen = 1;
-    if (a - e->start < e->extent) {
-      *out = e->b;
+    SizeT ext = e->extent != BIG_EXTENT ? e->extent : extent(e->b);
+    if (a - e->start < ext) {
+      o->start = e->start;
+      o->size = ext;
+      o->slot = e->slot;
+      o->b = e->b;
       return 1;
     }
   }
   return seen ? 0 : -1;
 }
 
-static TwBlock *find_uncached(Addr a) {
-  TwBlock *b;
-  Int r = edge_find(a, &b);
+/* The block holding a, or NULL; *o is filled when there is one. */
+static TwBlock *find_uncached(Addr a, TwOwner *o) {
+  Int r = edge_find(a, o);
   if (r >= 0)
-    return r ? b : NULL;
+    return r ? o->b : NULL;
+  TwBlock *b;
   Addr pg = a >> PAGE_BITS;
   UInt m = pg % MEMO_SIZE;
   if (memo[m].page == pg) {
     b = memo[m].b;
     if (!b || a - b->start < b->size)
-      return b;
+      goto found;
   }
   b = wide_overlapping(a, 1);
   if (b || !wide_overlapping(pg << PAGE_BITS, 1u << PAGE_BITS)) {
     memo[m].page = pg;
     memo[m].b = b;
   }
+found:
+  if (b)
+    owner_of(o, b);
   return b;
 }
 
 const TwOwner *tw_find_owner(Addr a) {
   if (owns(last_owner, a))
     return last_owner;
+  /* the edge entry's host line, in parallel with the chunk cache's */
+  __builtin_prefetch(&edges[edge_hash(a >> EDGE_BITS, edge_mask)]);
   TwOwner *o = &chunk_cache[(a >> EDGE_BITS) % CC_SIZE];
-  if (!owns(o, a)) {
-    TwBlock *b = find_uncached(a);
-    if (!b)
-      return NULL;
-    o->start = b->start;
-    o->size = b->size;
-    o->slot = b->slot;
-    o->b = b;
-  }
+  if (!owns(o, a) && !find_uncached(a, o))
+    return NULL;
   last_owner = o;
   return o;
+}
+
+/* The live block starting at p, or NULL: every block has an edge entry in
+ * its first chunk, so one probe answers (free and friends; no lookup cache
+ * is filled with a block about to go). */
+TwBlock *tw_block_at(Addr p) {
+  Addr chunk = p >> EDGE_BITS;
+  for (UWord i = edge_hash(chunk, edge_mask); edges[i].chunk != NO_CHUNK;
+       i = (i + 1) & edge_mask)
+    if (edges[i].chunk == chunk && edges[i].start == p)
+      return edges[i].b;
+  return NULL;
 }
 
 TwBlock *tw_find_block(Addr a) {

@@ -147,6 +147,21 @@ static Addr line_of(const TwCache *c, UWord set, TwWay w) {
   return way_tag(w) == no_tag ? NO_LINE : (Addr)(way_tag(w) * c->sets + set);
 }
 
+/* Starts loading the host cache lines of ln's set in c (its MRU word and
+ * the rest of its ways) so that the misses on them overlap, with each other
+ * and with the work done before the lookup, instead of following one
+ * another: for a large simulated LLC they are most of a lookup's time. */
+static inline __attribute__((always_inline)) void prefetch_set(const TwCache *c,
+                                                               Addr ln) {
+  UWord set = set_of(c, ln), n = c->assoc - 1;
+  __builtin_prefetch(&c->mru[set]);
+  const TwWay *r = c->rest + set * n;
+  for (UWord i = 0; i < n; i += 8)
+    __builtin_prefetch(r + i);
+  if (n)
+    __builtin_prefetch(r + n - 1);
+}
+
 static void __attribute__((noreturn)) tag_too_high(const TwCache *c, Addr ln) {
   VG_(fmsg)("tierwise: address %#lx is beyond what the simulated cache (%s) "
             "can tag; use a larger --line-size\n",
@@ -305,9 +320,13 @@ static inline void access_line(Addr a, Bool store, Bool count, UWord arg) {
   } else {
     TwWay *m;
     TwLine v2 = {NO_LINE, 0, 0};
-    if (victim.ln != NO_LINE &&
-        (victim.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
+    Bool write_back = victim.ln != NO_LINE &&
+                      (victim.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY;
+    prefetch_set(&llc, ln);
+    if (write_back) {
+      prefetch_set(&llc, victim.ln);
       llc_write_back_in(&victim);
+    }
     if (touch(&llc, ln, &v2, &m)) {
       if (way_flags(*m) & F_UNIFORM) {
         slot = way_slot(*m);
@@ -386,6 +405,53 @@ VG_REGPARM(2) void tw_store(Addr a, UWord arg) {
   } else {
     store_slow(a, arg);
   }
+}
+
+/* The same for the default geometry (64-byte lines, a 64-set D1, so tags
+ * from bit 28 of a way), with the shifts and masks as constants: tw_load
+ * reads seven globals and tests for a power-of-two set count on every
+ * access. */
+#define DEF_LINE_BITS 6
+#define DEF_D1_SET_BITS 6
+#define DEF_TAG_SHIFT 28
+static inline __attribute__((always_inline)) TwWay *d1_mru_uniform_def(Addr a,
+                                                                     UWord size) {
+  Addr ln = a >> DEF_LINE_BITS;
+  TwWay *w = &d1.mru[ln & ((1u << DEF_D1_SET_BITS) - 1)];
+  if (LIKELY((*w >> DEF_TAG_SHIFT) == (ln >> DEF_D1_SET_BITS) &&
+             (*w & F_UNIFORM) &&
+             (a & ((1u << DEF_LINE_BITS) - 1)) + size <= (1u << DEF_LINE_BITS)))
+    return w;
+  return NULL;
+}
+
+static inline UInt way_slot_def(TwWay w) {
+  return (UInt)((w & ((1ULL << DEF_TAG_SHIFT) - 1)) >> 3);
+}
+
+static VG_REGPARM(2) void tw_load_def(Addr a, UWord arg) {
+  TwWay *l = d1_mru_uniform_def(a, TW_ACC_SIZE(arg));
+  if (LIKELY(l != NULL))
+    tw_slots[way_slot_def(*l)].n.loads++;
+  else
+    load_slow(a, arg);
+}
+
+static VG_REGPARM(2) void tw_store_def(Addr a, UWord arg) {
+  TwWay *l = d1_mru_uniform_def(a, TW_ACC_SIZE(arg));
+  if (LIKELY(l != NULL)) {
+    *l |= F_DIRTY;
+    tw_slots[way_slot_def(*l)].n.stores++;
+  } else {
+    store_slow(a, arg);
+  }
+}
+
+void tw_cache_helpers(void **load, void **store) {
+  Bool def = line_bits == DEF_LINE_BITS && d1.pow2 &&
+             d1.set_bits == DEF_D1_SET_BITS && tag_shift == DEF_TAG_SHIFT;
+  *load = def ? (void *)tw_load_def : (void *)tw_load;
+  *store = def ? (void *)tw_store_def : (void *)tw_store;
 }
 
 static void forget_in(const TwCache *c, Addr first, Addr last) {

@@ -210,7 +210,10 @@ static UInt site_of_stack(ThreadId tid) {
   ULong h = tw_hash_ips((const uintptr_t *)ips, (int)n);
   RawStack **slot = raw_slot(h, False, ips, n);
   if (!*slot) {
-    Bool short_ = n == want && tw_user_frames(ips, n) < (UInt)tw_depth;
+    /* a trace that ended (past _start) within the short unwind is whole */
+    Bool ended;
+    Bool short_ = n == want && tw_user_frames(ips, n, &ended) < (UInt)tw_depth &&
+                  !ended;
     if (!short_) {
       go_deep = False;
       return remember_stack(slot, h, False, ips, n, 0);
@@ -344,15 +347,10 @@ void tw_retag_block(TwBlock *b, UInt slot) {
   tw_cache_forget_range(b->start, b->size);
 }
 
-static TwBlock *block_at(Addr p) {
-  TwBlock *b = tw_find_block(p);
-  return (b && b->start == p) ? b : NULL;
-}
-
 /* Ends the block starting at p if it is of the kind asked for: free and
  * FREELIKE end malloc'ed and announced blocks, munmap ends mappings. */
 void tw_release_block(Addr p, Bool mapped) {
-  TwBlock *b = block_at(p);
+  TwBlock *b = tw_block_at(p);
   if (!b || b->mapped != mapped)
     return;
   if (b->hosting)
@@ -376,7 +374,7 @@ void tw_unmap_range(Addr a, SizeT len) {
 }
 
 void tw_set_block_tier(Addr p, UInt tier) {
-  TwBlock *b = block_at(p);
+  TwBlock *b = tw_block_at(p);
   if (!b || tier >= TW_MAX_TIERS)
     return;
   TwSlot *old = &tw_slots[b->slot];
@@ -436,7 +434,7 @@ static void tw_free_aligned(ThreadId tid, void *p, SizeT align) {
 static void *tw_realloc(ThreadId tid, void *p, SizeT n) {
   if (!p)
     return tw_malloc(tid, n);
-  TwBlock *old = block_at((Addr)p);
+  TwBlock *old = tw_block_at((Addr)p);
   if (!old)
     return NULL; /* not ours: the core reports nothing, like DHAT */
   void *q = tw_malloc(tid, n);
@@ -447,7 +445,7 @@ static void *tw_realloc(ThreadId tid, void *p, SizeT n) {
   return q;
 }
 static SizeT tw_usable_size(ThreadId tid, void *p) {
-  TwBlock *b = block_at((Addr)p);
+  TwBlock *b = tw_block_at((Addr)p);
   return b ? b->size : 0;
 }
 

@@ -128,8 +128,11 @@ static UInt describe(TwFlow *f, const IRExpr *addr, Bool atomic) {
 
 static UInt add_access_kind(IRSB *sb, TwFlow *f, Bool store, IRExpr *addr,
                             Int size, IRExpr *guard, Bool atomic) {
+  static void *load_fn, *store_fn;
+  if (!load_fn)
+    tw_cache_helpers(&load_fn, &store_fn);
   const HChar *name = store ? "tw_store" : "tw_load";
-  void *fn = store ? (void *)tw_store : (void *)tw_load;
+  void *fn = store ? store_fn : load_fn;
   UInt id = describe(f, addr, atomic);
   IRExpr **args = mkIRExprVec_2(
       addr, mkIRExpr_HWord((HWord)(UInt)size | (HWord)id << 16));

@@ -97,6 +97,7 @@ void tw_map_insert(TwBlock *b);
 void tw_map_remove(TwBlock *b);
 void tw_map_slot_changed(TwBlock *b);
 TwBlock *tw_find_block(Addr a);
+TwBlock *tw_block_at(Addr p); /* the block starting at p */
 const TwOwner *tw_find_owner(Addr a);
 TwBlock *tw_map_overlap(Addr a, SizeT len);
 Bool tw_range_has_block(Addr a, SizeT len);
@@ -135,6 +136,8 @@ void tw_cache_init(ULong llc_size, UInt llc_ways, UInt line, ULong l1_size,
 #define TW_ACC_DESC(arg) ((UInt)((arg) >> 16))
 VG_REGPARM(2) void tw_load(Addr a, UWord arg);
 VG_REGPARM(2) void tw_store(Addr a, UWord arg);
+/* tw_load and tw_store, or the same specialised for this cache geometry */
+void tw_cache_helpers(void **load, void **store);
 void tw_cache_forget_range(Addr a, SizeT len);
 void tw_cache_forget_fresh_range(Addr a, SizeT len);
 void tw_cache_forget_inside(Addr a, SizeT len);
@@ -200,6 +203,8 @@ void tw_out_close(TwOut *o);
 extern TwOut tw_objects_out;
 void tw_write_modules(TwOut *o);
 void tw_roi_write_stats(TwOut *o); /* tw_roi.c */
-UInt tw_user_frames(const Addr *ips, UInt n_ips);
+/* User frames (after the allocator's) of a trace; *ended: the trace ended
+ * at a non-executable address (past _start) within ips. */
+UInt tw_user_frames(const Addr *ips, UInt n_ips, Bool *ended);
 
 #endif

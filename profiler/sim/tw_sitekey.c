@@ -36,16 +36,21 @@ static void note_module(const HChar *name, const HChar *path) {
   n_modules++;
 }
 
-/* Resolves up to n_ips addresses into frames; returns how many. */
-static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames, Bool note) {
+/* Resolves up to n_ips addresses into frames; returns how many. *ended:
+ * a non-executable address ended the trace before n_ips. */
+static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames, Bool note,
+                    Bool *ended) {
+  *ended = False;
   DiEpoch ep = VG_(current_DiEpoch)();
   UInt n = 0;
   for (UInt i = 0; i < n_ips && n < MAX_FRAMES; i++) {
     const DebugInfo *di = VG_(find_DebugInfo)(ep, ips[i]);
     if (!di) {
       const NSegment *seg = VG_(am_find_nsegment)(ips[i]);
-      if (!seg || !seg->hasX)
+      if (!seg || !seg->hasX) {
+        *ended = True;
         break;
+      }
       frames[n].module = NULL;
       frames[n++].offset = ips[i];
       continue;
@@ -59,7 +64,7 @@ static UInt resolve(const Addr *ips, UInt n_ips, tw_frame *frames, Bool note) {
   return n;
 }
 
-UInt tw_user_frames(const Addr *ips, UInt n_ips) {
+UInt tw_user_frames(const Addr *ips, UInt n_ips, Bool *ended) {
   DiEpoch ep = VG_(current_DiEpoch)();
   UInt i = 0;
   for (; i < n_ips; i++) {
@@ -70,12 +75,13 @@ UInt tw_user_frames(const Addr *ips, UInt n_ips) {
   }
   /* frames past a non-executable address are cut by resolve() */
   tw_frame frames[MAX_FRAMES];
-  return resolve(ips + i, n_ips - i, frames, False);
+  return resolve(ips + i, n_ips - i, frames, False, ended);
 }
 
 HChar *tw_format_stack(const Addr *ips, UInt n_ips, Int depth) {
   tw_frame frames[MAX_FRAMES];
-  UInt n = resolve(ips, n_ips, frames, True);
+  Bool ended;
+  UInt n = resolve(ips, n_ips, frames, True, &ended);
   SizeT cap = (SizeT)(depth > (Int)n ? depth : (Int)n) * 300 + 16;
   HChar *out = VG_(malloc)("tw.stack", cap);
   tw_stack_format(out, cap, frames, (int)n, depth);

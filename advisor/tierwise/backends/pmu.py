@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from tierwise import paths
+from tierwise.formats import profile as profile_format
 
 PROBE = "bin/tierwise-pmu-probe"
 PRELOAD = "lib/libtierwise-pmu.so"
@@ -68,6 +69,10 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         raise FileNotFoundError(f"pmu backend unavailable: {why}")
     lib = paths.build_dir() / PRELOAD
     outdir = Path(outdir)
+    # A previous run's files must not pass for this one's; a stale census
+    # claim would make the program write its files under per-pid names.
+    for name in ("sites.csv", "objects.csv", "modules.csv", "pmu.json", ".census-owner"):
+        (outdir / name).unlink(missing_ok=True)
     env = dict(os.environ)
     env["LD_PRELOAD"] = f"{lib}:{env['LD_PRELOAD']}" if env.get("LD_PRELOAD") else str(lib)
     env.update(
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     params = json.loads(pmu_json.read_text())
     params["min_bytes"] = args.pmu_min_bytes
     params["scaling"] = "each sample counts sample_period events"
-    (outdir / "backend.json").write_text(json.dumps(params, indent=1) + "\n")
+    profile_format.write_backend_params(outdir, params)
     pmu_json.unlink()
     return {
         "exit_status": rc if rc >= 0 else None,

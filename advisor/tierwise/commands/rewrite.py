@@ -11,6 +11,8 @@ a module whose build-id differs from the placement's is not used, and a user
 module (not a system library) that is not found stops the rewrite with one
 line saying why, before any site is reported."""
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -19,12 +21,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any, Iterable
 
 from tierwise import compiledb, paths
 from tierwise.cli import UserError
 from tierwise.symbolize import Symbolizer, build_id
 
-def add_parser(sub):
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "rewrite",
         help="apply a placement as a source patch (Clang rewriter)",
@@ -75,7 +78,9 @@ def _is_system_library(mod, path):
     return bool(re.match(r"(lib|ld-).*\.so(\.|$)", mod))
 
 
-def find_modules(placement, binaries, placed_only=True):
+def find_modules(
+    placement: dict, binaries: Iterable[str], placed_only: bool = True
+) -> tuple[dict[str, Path], list[tuple[str, str]]]:
     """(module basename -> path, one line per user module not found) for the
     modules the placement's stacks name. A module is looked up in --binary
     paths, its placement `modules[].path`, build/examples and the working
@@ -118,7 +123,7 @@ def find_modules(placement, binaries, placed_only=True):
     return found, missing
 
 
-def symbolize(placement, modules):
+def symbolize(placement: dict, modules: dict[str, Path]) -> int:
     """Adds `frames` (symbolize.Symbolizer.frames) to the sites that lack
     them; returns how many got them."""
     sym = Symbolizer({mod: str(path) for mod, path in modules.items()})
@@ -139,7 +144,7 @@ def symbolize(placement, modules):
     return done
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     tool = paths.artifact("bin/tierwise-rewrite")
     files = list(args.files)
     extra = []
@@ -209,8 +214,8 @@ def run(args):
         binaries = list(find_modules(placement, args.binary)[0].values())
         dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
         build_path, notes = compiledb.filtered_database(build_path, files, binaries, dbdir.name)
-        for n in notes:
-            print(f"tierwise rewrite: note: {n}", file=sys.stderr)
+        for note in notes:
+            print(f"tierwise rewrite: note: {note}", file=sys.stderr)
     if build_path:
         cmd += ["-p", build_path]
     if args.in_place:

@@ -12,6 +12,8 @@ started with os.posix_spawnp and waited for, so that the summary can be
 printed and the private directory removed; a program the runtime cannot
 apply to is exec'ed in place of this process."""
 
+from __future__ import annotations
+
 import os
 import signal
 import sys
@@ -24,8 +26,13 @@ from tierwise.formats.report import other_reports, others_line
 from tierwise.preload import preload_blocker, run_env
 from tierwise.sizes import parse_size
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
-def add_parser(sub):
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "run",
         help="run a command with a placement applied",
@@ -70,7 +77,7 @@ def add_parser(sub):
     return p
 
 
-def summary(report_path):
+def summary(report_path: str) -> str:
     """One line from a run report."""
     rep = report_mod.read(report_path)
     totals = rep.get("totals", {})
@@ -143,7 +150,7 @@ def _spawn(cmd, env):
     return pid, rc if rc >= 0 else 128 - rc
 
 
-def plan_lines(report_path, limit=20):
+def plan_lines(report_path: str, limit: int = 20) -> list[str]:
     """Per ranked DRAM site of the placement (rank, planned_bytes): what it
     was planned, what it got in DRAM (over the run) and what fell back;
     under a DRAM limit the most of its reservation it held at once
@@ -172,7 +179,7 @@ def plan_lines(report_path, limit=20):
     return lines
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     cmd = [c for c in args.cmd]
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
