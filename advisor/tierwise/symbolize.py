@@ -186,7 +186,7 @@ class Symbolizer:
         share, or its innermost user frame (`function file:line`, as a site
         whose innermost frame is its own); "" if nothing resolves."""
         chains = [self._chain(st) for st in stacks]
-        count: Dict[Tuple[str, str], int] = {}
+        count: Dict[Tuple[str, int], int] = {}
         for user, _ in chains:
             for fr in {(file, line) for _, file, line in user}:
                 count[fr] = count.get(fr, 0) + 1

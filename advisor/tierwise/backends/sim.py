@@ -392,7 +392,7 @@ def _collect(raw_dir, pid, dest, params):
         p["roi"] = dict(p["roi"], **req)
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
-    (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
+    profile_format.write_backend_params(dest, p)
     return p
 
 
@@ -532,7 +532,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         )
     if children:
         info["children"] = kids
-        (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")
+        profile_format.write_backend_params(outdir, info)
         print(
             f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
             file=sys.stderr,
