@@ -167,7 +167,8 @@ class Symbolizer:
             for func, file, line, _ in self.cache.get(f, []):
                 if file in ("??", "") or line == 0:
                     if not named and func not in ("??", ""):
-                        named = f"{func} {parse_frame(f)[0]}"
+                        pf = parse_frame(f)  # resolved: it parsed
+                        named = f"{func} {pf[0] if pf else f}"
                     continue
                 first = first or f"{func} {file}:{line}"
                 if not file.startswith(SYSTEM_PREFIXES):
