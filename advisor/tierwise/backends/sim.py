@@ -396,17 +396,29 @@ def _collect(raw_dir, pid, dest, params):
     return p
 
 
+def _stats_written(path):
+    """Whether the tool has finished writing a stats file (it parses; an
+    existing file may still be empty: mpi/singleton.test once read orted's
+    before its Valgrind had written it, and failed on the empty JSON)."""
+    try:
+        json.loads(path.read_text(errors="replace"))
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def _running_children(raw_dir, main_pid):
     """Pids of traced processes that started (their Valgrind opened
-    tw.PID.objects.csv) and have not finished (no tw.PID.stats.json, written
-    last) and are still alive: a helper daemon outliving the program."""
+    tw.PID.objects.csv) and have not finished (tw.PID.stats.json, written
+    last, not complete yet: the tool creates it, then writes it) and are
+    still alive: a helper daemon outliving the program."""
     pids = []
     for f in raw_dir.glob("tw.*.objects.csv"):
         pid = f.name.split(".")[1]
         if (
             pid.isdigit()
             and int(pid) != main_pid
-            and not (raw_dir / f"tw.{pid}.stats.json").exists()
+            and not _stats_written(raw_dir / f"tw.{pid}.stats.json")
             and Path(f"/proc/{pid}").exists()
         ):
             pids.append(int(pid))
