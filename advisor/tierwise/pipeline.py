@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The tierwise pipeline as library functions: profile a command, advise a
-placement, run a command with a placement, simulate a placement, compare
-placements across DRAM budgets. Each returns a dataclass; the verbs in
+placement, report a profile's sites, run a command with a placement,
+simulate a placement, compare placements across DRAM budgets. Each returns a dataclass; the verbs in
 tierwise/commands/ parse arguments, call these and print the result. Long
 steps say what they do on stderr (`tierwise VERB: ...`); the user's program
 runs as a subprocess (under Valgrind or the runtime), tierwise itself never
