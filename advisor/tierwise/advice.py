@@ -6,7 +6,7 @@ advise` prints."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional
 
 import pandas as pd
 
@@ -212,15 +212,33 @@ def location_column(locations: Iterable[Any], cap: int = 56) -> tuple[int, list[
 
 def format_table(table: pd.DataFrame, limit: int = 30) -> str:
     rows = table.head(limit)
-    w, locs = location_column(rows["location"])
-    head = f"{'site':>4}  {'location':<{w}} {'size':>10} {'miss/KiB':>9} {'writes':>6}  {'tier':<9} {'benefit':>10}"
-    lines = [head]
-    for loc, (_, r) in zip(locs, rows.iterrows()):
-        lines.append(
-            f"{r['site']:>4}  {loc:<{w}} {format_size(r['bytes']):>10} "
-            f"{r['misses_per_kib']:>9.1f} {r['write_share']:>6.0%}  {r['tier']:<9} "
-            f"{r['benefit_s'] * 1e3:>8.3f}ms"
-        )
-    if len(table) > limit:
-        lines.append(f"... {len(table) - limit} more sites in the placement file")
+    return format_rows(
+        lambda w: f"{'site':>4}  {'location':<{w}} {'size':>10} {'miss/KiB':>9} {'writes':>6}  "
+        f"{'tier':<9} {'benefit':>10}",
+        rows,
+        list(rows["location"]),
+        lambda r: f"{format_size(r['bytes']):>10} {r['misses_per_kib']:>9.1f} "
+        f"{r['write_share']:>6.0%}  {r['tier']:<9} {r['benefit_s'] * 1e3:>8.3f}ms",
+        f"... {len(table) - limit} more sites in the placement file" if len(table) > limit else "",
+        ids=rows["site"],
+    )
+
+
+def format_rows(
+    head: Callable[[int], str],
+    rows: pd.DataFrame,
+    locations: List[str],
+    cells: Callable[[pd.Series], str],
+    more: str = "",
+    ids: Optional[Iterable[Any]] = None,
+) -> str:
+    """A site table: `head(width)`, then per row its id (`ids`, default the
+    row index), its location (location_column()) and `cells(row)`, then
+    `more` (the line saying how many rows were left out) if not empty."""
+    w, locs = location_column(locations)
+    lines = [head(w)]
+    for i, loc, (_, r) in zip(rows.index if ids is None else ids, locs, rows.iterrows()):
+        lines.append(f"{i:>4}  {loc:<{w}} {cells(r)}")
+    if more:
+        lines.append(more)
     return "\n".join(lines)

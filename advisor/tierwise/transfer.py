@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from tierwise import reader
-from tierwise.advice import location_column
+from tierwise.advice import format_rows
 from tierwise.formats.profile import count
 from tierwise.reader import PSEUDO_SITES
 from tierwise.select import peak_footprint
@@ -308,23 +308,20 @@ def format_fits(t: Transfer, limit: int = 30) -> str:
         if t.method == "scale-by-bytes"
         else "counts fitted as a * x^b (x: site bytes, or the run's footprint)"
     )
-    lines = [
+    title = (
         f"transfer to the target ({t.target_footprint / 2**20:.1f} MiB peak live footprint, "
-        f"small runs {', '.join(f'{f / 2**20:.2f}' for f in t.footprints)} MiB): {how}",
-        f"{'site':>4}  {'location':<36} {'x':<10} {'small':>22} {'target':>10} "
-        f"{'b loads':>7} {'b miss':>7} {'R^2':>5}",
-    ]
+        f"small runs {', '.join(f'{f / 2**20:.2f}' for f in t.footprints)} MiB): {how}"
+    )
     fmt = lambda v: "-" if pd.isna(v) else f"{v:.2f}"
     shown = rows.head(limit)
-    w, locs = location_column([s.at[i, "location"] or s.at[i, "stack"] for i in shown.index])
-    lines[1] = lines[1].replace(f"{'location':<36}", f"{'location':<{w}}")
-    for loc, (i, r) in zip(locs, shown.iterrows()):
-        lines.append(
-            f"{i:>4}  {loc:<{w}} "
-            f"{r['x']:<10} {str(r.get('x_small', '')):>22} "
-            f"{int(r['x_target']):>10} {fmt(r.get('b_loads')):>7} "
-            f"{fmt(r.get('b_llc_load_misses')):>7} {fmt(r.get('r2')):>5}"
-        )
-    if len(rows) > limit:
-        lines.append(f"... {len(rows) - limit} more sites")
-    return "\n".join(lines)
+    table = format_rows(
+        lambda w: f"{'site':>4}  {'location':<{w}} {'x':<10} {'small':>22} {'target':>10} "
+        f"{'b loads':>7} {'b miss':>7} {'R^2':>5}",
+        shown,
+        [s.at[i, "location"] or s.at[i, "stack"] for i in shown.index],
+        lambda r: f"{r['x']:<10} {str(r.get('x_small', '')):>22} "
+        f"{int(r['x_target']):>10} {fmt(r.get('b_loads')):>7} "
+        f"{fmt(r.get('b_llc_load_misses')):>7} {fmt(r.get('r2')):>5}",
+        f"... {len(rows) - limit} more sites" if len(rows) > limit else "",
+    )
+    return f"{title}\n{table}"
