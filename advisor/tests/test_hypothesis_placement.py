@@ -53,7 +53,8 @@ docs = st.fixed_dictionaries(
 
 
 def runtime_accepts_number(v, lo, hi):
-    """cJSON_IsNumber and an integer range, as tw_placement.c checks."""
+    """A JSON number (not a boolean) in an integer range, as tw_placement.c
+    checks (its reader's number kind, then tw_int)."""
     return (
         not isinstance(v, bool) and isinstance(v, (int, float)) and lo <= int(v) <= hi
     )
@@ -70,7 +71,7 @@ def test_accepts_or_valueerror_and_runtime_agrees(doc):
     # Accepted: the runtime's parser must accept it as well.
     assert doc["format"] == "tierwise-placement"
     assert runtime_accepts_number(doc["version"], 1, 1), doc["version"]
-    if "depth" in doc:  # null too: cJSON_IsNumber(null) is false
+    if "depth" in doc:  # null too: the runtime's reader says null is no number
         assert runtime_accepts_number(doc["depth"], 1, 64), doc["depth"]
     for s in doc["sites"]:
         assert isinstance(s["stack"], str) and s["stack"]

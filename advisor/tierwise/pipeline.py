@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The tierwise pipeline as library functions: profile a command, advise a
-placement, run a command with a placement, simulate a placement, compare
-placements across DRAM budgets. Each returns a dataclass; the verbs in
+placement, report a profile's sites, run a command with a placement,
+simulate a placement, compare placements across DRAM budgets. Each returns a dataclass; the verbs in
 tierwise/commands/ parse arguments, call these and print the result. Long
 steps say what they do on stderr (`tierwise VERB: ...`); the user's program
 runs as a subprocess (under Valgrind or the runtime), tierwise itself never
@@ -262,6 +262,38 @@ def budget_curve(adv: Advised) -> "pd.DataFrame":
         partial=adv.partial,
     )
     return df
+
+
+@dataclass
+class Reported:
+    """A profile's sites as `tierwise report` shows them."""
+
+    profile: "Profile"
+    model: "TierModel"
+    table: "pd.DataFrame"  # advice.site_table, no placement
+    coverage: dict  # heap / each pseudo-site -> its LLC misses
+    footprint: int  # peak live bytes
+    measured: bool  # access counts present (False: an allocation census)
+
+
+def report(profiles: Sequence[Any], tier_model: Optional[str] = None) -> Reported:
+    """The site table of the merged PROFILES by modelled benefit of DRAM,
+    and where their LLC misses fall (placeable sites, pseudo-sites)."""
+    from tierwise import cost, reader, tiers
+    from tierwise.advice import site_table
+    from tierwise.select import peak_footprint
+
+    prof = reader.read_profiles(list(profiles))
+    model = tiers.load(tier_model)
+    table = site_table(prof, cost.site_costs(prof.sites, model), {})
+    sites = prof.sites
+    miss = sum(sites[c].astype("float64").fillna(0) for c in ("llc_load_misses", "llc_store_misses"))
+    heap = ~sites["stack"].isin(reader.PSEUDO_SITES)
+    cover = {"heap": float(miss[heap].sum())}
+    for ps in reader.PSEUDO_SITES:
+        cover[ps] = float(miss[sites["stack"] == ps].sum())
+    measured = bool(sites[["loads", "stores", "llc_load_misses"]].notna().any().any())
+    return Reported(prof, model, table, cover, peak_footprint(prof), measured)
 
 
 # ---------------------------------------------------------------- run

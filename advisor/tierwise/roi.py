@@ -118,7 +118,7 @@ def _which(name, path):
 
 def _ld_conf_dirs(conf="/etc/ld.so.conf", seen=None):
     seen = set() if seen is None else seen
-    out = []
+    out: list[str] = []
     try:
         lines = Path(conf).read_text().splitlines()
     except OSError:

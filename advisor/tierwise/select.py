@@ -328,22 +328,36 @@ def merge_instants(m: np.ndarray, most: int) -> np.ndarray:
     `m` it stands for (so every column of `m` is bounded by one of them:
     whatever fits the merged ones at every instant fits `m`). Greedily
     merges the pair whose merge raises the larger column total least, the
-    error that makes a runtime admit fewer sites than the plan."""
-    cols = [m[:, j] for j in range(m.shape[1])]
-    if len(cols) > 16 * most:  # first in runs of neighbours, to bound the work
-        k = -(-len(cols) // (16 * most))
-        cols = [np.max(m[:, j : j + k], axis=1) for j in range(0, m.shape[1], k)]
-    while len(cols) > most:
-        c = np.stack(cols, axis=1)
-        tot = c.sum(axis=0)
-        merged = np.maximum(c[:, :, None], c[:, None, :]).sum(axis=0)
-        cost = merged - np.maximum(tot[:, None], tot[None, :])
-        np.fill_diagonal(cost, np.inf)
-        a, b = np.unravel_index(np.argmin(cost), cost.shape)
-        a, b = min(a, b), max(a, b)
-        cols[a] = np.maximum(cols[a], cols[b])
-        del cols[b]
-    return np.stack(cols, axis=1)
+    error that makes a runtime admit fewer sites than the plan. Memory and
+    work stay O(rows x columns) per merge: more than 4 x `most` columns are
+    first merged in runs of neighbours, and each pair's cost is kept and
+    updated only for the column a merge changed."""
+    c = np.asarray(m, dtype="float64")
+    if c.shape[1] > 4 * most:
+        k = -(-c.shape[1] // (4 * most))
+        c = np.stack([c[:, j : j + k].max(axis=1) for j in range(0, c.shape[1], k)], axis=1)
+    c = c.copy()
+    n = c.shape[1]
+    tot = c.sum(axis=0)
+    cost = np.full((n, n), np.inf)
+
+    def pair_costs(a: int) -> np.ndarray:
+        return np.maximum(c[:, [a]], c).sum(axis=0) - np.maximum(tot[a], tot)
+
+    for j in range(n):
+        cost[j] = pair_costs(j)
+    np.fill_diagonal(cost, np.inf)
+    alive = np.ones(n, dtype=bool)
+    for _ in range(n - most):
+        a, b = (int(x) for x in np.unravel_index(np.argmin(cost), cost.shape))
+        c[:, a] = np.maximum(c[:, a], c[:, b])
+        tot[a] = c[:, a].sum()
+        alive[b] = False
+        cost[b, :] = cost[:, b] = np.inf
+        row = np.where(alive, pair_costs(a), np.inf)
+        row[a] = np.inf
+        cost[a, :] = cost[:, a] = row
+    return c[:, alive]
 
 
 def planned_timeline(

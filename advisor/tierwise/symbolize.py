@@ -167,7 +167,8 @@ class Symbolizer:
             for func, file, line, _ in self.cache.get(f, []):
                 if file in ("??", "") or line == 0:
                     if not named and func not in ("??", ""):
-                        named = f"{func} {parse_frame(f)[0]}"
+                        pf = parse_frame(f)  # resolved: it parsed
+                        named = f"{func} {pf[0] if pf else f}"
                     continue
                 first = first or f"{func} {file}:{line}"
                 if not file.startswith(SYSTEM_PREFIXES):
@@ -185,7 +186,7 @@ class Symbolizer:
         share, or its innermost user frame (`function file:line`, as a site
         whose innermost frame is its own); "" if nothing resolves."""
         chains = [self._chain(st) for st in stacks]
-        count: Dict[Tuple[str, str], int] = {}
+        count: Dict[Tuple[str, int], int] = {}
         for user, _ in chains:
             for fr in {(file, line) for _, file, line in user}:
                 count[fr] = count.get(fr, 0) + 1

@@ -23,7 +23,8 @@
  * bytes) so that its free gives the bytes back to the reservation: a site
  * that frees and allocates again (realloc growth, per-iteration arrays), or
  * whose DRAM a later site inherits, keeps the reservation whole. Blocks
- * beyond the table (TW_DRAM_REC_SLOTS / 2 live at once) spend their share
+ * beyond the table (TW_DRAM_REC_SLOTS / 2 live at once, blocks under 4 KiB
+ * a quarter, so that small ones do not crowd out large ones) spend their share
  * for good (their bytes still return to the account). The lock is taken
  * only with reservations; first-come stays lock-free.
  */
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 
 #define TW_DRAM_REC_SLOTS (1u << 14) /* power of two */
+#define TW_DRAM_REC_SMALL 4096u       /* smaller blocks: a quarter at most */
 
 typedef struct tw_dram_rec {
   uintptr_t p; /* 0: empty */
@@ -174,7 +176,10 @@ void tw_dram_keep(const tw_dram_ticket *t, const void *p, uint64_t bytes) {
   int kept = 0;
   if (t->own && tw_recs && slack < (1u << 31)) {
     pthread_mutex_lock(&tw_lock);
-    if (atomic_load(&tw_nrecs) < TW_DRAM_REC_SLOTS / 2) {
+    /* small blocks only while a quarter is free for large ones */
+    unsigned most = bytes < TW_DRAM_REC_SMALL ? TW_DRAM_REC_SLOTS / 4
+                                              : TW_DRAM_REC_SLOTS / 2;
+    if (atomic_load(&tw_nrecs) < most) {
       unsigned i = tw_rec_slot((uintptr_t)p);
       while (tw_recs[i].p)
         i = (i + 1) & (TW_DRAM_REC_SLOTS - 1);

@@ -30,13 +30,23 @@ typedef struct tw_pjnum {
   int8_t kind;
 } tw_pjnum;
 
+/** Most entries of a list of integers (planned_live) the reader keeps. */
+#define TW_PJSON_LIST_MAX 64
+
+/** A list of integers: kind 0 absent, 1 a list of 1 to TW_PJSON_LIST_MAX
+ * integers from 0 to 2^64-1 (v[0..n)), 2 anything else. */
+typedef struct tw_pjlist {
+  int8_t kind;
+  int n;
+  uint64_t v[TW_PJSON_LIST_MAX];
+} tw_pjlist;
+
 /** The fields of one element of "sites" that the runtime reads (all
- * absent for an element that is not an object). planned_live, a list: kind
- * 1 with (p, n) the list's JSON text from '[' to ']' (not checked inside,
- * not NUL-terminated), 2 another JSON type. */
+ * absent for an element that is not an object). */
 typedef struct tw_pjsite {
-  tw_pjstr stack, location, tier, planned_live;
+  tw_pjstr stack, location, tier;
   tw_pjnum dram_bytes, dram_fraction, rank, planned_bytes;
+  tw_pjlist planned_live; /* last: only its kind and n are cleared */
 } tw_pjsite;
 
 /** The top-level fields; sites and modules: kind as in tw_pjstr. */

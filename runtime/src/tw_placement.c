@@ -143,48 +143,26 @@ static int tw_tier_value(int i, const char *name, const tw_pjstr *v,
                 "unknown tier (use dram, pmem, kmem, hbw or numa:N)");
 }
 
-/* The most entries of planned_live this runtime reads (the advisor writes
- * at most 32). */
-#define TW_LIVE_MAX 64
-
 /* Site \p i's optional planned_live (FORMATS.md), into \p p (planned
- * bytes read): a list of integers from 0 to planned_bytes, as long on
- * every site that has it. The list's text is read here: digits, commas,
- * blanks. */
-static int tw_live_field(const tw_pjstr *lv, tw_pplan *p, int i) {
+ * bytes read): a list of integers from 0 to planned_bytes (at most
+ * TW_PJSON_LIST_MAX; the advisor writes at most 32), as long on every site
+ * that has it. */
+static int tw_live_field(const tw_pjlist *lv, tw_pplan *p, int i) {
   tw_fname f;
-  uint64_t v[TW_LIVE_MAX];
-  int k = 0, ok = lv->kind == 1 && lv->n >= 2 && lv->p[0] == '[';
-  const char *c = lv->p + 1, *end = lv->p + lv->n - 1; /* at the ']' */
-  while (ok) {
-    while (c < end && (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r'))
-      c++;
-    if (c == end)
-      break;
-    uint64_t x = 0;
-    const char *d = c;
-    for (; c < end && *c >= '0' && *c <= '9' && c - d < 19; c++)
-      x = x * 10 + (uint64_t)(*c - '0');
-    ok = c > d && (*d != '0' || c == d + 1) && k < TW_LIVE_MAX &&
-         x <= p->planned;
-    if (ok)
-      v[k++] = x;
-    while (ok && c < end && (*c == ' ' || *c == '\n' || *c == '\t' || *c == '\r'))
-      c++;
-    if (ok && c < end)
-      ok = *c++ == ',' && c < end;
-  }
-  if (!ok || !k)
+  int ok = lv->kind == 1;
+  for (int k = 0; ok && k < lv->n; k++)
+    ok = lv->v[k] <= p->planned;
+  if (!ok)
     return tw_bad(tw_field(&f, i, "planned_live"), "(not such a list)",
                   "must be a list of 1 to 64 integers from 0 to "
                   "planned_bytes");
-  if (tw_nlive && k != tw_nlive)
+  if (tw_nlive && lv->n != tw_nlive)
     return tw_bad(tw_field(&f, i, "planned_live"), "(another length)",
                   "must be as long on every site");
-  uint64_t *live = tw_internal_alloc((size_t)k * sizeof(uint64_t));
+  uint64_t *live = tw_internal_alloc((size_t)lv->n * sizeof(uint64_t));
   if (live) /* else no timeline for this site: its planned bytes throughout */
-    memcpy(live, v, (size_t)k * sizeof(uint64_t));
-  tw_nlive = k;
+    memcpy(live, lv->v, (size_t)lv->n * sizeof(uint64_t));
+  tw_nlive = lv->n;
   p->live = live;
   return 1;
 }

@@ -69,27 +69,35 @@ struct reader {
     return SUCCESS;
   }
 
-  // A list's JSON text (kind 1: its span, '[' to ']'), kind 2 for another
-  // type; the caller reads the entries.
-  error_code raw_list(ondemand::value v, tw_pjstr *out) {
+  // A list of unsigned integers (tw_pjlist); kind 2 for another type, an
+  // element that is not such an integer, or more than TW_PJSON_LIST_MAX.
+  error_code ints(ondemand::value v, tw_pjlist *out) {
     if (out->kind)
       return SUCCESS;
     ondemand::json_type t;
     SIMDJSON_TRY(v.type().get(t));
-    if (t != ondemand::json_type::array) {
-      out->kind = 2;
+    out->kind = 2;
+    if (t != ondemand::json_type::array)
       return SUCCESS;
-    }
     ondemand::array a;
     SIMDJSON_TRY(v.get_array().get(a));
-    std::string_view raw;
-    SIMDJSON_TRY(a.raw_json().get(raw));
-    size_t n = raw.size();
-    while (n && raw[n - 1] != ']')
-      n--;
-    out->p = raw.data();
-    out->n = (uint32_t)n;
-    out->kind = 1;
+    int n = 0;
+    bool ok = true;
+    for (auto e : a) {
+      ondemand::value ev;
+      SIMDJSON_TRY(std::move(e).get(ev));
+      SIMDJSON_TRY(ev.type().get(t));
+      uint64_t x;
+      if (ok && (t != ondemand::json_type::number ||
+                 ev.get_uint64().get(x) || n == TW_PJSON_LIST_MAX))
+        ok = false; // the rest is skipped, checked for structure only
+      else if (ok)
+        out->v[n++] = x;
+    }
+    if (ok && n) {
+      out->kind = 1;
+      out->n = n;
+    }
     return SUCCESS;
   }
 
@@ -97,7 +105,7 @@ struct reader {
   // a "sites" or "modules" list through \p sink. Not an object: none.
   struct spec {
     const char *key;
-    char kind; // 's' string, 'n' number, 'l' a list's text, 'S' sites,
+    char kind; // 's' string, 'n' number, 'l' a list of integers, 'S' sites,
                // 'M' modules
     size_t at; // offset in out
   };
@@ -121,7 +129,7 @@ struct reader {
         error_code e =
             sp[i].kind == 's'   ? str(fld.value(), (tw_pjstr *)at)
             : sp[i].kind == 'n' ? num(fld.value(), (tw_pjnum *)at)
-            : sp[i].kind == 'l' ? raw_list(fld.value(), (tw_pjstr *)at)
+            : sp[i].kind == 'l' ? ints(fld.value(), (tw_pjlist *)at)
                                 : list(fld.value(), sink, sp[i].kind == 'S',
                                        (int8_t *)at);
         if (e)
@@ -143,7 +151,7 @@ struct reader {
         {"planned_bytes", 'n', offsetof(tw_pjsite, planned_bytes)},
         {"planned_live", 'l', offsetof(tw_pjsite, planned_live)}};
     tw_pjsite s;
-    memset(&s, 0, sizeof(s));
+    memset(&s, 0, offsetof(tw_pjsite, planned_live.v)); // v: 512 bytes
     SIMDJSON_TRY(fields(v, sp, 8, &s, sink));
     if (sink->site(sink->ctx, &s))
       return SUCCESS;

@@ -14,7 +14,16 @@ include matching every site it allocates from) with no run report;
 repetitions are interleaved and medians printed (wall and CPU seconds), then
 instructions (callgrind, deterministic) of one run each.
 
-  python test/bench/runtime_startup.py --profile PROF [--reps 20] [--runtime LIB] [-- CMD ...]
+--calibrate: what those instructions mean in time here. The runtime's JSON
+reader alone (Inputs/placement_read.cc, built with g++ against
+runtime/src/tw_placement_json.cc and libsimdjson) reads the 20,000-site
+file 200 times in one process, in 10 processes: the best time (no page
+faults; the least disturbed by other load) against callgrind's count of one
+read gives instructions per ms; the best first read adds the first touch of
+simdjson's buffers. The rest of the start-up difference is the kernel's (reading the
+file into memory, page faults of the site table).
+
+  python test/bench/runtime_startup.py --profile PROF [--reps 20] [--runtime LIB] [--calibrate] [-- CMD ...]
 Environment: TIERWISE_BUILD_DIR (default build/).
 """
 
@@ -69,12 +78,39 @@ def instructions(cmd, env, work):
     return int(m[1]) if m else None
 
 
+def calibrate(path, work):
+    exe = work / "placement_read"
+    src = ROOT / "runtime" / "src"
+    subprocess.run(
+        ["g++", "-O2", "-fno-exceptions", "-fno-rtti", f"-I{src}", str(ROOT / "test/bench/Inputs/placement_read.cc"),
+         str(src / "tw_placement_json.cc"), "-lsimdjson", "-o", str(exe)],
+        check=True,
+    )
+    runs = []  # 10 processes: the least disturbed first read too
+    for _ in range(10):
+        out = subprocess.run([str(exe), str(path), "200"], capture_output=True, text=True, check=True).stdout
+        runs.append([float(x) for x in re.search(r"first ([0-9.]+) best ([0-9.]+)", out).groups()])
+    first, best = min(r[0] for r in runs), min(r[1] for r in runs)
+    cg = work / "cg.read"
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", "--toggle-collect=tw_pjson_read", str(exe), str(path), "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
+    )
+    ins = int(re.search(r"^summary: (\d+)", cg.read_text(), re.M)[1])
+    print(
+        f"calibration: the JSON read of {path.name} alone: {ins:,} instructions (callgrind), "
+        f"best {best:.2f} ms of 200 reads in one process, of 10 processes ({ins / best / 1e6:.1f} M instructions a ms), "
+        f"first read {first:.2f} ms at best (+{first - best:.2f} ms first touch of its buffers)"
+    )
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", required=True, help="a profile directory whose stacks to use")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--no-instructions", action="store_true")
     ap.add_argument("--runtime", help="the runtime library to measure (default: the build's)")
+    ap.add_argument("--calibrate", action="store_true", help="time the JSON reader alone (needs g++, valgrind)")
     ap.add_argument("cmd", nargs="*", help="-- CMD ARGS (default /bin/true)")
     args = ap.parse_args()
     cmd = [c for c in args.cmd if c != "--"] or ["/bin/true"]
@@ -114,6 +150,8 @@ def main():
         ins = {n: instructions(cmd, envs[n], work) for n in SIZES}
         print("instructions (callgrind):", ", ".join(f"{n} sites {ins[n]:,}" for n in SIZES))
         print(f"20,000 sites over 10: {ins[20000] - ins[10]:+,} instructions")
+    if args.calibrate:
+        calibrate(work / "placement.20000.json", work)
     return 0
 
 

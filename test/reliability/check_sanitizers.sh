@@ -142,7 +142,24 @@ assert big, "no st_big site in the census"
 print(json.dumps({"format": "tierwise-placement", "version": 1, "default_tier": "dram",
   "sites": [{"stack": s, "tier": "pmem", "dram_bytes": 131072} for s in big]}))
 PY
+# Rank reservations shared over time (tw_dram_limit.c: the lock around
+# take, keep and give, the record table): every census site ranked, its
+# peak planned, half of them live at the plan's first instant, half at the
+# second.
+python3 - "$OUT/stcen/sites.csv" > "$OUT/ranked.json" <<'PY'
+import csv, json, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["peak_bytes"] or 0) > 0]
+print(json.dumps({"format": "tierwise-placement", "version": 1, "default_tier": "dram",
+  "sites": [{"stack": r["stack"], "tier": "dram", "rank": k + 1,
+             "planned_bytes": int(r["peak_bytes"]),
+             "planned_live": [int(r["peak_bytes"]), 0] if k % 2 else [0, int(r["peak_bytes"])]}
+            for k, r in enumerate(rows)]}))
+PY
 for tool in memcheck helgrind; do
+  step "Valgrind $tool: runtime, DRAM limit 256K with rank reservations over 2 instants"
+  run_vg $tool TIERWISE_PLACEMENT="$OUT/ranked.json" TIERWISE_PMEM_DIR="$OUT/pmem" TIERWISE_DRAM_LIMIT=256K TIERWISE_REPORT="$OUT/r4.json"
+  check_report "$OUT/r4.json" "no reservation over 2 instants" \
+    'r["dram_limit"]["policy"] == "rank reservations" and r["dram_limit"]["instants"] == 2 and r["totals"]["dram"] > 0'
   step "Valgrind $tool: runtime, split objects (128K DRAM head, rest pmem)"
   run_vg $tool TIERWISE_PLACEMENT="$OUT/split.json" TIERWISE_PMEM_DIR="$OUT/pmem" TIERWISE_REPORT="$OUT/r3.json"
   check_report "$OUT/r3.json" "no split object in the run" 'any(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from tierwise import paths
+from tierwise.formats import profile as profile_format
 
 PROBE = "bin/tierwise-pmu-probe"
 PRELOAD = "lib/libtierwise-pmu.so"
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     params = json.loads(pmu_json.read_text())
     params["min_bytes"] = args.pmu_min_bytes
     params["scaling"] = "each sample counts sample_period events"
-    (outdir / "backend.json").write_text(json.dumps(params, indent=1) + "\n")
+    profile_format.write_backend_params(outdir, params)
     pmu_json.unlink()
     return {
         "exit_status": rc if rc >= 0 else None,

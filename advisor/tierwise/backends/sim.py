@@ -392,21 +392,33 @@ def _collect(raw_dir, pid, dest, params):
         p["roi"] = dict(p["roi"], **req)
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
-    (dest / "backend.json").write_text(json.dumps(p, indent=1) + "\n")
+    profile_format.write_backend_params(dest, p)
     return p
+
+
+def _stats_written(path):
+    """Whether the tool has finished writing a stats file (it parses; an
+    existing file may still be empty: mpi/singleton.test once read orted's
+    before its Valgrind had written it, and failed on the empty JSON)."""
+    try:
+        json.loads(path.read_text(errors="replace"))
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def _running_children(raw_dir, main_pid):
     """Pids of traced processes that started (their Valgrind opened
-    tw.PID.objects.csv) and have not finished (no tw.PID.stats.json, written
-    last) and are still alive: a helper daemon outliving the program."""
+    tw.PID.objects.csv) and have not finished (tw.PID.stats.json, written
+    last, not complete yet: the tool creates it, then writes it) and are
+    still alive: a helper daemon outliving the program."""
     pids = []
     for f in raw_dir.glob("tw.*.objects.csv"):
         pid = f.name.split(".")[1]
         if (
             pid.isdigit()
             and int(pid) != main_pid
-            and not (raw_dir / f"tw.{pid}.stats.json").exists()
+            and not _stats_written(raw_dir / f"tw.{pid}.stats.json")
             and Path(f"/proc/{pid}").exists()
         ):
             pids.append(int(pid))
@@ -532,7 +544,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         )
     if children:
         info["children"] = kids
-        (outdir / "backend.json").write_text(json.dumps(info, indent=1) + "\n")
+        profile_format.write_backend_params(outdir, info)
         print(
             f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",
             file=sys.stderr,

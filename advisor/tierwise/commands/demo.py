@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 from tierwise import paths, pipeline
 from tierwise.cli import UserError, add_whole_sites
+from tierwise.formats import report as report_format
 
 CHECKSUM = re.compile(r"^checksum: ([0-9a-f]+)$", re.MULTILINE)
 
@@ -182,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     c0, c1 = _checksum(plain.stdout, exe.name), _checksum(placed.stdout or "", "placed run")
     if c0 != c1:
         raise UserError(f"checksum differs with the placement: {c1} vs {c0} unplaced")
-    rep = json.loads(report.read_text())
+    rep = report_format.read(report)
 
     _step("4/5 simulate the placement")
     with _environ(OMP_NUM_THREADS=threads), _captured() as sim:

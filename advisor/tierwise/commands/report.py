@@ -11,8 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from tierwise import cost, reader, tiers
-from tierwise.select import peak_footprint
+from tierwise import tiers
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -37,42 +36,28 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def coverage(sites: pd.DataFrame) -> dict:
-    """Share of all LLC misses that fall on placeable (heap) sites."""
-    num = lambda c: sites[c].astype("float64").fillna(0)
-    miss = num("llc_load_misses") + num("llc_store_misses")
-    heap = ~sites["stack"].isin(reader.PSEUDO_SITES)
-    out = {"heap": float(miss[heap].sum())}
-    for ps in reader.PSEUDO_SITES:
-        out[ps] = float(miss[sites["stack"] == ps].sum())
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
-    from tierwise.advice import format_size, location_column, site_table
+    from tierwise import pipeline
+    from tierwise.advice import format_size, location_column
     from tierwise.plot import plot_sites
 
-    profile = reader.read_profiles(args.profiles)
-    model = tiers.load(args.tiers)
-    costs = cost.site_costs(profile.sites, model)
-    table = site_table(profile, costs, {})
+    rep = pipeline.report(args.profiles, args.tiers)
+    profile, model, table = rep.profile, rep.model, rep.table
     meta = profile.meta[0]
     total = table["bytes"].sum()
     print(
         f"profile {', '.join(map(str, profile.paths))}: {' '.join(meta.get('command', []))} "
         f"[{meta.get('backend', '?')} backend{', estimated counts' if meta.get('estimated') else ''}]"
     )
-    cov = coverage(profile.sites)
-    allm = sum(cov.values()) or 1
+    allm = sum(rep.coverage.values()) or 1
     print(
         f"{len(table)} heap sites, {format_size(total)} in their peaks, "
-        f"{format_size(peak_footprint(profile))} peak live footprint; LLC misses: "
-        + ", ".join(f"{k} {v / allm:.1%}" for k, v in cov.items())
+        f"{format_size(rep.footprint)} peak live footprint; LLC misses: "
+        + ", ".join(f"{k} {v / allm:.1%}" for k, v in rep.coverage.items())
     )
-    measured = profile.sites[["loads", "stores", "llc_load_misses"]].notna().any().any()
     print(
         "sites by modelled benefit of DRAM (then size)"
-        if measured
+        if rep.measured
         else "sites by peak bytes (an allocation census: no access counts to model benefit from)"
     )
     rows = table.head(args.top)

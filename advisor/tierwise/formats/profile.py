@@ -287,6 +287,12 @@ def write_rows(path: "os.PathLike[str] | str", columns: List[str], rows: Iterabl
     os.replace(tmp, path)
 
 
+def write_backend_params(outdir: "os.PathLike[str] | str", params: dict) -> None:
+    """backend.json of a backend's raw output: its parameters, which
+    finish_profile() makes meta.json's `backend_params`."""
+    (Path(outdir) / "backend.json").write_text(json.dumps(params, indent=1) + "\n")
+
+
 def read_modules(outdir: "os.PathLike[str] | str") -> List[Dict[str, str]]:
     """modules.csv rows with build-ids filled from the files where empty."""
     from tierwise.symbolize import build_id
@@ -354,7 +360,10 @@ def finish_profile(
     params = dict(info.get("params") or {})
     bj = outdir / "backend.json"
     if bj.exists():
-        params.update(json.loads(bj.read_text()))
+        try:
+            params.update(json.loads(bj.read_text()))
+        except ValueError as e:
+            raise ValueError(f"{bj}: not valid JSON ({e})") from None
     modules = read_modules(outdir)
     sites_path = outdir / "sites.csv"
     sites = read_rows(sites_path, REQUIRED_SITE_COLUMNS) if sites_path.exists() else []
