@@ -147,21 +147,6 @@ static Addr line_of(const TwCache *c, UWord set, TwWay w) {
   return way_tag(w) == no_tag ? NO_LINE : (Addr)(way_tag(w) * c->sets + set);
 }
 
-/* Starts loading the host cache lines of ln's set in c (its MRU word and
- * the rest of its ways) so that the misses on them overlap, with each other
- * and with the work done before the lookup, instead of following one
- * another: for a large simulated LLC they are most of a lookup's time. */
-static inline __attribute__((always_inline)) void prefetch_set(const TwCache *c,
-                                                               Addr ln) {
-  UWord set = set_of(c, ln), n = c->assoc - 1;
-  __builtin_prefetch(&c->mru[set]);
-  const TwWay *r = c->rest + set * n;
-  for (UWord i = 0; i < n; i += 8)
-    __builtin_prefetch(r + i);
-  if (n)
-    __builtin_prefetch(r + n - 1);
-}
-
 static void __attribute__((noreturn)) tag_too_high(const TwCache *c, Addr ln) {
   VG_(fmsg)("tierwise: address %#lx is beyond what the simulated cache (%s) "
             "can tag; use a larger --line-size\n",
@@ -320,13 +305,9 @@ static inline void access_line(Addr a, Bool store, Bool count, UWord arg) {
   } else {
     TwWay *m;
     TwLine v2 = {NO_LINE, 0, 0};
-    Bool write_back = victim.ln != NO_LINE &&
-                      (victim.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY;
-    prefetch_set(&llc, ln);
-    if (write_back) {
-      prefetch_set(&llc, victim.ln);
+    if (victim.ln != NO_LINE &&
+        (victim.flags & (F_DIRTY | F_LLCDIRTY)) == F_DIRTY)
       llc_write_back_in(&victim);
-    }
     if (touch(&llc, ln, &v2, &m)) {
       if (way_flags(*m) & F_UNIFORM) {
         slot = way_slot(*m);

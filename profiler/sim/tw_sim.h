@@ -88,7 +88,7 @@ extern const HChar *tw_tier_names[TW_MAX_TIERS];
 /* tw_blockmap.c: address -> live block */
 typedef struct {
   Addr start;
-  SizeT size;
+  SizeT size; /* its extent: the block's size, 1 for an empty block */
   TwBlock *b;
   UInt slot;
 } TwOwner; /* a live block as the cache simulator sees it */
