@@ -72,7 +72,7 @@ def test_numa_tier_and_make_write_roundtrip(tmp_path):
 def test_not_json_and_missing(tmp_path):
     p = tmp_path / "p.json"
     p.write_text("{")
-    with pytest.raises(ValueError, match="not JSON"):
+    with pytest.raises(ValueError, match="not valid JSON"):
         placement.load(p)
     with pytest.raises(ValueError, match="not found"):
         placement.load(tmp_path / "nope.json")

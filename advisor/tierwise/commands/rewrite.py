@@ -14,7 +14,6 @@ line saying why, before any site is reported."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -25,6 +24,7 @@ from typing import Any, Iterable
 
 from tierwise import compiledb, paths
 from tierwise.cli import UserError
+from tierwise.formats import placement as placement_format
 from tierwise.symbolize import Symbolizer, build_id
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -154,9 +154,9 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         raise UserError("no FILES given: tierwise rewrite --placement P -p BUILD_DIR FILES...")
     try:
-        placement = json.loads(Path(args.placement).read_text())
-    except json.JSONDecodeError as e:
-        raise UserError(f"{args.placement}: not valid JSON ({e})")
+        placement = placement_format.load(args.placement)
+    except ValueError as e:
+        raise UserError(str(e)) from None
     need = [
         s
         for s in placement.get("sites", [])
@@ -203,8 +203,8 @@ def run(args: argparse.Namespace) -> int:
         )
         if n:
             tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-            json.dump(placement, tmp)
             tmp.close()
+            placement_format.write(placement, tmp.name)
             placement_path = tmp.name
     cmd = [str(tool), "--placement", placement_path]
     build_path = args.build_path

@@ -116,7 +116,7 @@ def load(path: "os.PathLike[str] | str") -> dict:
     except FileNotFoundError:
         raise ValueError(f"{path}: placement file not found") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not JSON: {e}") from None
+        raise ValueError(f"{path}: not valid JSON ({e})") from None
     return validate(doc, str(path))
 
 
