@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The tierwise pipeline as library functions: profile a command, advise a
 placement, report a profile's sites, run a command with a placement,
-simulate a placement, compare placements across DRAM budgets. Each returns a dataclass; the verbs in
+simulate a placement, compare placements across DRAM budgets, rewrite
+sources for a placement. Each returns a dataclass; the verbs in
 tierwise/commands/ parse arguments, call these and print the result. Long
 steps say what they do on stderr (`tierwise VERB: ...`); the user's program
 runs as a subprocess (under Valgrind or the runtime), tierwise itself never
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -19,8 +21,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
+from tierwise import paths
 from tierwise.cli import UserError
 
 if TYPE_CHECKING:
@@ -639,3 +642,201 @@ def compare(
             ignore_index=True,
         )
     return Compared(df, notes, list(profiles), sites, model, warn)
+
+
+# ---------------------------------------------------------------- rewrite
+
+
+SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+
+
+def _is_system_library(mod: str, path: Any) -> bool:
+    """A shared library of the system (libgomp, libstdc++): its frames are
+    library code, not a user file, whether or not it is found."""
+    if path:
+        return str(path).startswith(SYSTEM_DIRS)
+    return bool(re.match(r"(lib|ld-).*\.so(\.|$)", mod))
+
+
+def find_modules(
+    placement: dict, binaries: Iterable[str], placed_only: bool = True
+) -> tuple[dict[str, Path], list[tuple[str, str]]]:
+    """(module basename -> path, one line per user module not found) for the
+    modules the placement's stacks name. A module is looked up in --binary
+    paths, its placement `modules[].path`, build/examples and the working
+    directory, and used only if its build-id is the placement's."""
+    default = placement.get("default_tier", "dram")
+    wanted = {
+        f.split("+", 1)[0]
+        for s in placement.get("sites", [])
+        if not placed_only or s.get("tier") != default
+        for f in str(s.get("stack", "")).split(";")
+        if "+" in f
+    }
+    from tierwise.symbolize import build_id
+
+    recorded = {m.get("module"): m for m in placement.get("modules", [])}
+    found: dict[str, Path] = {}
+    missing: list[tuple[str, str]] = []
+    candidates = [Path(b) for b in binaries]
+    candidates += [Path(m["path"]) for m in placement.get("modules", []) if m.get("path")]
+    candidates += [paths.build_dir() / "examples", Path.cwd()]
+    for mod in sorted(wanted):
+        want = recorded.get(mod, {}).get("build_id")
+        why = []
+        tried = set()
+        for c in candidates:
+            path = (c / mod if c.is_dir() else c).resolve()
+            if path.name != mod or not path.is_file() or path in tried:
+                continue
+            tried.add(path)
+            if want and build_id(path) != want:
+                why.append(f"{path} has another build-id (rebuilt since profiling?)")
+                continue
+            found[mod] = path
+            break
+        if mod in found:
+            continue
+        where = recorded.get(mod, {}).get("path", "")
+        if _is_system_library(mod, where):
+            continue
+        if not why:
+            why.append(f"no file at {where}" if where else "the placement records no path for it")
+        missing.append((mod, f"module {mod}: " + "; ".join(why)))
+    return found, missing
+
+
+def add_frames(placement: dict, modules: dict[str, Path]) -> int:
+    """Adds `frames` (symbolize.Symbolizer.frames) to the sites that lack
+    them; returns how many got them."""
+    from tierwise.symbolize import Symbolizer
+
+    sym = Symbolizer({mod: str(path) for mod, path in modules.items()})
+    if not sym.tool:
+        raise UserError("llvm-symbolizer not found: install llvm-19 (Debian package llvm-19)")
+    todo = [
+        s
+        for s in placement.get("sites", [])
+        if not s.get("frames") and not str(s.get("stack", "")).startswith("[")
+    ]
+    sym.resolve([f for s in todo for f in str(s.get("stack", "")).split(";")])
+    done = 0
+    for s in todo:
+        frames = sym.frames(str(s.get("stack", "")))
+        if any(fr["line"] for fr in frames):
+            s["frames"] = frames
+            done += 1
+    return done
+
+
+@dataclass
+class Rewritten:
+    """What `rewrite` did: the rewriter's exit status (0 all placed sites
+    rewritten, 1 some not, 2 bad arguments) and how many of the sites
+    without frames it symbolized."""
+
+    returncode: int
+    symbolized: int = 0
+    unsymbolized: int = 0
+
+
+def rewrite(
+    placement_file: str,
+    files: Sequence[str],
+    extra: Sequence[str] = (),
+    build_path: Optional[str] = None,
+    binaries: Sequence[str] = (),
+    in_place: bool = False,
+    patch: Optional[str] = None,
+) -> Rewritten:
+    """Apply a placement as a source patch: give the sites without `frames`
+    their symbolized frames (modules found by find_modules), then run
+    build/bin/tierwise-rewrite on FILES (compiler flags `extra` after "--",
+    else the compile database at build_path, filtered to the configuration in
+    the binary when a source is compiled more than once)."""
+    import tempfile
+
+    from tierwise import compiledb
+    from tierwise.formats import placement as placement_format
+
+    tool = paths.artifact("bin/tierwise-rewrite")
+    files, extra = list(files), list(extra)
+    if not files:
+        raise UserError("no FILES given: tierwise rewrite --placement P -p BUILD_DIR FILES...")
+    try:
+        placement = placement_format.load(placement_file)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    need = [
+        s
+        for s in placement.get("sites", [])
+        if not s.get("frames") and not str(s.get("stack", "")).startswith("[")
+    ]
+    placement_path = placement_file
+    tmp = None
+    n = 0
+    if need:
+        modules, missing = find_modules(placement, binaries)
+        # A hand-written placement (modules[] does not name the module) whose
+        # sites all have a location can do without: one frame per site.
+        recorded = {m.get("module") for m in placement.get("modules", [])}
+        unlocated = {
+            f.split("+", 1)[0]
+            for s in need
+            if not s.get("location")
+            for f in str(s.get("stack", "")).split(";")
+        }
+        fatal = [why for mod, why in missing if mod in recorded or mod in unlocated]
+        if fatal:
+            raise UserError(
+                f"{placement_file}: cannot symbolize its stacks: {fatal[0]}"
+                + (f" (and {len(fatal) - 1} more)" if len(fatal) > 1 else "")
+                + "; give --binary PATH (the profiled program or a directory with it)"
+            )
+        for mod, why in missing:
+            _note(
+                "rewrite",
+                f"note: {why}, and the placement's modules[] does not "
+                f"name it: its sites are found by their `location` (--binary adds "
+                f"inline frames and columns)",
+            )
+        n = add_frames(placement, modules) if modules else 0
+        if modules and not n:
+            raise UserError(
+                f"{placement_file}: no line information for its stacks in "
+                + ", ".join(str(p) for p in modules.values())
+                + ": rebuild with -g (the same build otherwise) and profile again"
+            )
+        _note(
+            "rewrite",
+            f"symbolized {n} of {len(need)} sites without frames "
+            f"({', '.join(str(p) for p in modules.values())})",
+        )
+        if n:
+            tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            tmp.close()
+            placement_format.write(placement, tmp.name)
+            placement_path = tmp.name
+    cmd = [str(tool), "--placement", placement_path]
+    dbdir = None
+    if build_path and not extra:
+        # Sources compiled more than once: the configuration in the binary.
+        built = list(find_modules(placement, binaries)[0].values())
+        dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
+        build_path, notes = compiledb.filtered_database(build_path, files, built, dbdir.name)
+        for note in notes:
+            _note("rewrite", f"note: {note}")
+    if build_path:
+        cmd += ["-p", build_path]
+    if in_place:
+        cmd.append("-i")
+    if patch:
+        cmd += ["-o", patch]
+    try:
+        rc = subprocess.run(cmd + files + extra).returncode
+    finally:
+        if tmp:
+            os.unlink(tmp.name)
+        if dbdir:
+            dbdir.cleanup()
+    return Rewritten(rc, n, len(need) - n)
