@@ -201,6 +201,9 @@ static void for_edges(TwBlock *b, void (*op)(Addr, TwBlock *)) {
     op(first, b);
     op(last, b);
   } else {
+    /* the chunks' probes are independent: start all their host misses */
+    for (Addr c = first + 1; c <= last; c++)
+      __builtin_prefetch(&edges[edge_hash(c, edge_mask)]);
     for (Addr c = first; c <= last; c++)
       op(c, b);
   }
@@ -314,6 +317,12 @@ TwBlock *tw_block_at(Addr p) {
     if (edges[i].chunk == chunk && edges[i].start == p)
       return edges[i].b;
   return NULL;
+}
+
+/* Starts reading the address map's entries for p's chunk into the host's
+ * caches (a hint; changes nothing). */
+void tw_map_prefetch(Addr p) {
+  __builtin_prefetch(&edges[edge_hash(p >> EDGE_BITS, edge_mask)]);
 }
 
 TwBlock *tw_find_block(Addr a) {

@@ -349,8 +349,7 @@ void tw_retag_block(TwBlock *b, UInt slot) {
 
 /* Ends the block starting at p if it is of the kind asked for: free and
  * FREELIKE end malloc'ed and announced blocks, munmap ends mappings. */
-void tw_release_block(Addr p, Bool mapped) {
-  TwBlock *b = tw_block_at(p);
+static void release(TwBlock *b, Bool mapped) {
   if (!b || b->mapped != mapped)
     return;
   if (b->hosting)
@@ -361,6 +360,8 @@ void tw_release_block(Addr p, Bool mapped) {
   tw_cache_forget_inside(b->start, b->size);
   block_free(b);
 }
+
+void tw_release_block(Addr p, Bool mapped) { release(tw_block_at(p), mapped); }
 
 /* Ends every mapping overlapping [a, a+len) (munmap, or a new mapping over
  * the range of one whose unmapping was not seen). */
@@ -404,6 +405,9 @@ static void *tw_alloc(ThreadId tid, SizeT n, SizeT align, Bool zero) {
   void *p = VG_(cli_malloc)(align, n);
   if (!p)
     return NULL;
+  /* the address map's entry for the block's first chunk arrives while the
+   * stack is unwound */
+  tw_map_prefetch((Addr)p);
   if (zero)
     VG_(memset)(p, 0, n);
   tw_new_block(tid, (Addr)p, n, False);
@@ -425,8 +429,17 @@ static void *tw_calloc(ThreadId tid, SizeT m, SizeT size) {
   return tw_alloc(tid, m * size, VG_(clo_alignment), True);
 }
 static void tw_free(ThreadId tid, void *p) {
-  tw_release_block((Addr)p, False);
+  /* The host's cache misses overlap: the arena's header of p (read by
+   * cli_free) while the address map is read, the block while the arena
+   * frees p (release touches no client memory). */
+  __builtin_prefetch((const char *)p - 16);
+  TwBlock *b = tw_block_at((Addr)p);
+  if (b) { /* 40 bytes: may span two host lines */
+    __builtin_prefetch(b);
+    __builtin_prefetch((const char *)(b + 1) - 1);
+  }
   VG_(cli_free)(p);
+  release(b, False);
 }
 static void tw_free_aligned(ThreadId tid, void *p, SizeT align) {
   tw_free(tid, p);

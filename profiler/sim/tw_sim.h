@@ -98,6 +98,7 @@ void tw_map_remove(TwBlock *b);
 void tw_map_slot_changed(TwBlock *b);
 TwBlock *tw_find_block(Addr a);
 TwBlock *tw_block_at(Addr p); /* the block starting at p */
+void tw_map_prefetch(Addr p); /* soon asked about the chunk of p */
 const TwOwner *tw_find_owner(Addr a);
 TwBlock *tw_map_overlap(Addr a, SizeT len);
 Bool tw_range_has_block(Addr a, SizeT len);
