@@ -57,10 +57,10 @@ static int tw_glibc_split_head(int tier, void *p, size_t len, int tail_tier) {
   unsigned cpu, node;
   if (getcpu(&cpu, &node) || node >= TW_NODES_MAX)
     return 0;
-  unsigned long mask[TW_NODES_MAX / (8 * sizeof(unsigned long))] = {0};
-  mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(long)));
+  tw_nodeset local = {{0}};
+  tw_set_add(&local, node);
   /* preferred, not bound: a full local node never kills (README) */
-  tw_sys_mbind(p, len, MPOL_PREFERRED, mask, TW_NODES_MAX + 1, 0);
+  tw_sys_mbind(p, len, MPOL_PREFERRED, local.bits, TW_NODES_MAX + 1, 0);
   return 0;
 }
 

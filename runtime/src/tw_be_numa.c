@@ -32,7 +32,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define TW_LONG_BITS (8 * sizeof(unsigned long))
 #define TW_NUMA_CHECK_MIN ((size_t)1 << 20)
 
 typedef struct tw_numa_tier {
@@ -43,13 +42,6 @@ typedef struct tw_numa_tier {
 } tw_numa_tier;
 static tw_numa_tier tw_nt[TW_TIER_COUNT];
 
-static void tw_set_add(tw_nodeset *s, unsigned n) {
-  if (n < TW_NODES_MAX)
-    s->bits[n / TW_LONG_BITS] |= 1ul << (n % TW_LONG_BITS);
-}
-static int tw_set_has(const tw_nodeset *s, unsigned n) {
-  return n < TW_NODES_MAX && (s->bits[n / TW_LONG_BITS] >> (n % TW_LONG_BITS)) & 1;
-}
 
 /* A small file of /sys/devices/system/node (TIERWISE_SYSFS_NODE: another
  * directory, for tests) into \p buf (NUL-terminated); its length or -1. */

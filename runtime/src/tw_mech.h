@@ -132,9 +132,17 @@ TW_HIDDEN size_t tw_mk_usable(int tier, void *p);
 
 /* tw_be_numa.c: the machine's NUMA nodes (from /sys) */
 #define TW_NODES_MAX 64
+#define TW_LONG_BITS (8 * sizeof(unsigned long))
 typedef struct tw_nodeset {
-  unsigned long bits[TW_NODES_MAX / (8 * sizeof(unsigned long))];
+  unsigned long bits[TW_NODES_MAX / TW_LONG_BITS];
 } tw_nodeset;
+static inline void tw_set_add(tw_nodeset *s, unsigned n) {
+  if (n < TW_NODES_MAX)
+    s->bits[n / TW_LONG_BITS] |= 1ul << (n % TW_LONG_BITS);
+}
+static inline int tw_set_has(const tw_nodeset *s, unsigned n) {
+  return n < TW_NODES_MAX && (s->bits[n / TW_LONG_BITS] >> (n % TW_LONG_BITS)) & 1;
+}
 /* Nodes with memory and no CPUs: a KMEM-DAX/CXL-shaped node (0: none). */
 TW_HIDDEN int tw_numa_memory_only(tw_nodeset *out);
 /* The nodes of up to \p max pages of [p, p+len), evenly spaced
