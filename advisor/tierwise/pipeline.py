@@ -775,8 +775,9 @@ def rewrite(
     placement_path = placement_file
     tmp = None
     n = 0
+    filter_db = bool(build_path) and not extra
+    modules, missing = find_modules(placement, binaries) if need or filter_db else ({}, [])
     if need:
-        modules, missing = find_modules(placement, binaries)
         # A hand-written placement (modules[] does not name the module) whose
         # sites all have a location can do without: one frame per site.
         recorded = {m.get("module") for m in placement.get("modules", [])}
@@ -819,11 +820,12 @@ def rewrite(
             placement_path = tmp.name
     cmd = [str(tool), "--placement", placement_path]
     dbdir = None
-    if build_path and not extra:
+    if build_path and filter_db:
         # Sources compiled more than once: the configuration in the binary.
-        built = list(find_modules(placement, binaries)[0].values())
         dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
-        build_path, notes = compiledb.filtered_database(build_path, files, built, dbdir.name)
+        build_path, notes = compiledb.filtered_database(
+            build_path, files, list(modules.values()), dbdir.name
+        )
         for note in notes:
             _note("rewrite", f"note: {note}")
     if build_path:
