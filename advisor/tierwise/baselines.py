@@ -113,7 +113,7 @@ def oracle(
     frac = {cand.index[i]: 1.0 for i in rows}
     use = masks[best] @ live if n else np.zeros(1)
     heads = {split: head} if split is not None else {}
-    if split is not None:
+    if len(eligible):
         heads, _ = more_heads(live, benefit, size, budget, rows, heads, eligible)
     for r, h in heads.items():
         frac[cand.index[r]] = h / size[r]

@@ -663,18 +663,16 @@ def select(
                     notes.append(
                         "split fill: search limit reached, the DRAM head found is not proven best"
                     )
-                if split is not None:
-                    heads, limited = more_heads(
-                        live, benefit, size, budget, rows, {split: head}, eligible
+                first = {split: head} if split is not None else {}
+                heads, limited = more_heads(live, benefit, size, budget, rows, first, eligible)
+                if len(heads) > 1:
+                    notes.append(
+                        f"split fill: {len(heads)} heads; the first from the split search, "
+                        f"{len(heads) - 1} more added greedily where DRAM stayed free at "
+                        "every instant (a plan of several heads is not proven best)"
                     )
-                    if len(heads) > 1:
-                        notes.append(
-                            f"split fill: {len(heads)} heads; the first from the split search, "
-                            f"{len(heads) - 1} more added greedily where DRAM stayed free at "
-                            "every instant (a plan of several heads is not proven best)"
-                        )
-                    if limited:
-                        notes.append("split fill: work limit reached while adding heads")
+                if limited:
+                    notes.append("split fill: work limit reached while adding heads")
         usage = live[sorted(rows)].sum(axis=0) if rows else np.zeros(live.shape[1])
         for r, h in heads.items():
             usage = usage + np.minimum(h, live[r])
