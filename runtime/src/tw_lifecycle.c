@@ -16,45 +16,54 @@
 /* fork: the runtime's locks are held across fork so that the child's copies
  * of the tables are consistent (taken top-down: sites, then the memory
  * below them); the child keeps tracking (census output under per-pid
- * names, see tw_census.c; run report path with %p). */
-static void tw_atfork_prepare(void) {
-  tw_policy_atfork(0);
-  tw_fast_atfork(0);
-  tw_dram_limit_atfork(0);
+ * names, see tw_census.c; run report path with %p). Two sets, around
+ * memkind's jemalloc, which registers fork handlers of its own when a tier
+ * opens it, and whose locks sit between ours: the runtime calls into memkind
+ * holding its upper locks (a tier opened under tw_open_lock, a block
+ * allocated under the split table's), and memkind calls back into the
+ * runtime's mmap holding its own, which takes the lower ones (the page
+ * map's, the file-mapping table's). fork runs prepare handlers in reverse
+ * order of registration: the upper set is registered after the tiers are
+ * open (its prepare runs before jemalloc's), the lower set first (its
+ * prepare runs after). One order everywhere, so fork cannot deadlock beside
+ * a thread inside memkind (helgrind checks it, check_sanitizers.sh). */
+static void tw_atfork_upper(int phase) {
+  if (phase == 0) {
+    tw_policy_atfork(0);
+    tw_fast_atfork(0);
+    tw_dram_limit_atfork(0);
+    tw_stack_atfork(0);
+    tw_census_atfork(0);
+    tw_sample_atfork(0);
+    tw_split_atfork(0);
+    tw_maps_atfork(0);
+    tw_tiers_atfork(0);
+    return;
+  }
+  tw_tiers_atfork(phase);
+  tw_maps_atfork(phase);
+  tw_split_atfork(phase);
+  tw_sample_atfork(phase);
+  tw_census_atfork(phase);
+  tw_stack_atfork(phase);
+  tw_dram_limit_atfork(phase);
+  tw_fast_atfork(phase);
+  tw_policy_atfork(phase);
+}
+static void tw_upper_prepare(void) { tw_atfork_upper(0); }
+static void tw_upper_parent(void) { tw_atfork_upper(1); }
+static void tw_upper_child(void) { tw_atfork_upper(2); }
+static void tw_lower_prepare(void) {
   tw_fork_atfork(0);
-  tw_stack_atfork(0);
-  tw_census_atfork(0);
-  tw_sample_atfork(0);
-  tw_split_atfork(0);
-  tw_maps_atfork(0);
-  tw_tiers_atfork(0);
   tw_sys_atfork(0);
 }
-static void tw_atfork_parent(void) {
+static void tw_lower_parent(void) {
   tw_sys_atfork(1);
-  tw_tiers_atfork(1);
-  tw_maps_atfork(1);
-  tw_split_atfork(1);
-  tw_sample_atfork(1);
-  tw_census_atfork(1);
-  tw_stack_atfork(1);
   tw_fork_atfork(1);
-  tw_dram_limit_atfork(1);
-  tw_fast_atfork(1);
-  tw_policy_atfork(1);
 }
-static void tw_atfork_child(void) {
+static void tw_lower_child(void) {
   tw_sys_atfork(2);
-  tw_tiers_atfork(2);
-  tw_maps_atfork(2);
-  tw_split_atfork(2);
-  tw_sample_atfork(2);
-  tw_census_atfork(2);
-  tw_stack_atfork(2);
   tw_fork_atfork(2); /* private copies of shared file mappings */
-  tw_dram_limit_atfork(2);
-  tw_fast_atfork(2);
-  tw_policy_atfork(2);
 }
 
 /* The end of tracking: census output or the run report, once. At exit (the
@@ -110,7 +119,7 @@ static void tw_init(void) {
   if (atomic_exchange(&done, 1))
     return;
   tw_in_core++;
-  pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
+  pthread_atfork(tw_lower_prepare, tw_lower_parent, tw_lower_child);
   tw_glibc_init();
   if (tw_cfg.mode == TW_MODE_CENSUS && tw_cfg.sampling && tw_sample_start()) {
     /* pmu profiler without its events: no profile (the backend says why) */
@@ -128,6 +137,8 @@ static void tw_init(void) {
     if (tw_cfg.fast_learn && !tw_cfg.dram_limit)
       tw_fast_limit = tw_cfg.fast_max;
   }
+  /* after the tiers the placement uses are open (see tw_atfork_upper) */
+  pthread_atfork(tw_upper_prepare, tw_upper_parent, tw_upper_child);
   if ((tw_cfg.mode == TW_MODE_CENSUS && !tw_cfg.sampling) ||
       (tw_cfg.mode == TW_MODE_PLACE && tw_cfg.report_path))
     tw_catch_signals();
