@@ -44,6 +44,8 @@ typedef struct tw_config {
   const char *maps_copy;
   const char *sysfs_node; /* tests: instead of /sys/devices/system/node */
   uint64_t dram_limit; /* 0: none */
+  int dram_limit_auto;  /* TIERWISE_DRAM_LIMIT=auto: the DRAM node's room */
+  int room;             /* TIERWISE_ROOM (default 1): tw_room.c */
   size_t unmatched_min;
   int verbose;
 } tw_config;

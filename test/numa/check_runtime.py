@@ -108,6 +108,7 @@ def check_runtime_plain(d):
         c.check(f"{cfg}/dram-limit-report", ok,
                 "unmatched 16 MiB sites: " + "; ".join(
                     f"tier_bytes {u['tier_bytes']} fallback {u['fallback_bytes']}" for u in un))
+    check_room_plain(d)
 
 
 def check_runtime_hmat_small(d):
@@ -140,3 +141,50 @@ def check_runtime_hmat_small(d):
     else:
         c.check(f"{cfg}/fill-pages-on-N1-then-N0", False, f"fill: {fill.why()}")
     no_kill(cfg, d, fill)
+
+
+def n0_mib(o):
+    """MiB of object o's pages on node 0 (move_pages)."""
+    return o["mp_nodes"].get(0, 0) * c.PAGE / MiB
+
+
+def check_room_plain(d):
+    """numa_probe --phases under a filler that leaves node 0 about 64 MiB of
+    room (guest_runtime.sh room_cases): the hot object allocated last gets
+    node 0 when the runtime makes room for it (worse-ranked pages moved to
+    node 1), and the split object's tail is promoted into the DRAM its
+    temporary buffer left (the phase change). Before (TIERWISE_ROOM=0)
+    and first touch the hot object lands on node 1: the scenario really
+    runs short of node 0."""
+    cfg = "plain"
+    held = c.Case(d, "room.hold")
+    c.check(f"{cfg}/room-filler-ran", held.rc == 0 and "held" in held.out,
+            f"numactl --membind=0 numa_probe --hold: {held.why()}; {c.read(d / 'room.filler').strip()}")
+    ref, off, on = c.Case(d, "room-ref"), c.Case(d, "room-off"), c.Case(d, "room")
+    names = ("p1-hot", "p1-tmp", "p1-cold", "p1-split", "p2-hot", "p2-split", "p2-cold")
+    for case in (ref, off, on):
+        if case.rc != 0 or any(n not in case.objs for n in names):
+            c.check(f"{cfg}/{case.name}-ran", False, f"{case.name}: {case.why()}")
+            return
+    def summary(case):
+        return ", ".join(f"{n} {n0_mib(case.objs[n]):.1f}" for n in names) + " MiB on N0"
+    hot_pages = on.objs["p1-hot"]["pages"]
+    c.check(f"{cfg}/room-before-hot-spills",
+            off.objs["p1-hot"]["mp_nodes"].get(0, 0) < hot_pages // 2,
+            f"TIERWISE_ROOM=0: {summary(off)}; first touch: {summary(ref)} "
+            "(want the hot object mostly off N0: node 0 really short)")
+    c.check(f"{cfg}/room-hot-on-N0",
+            on.objs["p1-hot"]["mp_nodes"].get(0, 0) >= hot_pages * 9 // 10,
+            f"room: {summary(on)} (want p1-hot >= 90% on N0)")
+    r = (on.report or {}).get("room", {})
+    split = c.report_site(on, "make_split") or {}
+    grown = on.objs["p2-split"]["mp_nodes"].get(0, 0) - on.objs["p1-split"]["mp_nodes"].get(0, 0)
+    c.check(f"{cfg}/room-promotes-after-phase",
+            r.get("active") and r.get("demoted_bytes", 0) > 0
+            and r.get("promoted_bytes", 0) >= 16 * MiB and grown * c.PAGE >= 16 * MiB,
+            f"report room {r}; make_split promoted {split.get('promoted_bytes')} bytes; "
+            f"split pages on N0 grew by {grown} ({grown * c.PAGE / MiB:.1f} MiB) after tmp was freed; "
+            + c.read(d / "room.vmstat").strip().replace("\n", "; "))
+    c.same_checksum(cfg, off, ref)
+    c.same_checksum(cfg, on, ref)
+    no_kill(cfg, d, on)

@@ -40,6 +40,40 @@ fill_case() {
   stamp "end $name"
 }
 
+# room_cases: node 0 limited to about 64 MiB of room by a filler
+# (`numactl --membind=0 numa_probe --hold`, kept for the three runs), then
+# numa_probe --phases (cold 48, tmp 32, hot 16 MiB in dram, split 48 MiB in
+# numa:1 with an 8 MiB head; ranked hot 1, split 2, tmp 3, cold 4) run
+# unplaced (first touch), placed with TIERWISE_ROOM=0 (the placement as it
+# was before the room on the DRAM node) and placed (room kept for the
+# ranked objects, the split tail promoted when tmp is freed).
+room_cases() {
+  local f=/dev/shm/room.hold wm free hold i
+  stamp "start room"
+  wm=$(awk '/^Node 0, zone/{on=1; next} /^Node/{on=0} on && $1=="high"{s+=$2} END{print s*4}' /proc/zoneinfo)
+  free=$(awk '/MemFree/{print $4}' /sys/devices/system/node/node0/meminfo)
+  hold=$(( (free - wm) / 1024 - 64 ))
+  echo "node0 free_kb=$free wmark_kb=$wm hold_mib=$hold" > room.filler
+  rm -f "$f" && mkfifo "$f"
+  numactl --membind=0 "$probe" --hold "$hold" < "$f" > room.hold.out 2> room.hold.err &
+  local hpid=$!
+  exec 8> "$f"
+  for i in $(seq 600); do grep -q '^held' room.hold.out 2> /dev/null && break; sleep 0.1; done
+  grep MemFree /sys/devices/system/node/node0/meminfo >> room.filler
+  local args=(--phases 48,32,16,48)
+  run room-ref -- "$probe" "${args[@]}" -o "$OUT/room-ref.objs"
+  place room-off "$HOST/phases.json" TIERWISE_ROOM=0 -- "${args[@]}"
+  local before=$(grep -E '^(pgmigrate_success|numa_pages_migrated)' /proc/vmstat | tr '\n' ' ')
+  place room "$HOST/phases.json" -- "${args[@]}"
+  echo "vmstat before: $before" > room.vmstat
+  echo "vmstat after: $(grep -E '^(pgmigrate_success|numa_pages_migrated)' /proc/vmstat | tr '\n' ' ')" >> room.vmstat
+  exec 8>&-
+  wait $hpid
+  echo $? > room.hold.rc
+  rm -f "$f"
+  stamp "end room"
+}
+
 runtime_cases() {
   case $CONFIG in
     plain)
@@ -52,6 +86,7 @@ runtime_cases() {
       sed -E 's/("stack": "[^;"]*)[^"]*"/\1"/' "$HOST/numa1.json" > "$OUT/numa1-frame.json"
       place fork "$OUT/numa1-frame.json" -- -f
       place limit "$HOST/numa1.json" TIERWISE_DRAM_LIMIT=8M --
+      room_cases
       ;;
     hmat-small)
       run big-ref -- "$probe" -a 300 -o "$OUT/big-ref.objs"

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 1 (mechanisms): a NUMA node's real room and moving pages between
+ * nodes, for the policy's use of the DRAM that is really there (tw_room.c).
+ * The room of a node is its free memory (MemFree of its /sys meminfo) above
+ * the high watermarks of its zones (/proc/zoneinfo): below the low
+ * watermark the page allocator already takes first-touch pages from the
+ * next node (zone_reclaim_mode 0), so free memory under the watermarks is
+ * not room for a new block. Pages move with move_pages(2) (resident pages
+ * only, no change of policy) or, for a range whose future faults must go
+ * to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
+ * MPOL_BIND (a full node must not kill the program). Decides nothing: which
+ * pages move where is the policy's.
+ */
+#define _GNU_SOURCE
+#include "tw_mech.h"
+
+#include <fcntl.h>
+#include <linux/mempolicy.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TW_PAGE 4096u
+#define TW_MOVE_CHUNK 256
+
+/* One line of /proc/zoneinfo: `Node N, zone NAME` sets *cur; `high  V`
+ * (pages) of node \p node adds to *sum. The per-CPU pagesets' `high:  V`
+ * (with a colon) are not watermarks. */
+static void tw_zone_line(const char *s, unsigned node, long *cur,
+                         uint64_t *sum) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  if (!strncmp(s, "Node ", 5)) {
+    *cur = 0;
+    for (s += 5; *s >= '0' && *s <= '9'; s++)
+      *cur = *cur * 10 + (*s - '0');
+  } else if (*cur == (long)node && !strncmp(s, "high", 4) &&
+             (s[4] == ' ' || s[4] == '\t')) {
+    uint64_t v = 0;
+    for (s += 4; *s == ' ' || *s == '\t'; s++)
+      ;
+    while (*s >= '0' && *s <= '9')
+      v = v * 10 + (uint64_t)(*s++ - '0');
+    *sum += v;
+  }
+}
+
+/* Sum of the high watermarks of node \p node's zones in /proc/zoneinfo
+ * (TIERWISE_SYSFS_NODE: DIR/zoneinfo), in bytes; read in pieces (the file
+ * grows with the CPUs). */
+static uint64_t tw_zone_high(unsigned node) {
+  char path[4096], buf[4096];
+  const char *dir = tw_cfg.sysfs_node;
+  if (dir) {
+    size_t n = strlen(dir);
+    if (n + 10 > sizeof(path))
+      return 0;
+    memcpy(path, dir, n);
+    memcpy(path + n, "/zoneinfo", 10);
+  } else
+    memcpy(path, "/proc/zoneinfo", 15);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  uint64_t sum = 0;
+  long cur = -1;
+  size_t have = 0;
+  for (int eof = 0; !eof;) {
+    ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+    have += got > 0 ? (size_t)got : 0;
+    eof = got <= 0;
+    size_t start = 0;
+    while (start < have) {
+      char *nl = memchr(buf + start, '\n', have - start);
+      if (!nl && !eof && (start || have < sizeof(buf) - 1))
+        break; /* a partial line: read more (one too long is cut) */
+      char *end = nl ? nl : buf + have;
+      *end = 0;
+      tw_zone_line(buf + start, node, &cur, &sum);
+      start = (size_t)(end - buf) + 1;
+    }
+    start = start < have ? start : have;
+    memmove(buf, buf + start, have - start);
+    have -= start;
+  }
+  close(fd);
+  return sum * TW_PAGE;
+}
+
+uint64_t tw_node_room(unsigned node, uint64_t *free_out, uint64_t *wmark_out) {
+  uint64_t free = tw_node_meminfo(node, "MemFree");
+  uint64_t wmark = tw_zone_high(node);
+  if (free_out)
+    *free_out = free;
+  if (wmark_out)
+    *wmark_out = wmark;
+  return free > wmark ? free - wmark : 0;
+}
+
+int tw_cpu_node(void) {
+  unsigned cpu, node;
+  if (getcpu(&cpu, &node) || node >= TW_NODES_MAX)
+    return -1;
+  return (int)node;
+}
+
+/* One chunk of move_pages: the nodes of \p n pages into status (nodes
+ * NULL) or their move (to *nodes). 0, or -1. */
+static int tw_move_chunk(void **pages, unsigned long n, const int *nodes,
+                         int *status) {
+  return syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE)
+             < 0
+             ? -1
+             : 0;
+}
+
+size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
+                     int backward, uintptr_t *stop) {
+  void *pages[TW_MOVE_CHUNK], *sel[TW_MOVE_CHUNK];
+  int status[TW_MOVE_CHUNK], nodes[TW_MOVE_CHUNK];
+  lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
+  hi &= ~(uintptr_t)(TW_PAGE - 1);
+  size_t moved = 0;
+  uintptr_t at = backward ? hi : lo; /* how far it has looked */
+  while (moved < want && (backward ? at > lo : at < hi)) {
+    size_t left = (backward ? at - lo : hi - at) / TW_PAGE;
+    unsigned long n = left < TW_MOVE_CHUNK ? (unsigned long)left : TW_MOVE_CHUNK;
+    uintptr_t first = backward ? at - n * TW_PAGE : at;
+    for (unsigned long i = 0; i < n; i++)
+      pages[i] = (void *)(first + i * TW_PAGE);
+    if (tw_move_chunk(pages, n, NULL, status))
+      break;
+    /* the pages on `from` (any other node than `to` when from < 0), taken
+     * nearest the end it walks from, until `want` */
+    unsigned long k = 0;
+    uintptr_t reach = backward ? at : first;
+    for (unsigned long j = 0; j < n && moved + k * TW_PAGE < want; j++) {
+      unsigned long i = backward ? n - 1 - j : j;
+      int st = status[i];
+      reach = backward ? (uintptr_t)pages[i] : (uintptr_t)pages[i] + TW_PAGE;
+      if (st < 0 || st == to || (from >= 0 && st != from))
+        continue;
+      sel[k] = pages[i];
+      nodes[k++] = to;
+    }
+    if (k && tw_move_chunk(sel, k, nodes, status))
+      break;
+    size_t ok = 0;
+    for (unsigned long i = 0; i < k; i++)
+      ok += status[i] == to;
+    moved += ok * TW_PAGE;
+    at = reach;
+    if (k && ok < k)
+      break; /* the target is full (or pages are busy): stop here */
+  }
+  if (stop)
+    *stop = at;
+  return moved;
+}
+
+int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node) {
+  lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
+  hi &= ~(uintptr_t)(TW_PAGE - 1);
+  if (hi <= lo || node < 0)
+    return 0;
+  tw_nodeset one = {{0}};
+  tw_set_add(&one, (unsigned)node);
+  return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_PREFERRED, one.bits,
+                           TW_NODES_MAX + 1, 0);
+}
