@@ -46,6 +46,7 @@ typedef struct tw_config {
   uint64_t dram_limit; /* 0: none */
   int dram_limit_auto;  /* TIERWISE_DRAM_LIMIT=auto: the DRAM node's room */
   int room;             /* TIERWISE_ROOM (default 1): tw_room.c */
+  int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
   int verbose;
 } tw_config;

@@ -130,6 +130,10 @@ void tw_config_read(void) {
   tw_cfg.dram_limit =
       tw_cfg.dram_limit_auto ? 0 : tw_env_size("TIERWISE_DRAM_LIMIT", 0);
   tw_cfg.room = tw_env_size("TIERWISE_ROOM", 1) != 0;
+  const char *nm = secure_getenv("TIERWISE_NUMA_MODE");
+  tw_cfg.numa_migrate = nm && !strcmp(nm, "migrate");
+  if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))
+    tw_warn("TIERWISE_NUMA_MODE: not policy or migrate: ", nm, "");
   tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
 #ifdef TW_WITH_PMU
   /* libtierwise-pmu.so: the pmu profiler is the census into

@@ -170,6 +170,11 @@ TW_HIDDEN size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to,
 /* [lo, hi)'s later faults prefer node \p node (mbind MPOL_PREFERRED, never
  * bound); 0 or -1. */
 TW_HIDDEN int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node);
+/* Fault every page of [lo, hi) in under its policy now (fresh anonymous
+ * memory), then set the range's policy back to the default: the pages stay
+ * on their node and the NUMA-balancing scanner, which skips ranges with an
+ * mbind policy, sees them. 0 or -1. */
+TW_HIDDEN int tw_range_fault_default(uintptr_t lo, uintptr_t hi);
 
 /* tw_tiers.c: the tier table (which backend serves which tier) */
 TW_HIDDEN const tw_tier_ops *tw_tier_backend(int tier);

@@ -15,41 +15,55 @@
 #define _GNU_SOURCE
 #include "tw_mech.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/mempolicy.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define TW_PAGE 4096u
 #define TW_MOVE_CHUNK 256
 
-/* One line of /proc/zoneinfo: `Node N, zone NAME` sets *cur; `high  V`
- * (pages) of node \p node adds to *sum. The per-CPU pagesets' `high:  V`
- * (with a colon) are not watermarks. */
-static void tw_zone_line(const char *s, unsigned node, long *cur,
+/* One line of /proc/zoneinfo: `Node N, zone NAME` sets *cur (and *dma
+ * for zone DMA); `high  V` (pages) of node \p node adds to *sum, and so do
+ * the `pages free  V` of its DMA zone: the 16 MiB that lowmem_reserve keeps
+ * from ordinary allocations. The per-CPU pagesets' `high:  V` (with a
+ * colon) are not watermarks. */
+static void tw_zone_line(const char *s, unsigned node, long *cur, int *dma,
                          uint64_t *sum) {
   while (*s == ' ' || *s == '\t')
     s++;
+  const char *num = NULL;
   if (!strncmp(s, "Node ", 5)) {
     *cur = 0;
     for (s += 5; *s >= '0' && *s <= '9'; s++)
       *cur = *cur * 10 + (*s - '0');
-  } else if (*cur == (long)node && !strncmp(s, "high", 4) &&
-             (s[4] == ' ' || s[4] == '\t')) {
-    uint64_t v = 0;
-    for (s += 4; *s == ' ' || *s == '\t'; s++)
+    const char *z = strstr(s, "zone");
+    for (z = z ? z + 4 : s; *z == ' '; z++)
       ;
-    while (*s >= '0' && *s <= '9')
-      v = v * 10 + (uint64_t)(*s++ - '0');
+    *dma = !strcmp(z, "DMA");
+  } else if (*cur == (long)node && !strncmp(s, "high", 4) &&
+             (s[4] == ' ' || s[4] == '\t'))
+    num = s + 4;
+  else if (*cur == (long)node && *dma && !strncmp(s, "pages free", 10))
+    num = s + 10;
+  if (num) {
+    uint64_t v = 0;
+    while (*num == ' ' || *num == '\t')
+      num++;
+    while (*num >= '0' && *num <= '9')
+      v = v * 10 + (uint64_t)(*num++ - '0');
     *sum += v;
   }
 }
 
-/* Sum of the high watermarks of node \p node's zones in /proc/zoneinfo
- * (TIERWISE_SYSFS_NODE: DIR/zoneinfo), in bytes; read in pieces (the file
- * grows with the CPUs). */
+/* What of node \p node's free memory is no room, in bytes: its zones' high
+ * watermarks and its DMA zone's free pages, from /proc/zoneinfo
+ * (TIERWISE_SYSFS_NODE: DIR/zoneinfo); read in pieces (the file grows with
+ * the CPUs). */
 static uint64_t tw_zone_high(unsigned node) {
   char path[4096], buf[4096];
   const char *dir = tw_cfg.sysfs_node;
@@ -66,6 +80,7 @@ static uint64_t tw_zone_high(unsigned node) {
     return 0;
   uint64_t sum = 0;
   long cur = -1;
+  int dma = 0;
   size_t have = 0;
   for (int eof = 0; !eof;) {
     ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
@@ -78,7 +93,7 @@ static uint64_t tw_zone_high(unsigned node) {
         break; /* a partial line: read more (one too long is cut) */
       char *end = nl ? nl : buf + have;
       *end = 0;
-      tw_zone_line(buf + start, node, &cur, &sum);
+      tw_zone_line(buf + start, node, &cur, &dma, &sum);
       start = (size_t)(end - buf) + 1;
     }
     start = start < have ? start : have;
@@ -145,15 +160,23 @@ size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
       sel[k] = pages[i];
       nodes[k++] = to;
     }
-    if (k && tw_move_chunk(sel, k, nodes, status))
-      break;
-    size_t ok = 0;
-    for (unsigned long i = 0; i < k; i++)
-      ok += status[i] == to;
-    moved += ok * TW_PAGE;
     at = reach;
-    if (k && ok < k)
-      break; /* the target is full (or pages are busy): stop here */
+    if (!k)
+      continue;
+    /* Moved: the selected pages now on `to`, asked again - a transparent
+     * huge page moves whole on its first subpage and the others report
+     * -EBUSY in the move's own status. The target full (-ENOMEM): stop. */
+    int full = 0;
+    if (tw_move_chunk(sel, k, nodes, status) < 0)
+      break;
+    for (unsigned long i = 0; i < k; i++)
+      full |= status[i] == -ENOMEM;
+    if (tw_move_chunk(sel, k, NULL, status))
+      break;
+    for (unsigned long i = 0; i < k; i++)
+      moved += status[i] == to ? TW_PAGE : 0;
+    if (full)
+      break;
   }
   if (stop)
     *stop = at;
@@ -169,4 +192,24 @@ int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node) {
   tw_set_add(&one, (unsigned)node);
   return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_PREFERRED, one.bits,
                            TW_NODES_MAX + 1, 0);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+int tw_range_fault_default(uintptr_t lo, uintptr_t hi) {
+  lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
+  hi &= ~(uintptr_t)(TW_PAGE - 1);
+  if (hi <= lo)
+    return 0;
+  /* fault every page in under the range's policy now: fresh anonymous
+   * memory, not yet handed to the program (before 5.14: a write of the zero
+   * each fresh page reads as) */
+  if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
+    for (uintptr_t a = lo; a < hi; a += TW_PAGE)
+      *(volatile char *)a = 0;
+  /* the pages stay where they are; the range's policy is the default one
+   * again, which the NUMA-balancing scanner samples */
+  return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_DEFAULT, NULL, 0, 0);
 }

@@ -70,6 +70,8 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     return NULL;
   }
   tw_dram_keep(&t, p, head);
+  if (TW_UNLIKELY(tw_cfg.numa_migrate))
+    tw_room_split_made(p, head, size, *tier);
   if (TW_UNLIKELY(tw_room_on))
     tw_room_track(s, p, size, head, *tier);
   if (s)

@@ -71,6 +71,7 @@ typedef struct tw_room_stats {
   uint64_t promoted_bytes;           /* split tails grown into DRAM */
   uint64_t promoted_moved_bytes;     /* of them, resident pages moved */
   uint64_t phases;                   /* large DRAM frees that promoted */
+  uint64_t migrate_bytes;            /* TIERWISE_NUMA_MODE=migrate tails */
 } tw_room_stats;
 /* After the placement is loaded, before the DRAM limit's reservations:
  * the DRAM node's room (TIERWISE_DRAM_LIMIT=auto takes it as the limit). */
@@ -91,3 +92,10 @@ TW_HIDDEN void tw_room_freed(void);
  * the totals (live DRAM objects sampled first). */
 TW_HIDDEN void tw_room_site(int slot, uint64_t out[3]);
 TW_HIDDEN const tw_room_stats *tw_room_report(void);
+/* TIERWISE_NUMA_MODE=migrate: split object \p p of \p size was made with
+ * its tail (after \p head) in NUMA tier \p tier: its pages are faulted
+ * onto the slow node now and its policy set back to the default, so that
+ * Linux's NUMA balancing can still promote them (runtime/README.md "Linux
+ * tiering beside it"). */
+TW_HIDDEN void tw_room_split_made(const void *p, uint64_t head, size_t size,
+                                  int tier);

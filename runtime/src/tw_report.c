@@ -144,10 +144,13 @@ static void tw_report_plan(tw_out *o, int p) {
 static void tw_report_room(tw_out *o, const tw_room_stats *r) {
   const char *k[] = {"room_bytes", "free_bytes", "watermark_bytes",
                      "asked_bytes", "demoted_bytes", "restored_bytes",
-                     "promoted_bytes", "promoted_moved_bytes", "phases"};
-  const uint64_t v[] = {r->room_bytes, r->free_bytes, r->watermark_bytes,
-                        r->asked_bytes, r->demoted_bytes, r->restored_bytes,
-                        r->promoted_bytes, r->promoted_moved_bytes, r->phases};
+                     "promoted_bytes", "promoted_moved_bytes", "phases",
+                     "migrate_bytes"};
+  const uint64_t v[] = {r->room_bytes,     r->free_bytes,
+                        r->watermark_bytes, r->asked_bytes,
+                        r->demoted_bytes,   r->restored_bytes,
+                        r->promoted_bytes,  r->promoted_moved_bytes,
+                        r->phases,          r->migrate_bytes};
   if (r->node < 0)
     return;
   tw_out_str(o, ",\n \"room\": {\"active\": ");

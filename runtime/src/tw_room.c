@@ -85,7 +85,8 @@ void tw_room_init(void) {
   int slow = tw_room_slow_node(), local = tw_cpu_node();
   tw_rs.node = tw_rs.slow_node = -1;
   /* (zoneinfo grows with the CPUs: read only when it is used) */
-  if (!tw_cfg.dram_limit_auto && (slow < 0 || !tw_cfg.room))
+  if (!tw_cfg.dram_limit_auto && !tw_cfg.numa_migrate &&
+      (slow < 0 || !tw_cfg.room))
     return;
   uint64_t room = 0;
   if (local >= 0 && tw_node_meminfo((unsigned)local, "MemTotal"))
@@ -330,4 +331,12 @@ const tw_room_stats *tw_room_report(void) {
   if (tw_room_on)
     tw_room_warn_landed();
   return &tw_rs;
+}
+
+void tw_room_split_made(const void *p, uint64_t head, size_t size, int tier) {
+  if (!tw_tier_is_numa(tier) && tier != TW_TIER_KMEM)
+    return; /* (a pmem tail is a file mapping) */
+  uintptr_t a = (uintptr_t)p;
+  if (!tw_range_fault_default(a + head, a + size))
+    __atomic_fetch_add(&tw_rs.migrate_bytes, size - head, __ATOMIC_RELAXED);
 }

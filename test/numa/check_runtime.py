@@ -109,6 +109,7 @@ def check_runtime_plain(d):
                 "unmatched 16 MiB sites: " + "; ".join(
                     f"tier_bytes {u['tier_bytes']} fallback {u['fallback_bytes']}" for u in un))
     check_room_plain(d)
+    check_balance_plain(d)
 
 
 def check_runtime_hmat_small(d):
@@ -188,3 +189,39 @@ def check_room_plain(d):
     c.same_checksum(cfg, off, ref)
     c.same_checksum(cfg, on, ref)
     no_kill(cfg, d, on)
+
+
+def vmstat_delta(d, name):
+    """{counter: after - before} of the guest's /proc/vmstat around a run."""
+    def read(which):
+        p = d / f"{name}.vmstat-{which}"
+        return dict((k, int(v)) for k, v in (line.split() for line in c.read(p).splitlines() if line.strip()))
+    before, after = read("before"), read("after")
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+def check_balance_plain(d):
+    """NUMA balancing on (mode 1) beside a split object whose 24 MiB tail is
+    placed on node 1 by policy (mbind: the kernel's scanner skips it, its
+    pages stay) or by migration (TIERWISE_NUMA_MODE=migrate: faulted onto
+    node 1, default policy: the scanner sees them and moves the ones the
+    CPUs of node 0 read to node 0)."""
+    cfg = "plain"
+    pol, mig = c.Case(d, "bal-policy"), c.Case(d, "bal-migrate")
+    for case in (pol, mig):
+        if case.rc != 0 or "p1-split" not in case.objs or "p2-split" not in case.objs:
+            c.check(f"{cfg}/{case.name}-ran", False, f"{case.name}: {case.why()}")
+            return
+    def n1(case, when):
+        return case.objs[f"{when}-split"]["mp_nodes"].get(1, 0)
+    tail = 24 * MiB // c.PAGE
+    moved_pol = n1(pol, "p1") - n1(pol, "p2")
+    moved_mig = n1(mig, "p1") - n1(mig, "p2")
+    text = (f"split tail pages on N1 before/after 20 s: policy {n1(pol, 'p1')}/{n1(pol, 'p2')} "
+            f"(vmstat {vmstat_delta(d, 'bal-policy')}), migrate {n1(mig, 'p1')}/{n1(mig, 'p2')} "
+            f"(vmstat {vmstat_delta(d, 'bal-migrate')}); report room {(mig.report or {}).get('room')}")
+    c.check(f"{cfg}/migrate-mode-tail-on-N1", n1(mig, "p1") >= tail - c.TOL, text)
+    c.check(f"{cfg}/migrate-mode-visible-to-balancing",
+            moved_pol <= c.TOL and moved_mig >= 256, text + " (want the policy tail kept, "
+            "at least 1 MiB of the migrate tail moved to N0 by the kernel)")
+    c.same_checksum(cfg, mig, pol)

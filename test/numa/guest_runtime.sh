@@ -74,6 +74,26 @@ room_cases() {
   stamp "end room"
 }
 
+# balance_cases: Linux's NUMA balancing beside the placement (numa_balancing
+# on for these runs only; node 1 is no lower memory tier in this guest, so
+# mode 1, whose scanner is the one tiering mode 2 uses): numa_probe --phases
+# reading its hot and split objects for 20 s, the split object's 24 MiB tail
+# placed on node 1 by policy (mbind, the default: the scanner skips it) and
+# by migration (TIERWISE_NUMA_MODE=migrate: faulted onto node 1, policy
+# back to the default). TIERWISE_ROOM=0: only the kernel moves pages.
+balance_cases() {
+  local name mode
+  echo 1 > /proc/sys/kernel/numa_balancing
+  for name in bal-policy bal-migrate; do
+    mode=policy
+    [ $name = bal-migrate ] && mode=migrate
+    grep -E '^(numa_hint_faults|numa_pages_migrated|pgpromote_success|pgmigrate_success) ' /proc/vmstat > $name.vmstat-before
+    place $name "$HOST/phases.json" TIERWISE_ROOM=0 TIERWISE_NUMA_MODE=$mode -- --phases 8,4,4,32,20
+    grep -E '^(numa_hint_faults|numa_pages_migrated|pgpromote_success|pgmigrate_success) ' /proc/vmstat > $name.vmstat-after
+  done
+  echo 0 > /proc/sys/kernel/numa_balancing
+}
+
 runtime_cases() {
   case $CONFIG in
     plain)
@@ -87,6 +107,7 @@ runtime_cases() {
       place fork "$OUT/numa1-frame.json" -- -f
       place limit "$HOST/numa1.json" TIERWISE_DRAM_LIMIT=8M --
       room_cases
+      balance_cases
       ;;
     hmat-small)
       run big-ref -- "$probe" -a 300 -o "$OUT/big-ref.objs"

@@ -26,7 +26,7 @@
  *   -o FILE   write the object lines to FILE (default stderr)
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
  *             (fills a node under `numactl --membind`)
- *        numa_probe --phases COLD,TMP,HOT,SPLIT [-o FILE]
+ *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS] [-o FILE]
  *   --phases  the program's phases for the runtime's room on the DRAM node
  *             (runtime/README.md "Room on the DRAM node"): four objects of
  *             the given MiB from four sites, allocated and touched in this
@@ -34,7 +34,8 @@
  *             make_hot (the hot one, allocated last), make_split (a head
  *             site) - then their pages (objects p1-NAME), then make_tmp's
  *             buffer is freed (the phase change) and the three others are
- *             worked on and reported again (p2-NAME) */
+ *             worked on (hot and split read for SECONDS, default once)
+ *             and reported again (p2-NAME) */
 #define _GNU_SOURCE
 #include <numaif.h>
 #include <stdint.h>
@@ -42,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096UL
@@ -184,9 +186,9 @@ __attribute__((noinline)) static unsigned char *make_split(size_t n) { return ma
 
 /* --phases: see the comment at the top. */
 static int phases(const char *sizes, const char *outpath) {
-  double m[4] = {48, 32, 16, 48};
-  if (sscanf(sizes, "%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3]) != 4) {
-    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT (MiB)\n");
+  double m[4] = {48, 32, 16, 48}, spin = 0;
+  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin) < 4) {
+    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS] (MiB)\n");
     return 2;
   }
   size_t n[4];
@@ -210,10 +212,22 @@ static int phases(const char *sizes, const char *outpath) {
   report(out, "p1-hot", hot, n[2]);
   report(out, "p1-split", split, n[3]);
   free(tmp); /* the phase change: the temporary buffer dies */
-  for (size_t i = 0; i < n[2]; i += 64) /* the kernel phase: hot and split */
-    sum += hot[i];
-  for (size_t i = 0; i < n[3]; i += 64)
-    sum += split[i];
+  /* the kernel phase: hot and split, read for SECONDS (wall clock: time for
+   * the NUMA-balancing scanner), at least once; the checksum counts one */
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int pass = 0;; pass++) {
+    uint64_t s = 0;
+    for (size_t i = 0; i < n[2]; i += 64)
+      s += hot[i];
+    for (size_t i = 0; i < n[3]; i += 64)
+      s += split[i];
+    if (!pass)
+      sum += s;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >= spin)
+      break;
+  }
   report(out, "p2-cold", cold, n[0]);
   report(out, "p2-hot", hot, n[2]);
   report(out, "p2-split", split, n[3]);
