@@ -51,6 +51,8 @@ typedef struct tw_room_blk {
   int slot;         /* placement site, -1 */
   uint32_t site;
   int split;
+  int settled; /* all its resident DRAM-part pages were on the DRAM node at
+                  the last promotion pass, and none moved out since */
 } tw_room_blk;
 
 int tw_room_on;
@@ -159,6 +161,7 @@ static void tw_room_demote(int rank, uint64_t need) {
                              need - moved, 1, NULL);
     tw_rs.demoted_bytes += moved;
     tw_room_count(b->slot, 0, moved);
+    b->settled = 0;
     need = moved < need ? need - moved : 0;
   }
 }
@@ -255,8 +258,13 @@ void tw_room_freed(void) {
       break;
     done[v] = 1;
     tw_room_blk *b = &tw_rb[v];
-    size_t back = tw_pages_move(b->lo, b->hi, -1, tw_room_local, budget, 0,
-                                NULL);
+    /* (a settled object is not looked at again: a pass per large free
+     * must not cost all the tracked objects' pages each time) */
+    uintptr_t stop = b->hi;
+    size_t back = b->settled ? 0
+                             : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
+                                             budget, 0, &stop);
+    b->settled = stop >= b->hi && back < budget;
     tw_rs.restored_bytes += back;
     tw_room_count(b->slot, 1, back);
     budget -= back < budget ? back : budget;

@@ -40,38 +40,49 @@ fill_case() {
   stamp "end $name"
 }
 
-# room_cases: node 0 limited to about 64 MiB of room by a filler
-# (`numactl --membind=0 numa_probe --hold`, kept for the three runs), then
-# numa_probe --phases (cold 48, tmp 32, hot 16 MiB in dram, split 48 MiB in
-# numa:1 with an 8 MiB head; ranked hot 1, split 2, tmp 3, cold 4) run
-# unplaced (first touch), placed with TIERWISE_ROOM=0 (the placement as it
-# was before the room on the DRAM node) and placed (room kept for the
-# ranked objects, the split tail promoted when tmp is freed).
-room_cases() {
-  local f=/dev/shm/room.hold wm free hold i
-  stamp "start room"
-  wm=$(awk '/^Node 0, zone/{on=1; next} /^Node/{on=0} on && $1=="high"{s+=$2} END{print s*4}' /proc/zoneinfo)
+# room_cases: numa_probe --phases (cold 48, tmp 32, hot 16 MiB in dram,
+# split 48 MiB in numa:1 with an 8 MiB head; ranked hot 1, split 2, tmp 3,
+# cold 4) run unplaced (first touch), placed with TIERWISE_ROOM=0 (the
+# placement as it was before the room on the DRAM node) and placed (room
+# kept for the ranked objects, the split tail promoted when tmp is freed),
+# each with node 0 left about 72 MiB of room by a filler started just
+# before it (`numactl --membind=0 numa_probe --hold`: anonymous memory, no
+# swap here); room as the runtime counts it: MemFree less the zones' high
+# watermarks and the DMA zone's free pages.
+room_filler_start() {
+  local name=$1 target=$2 wm free i
+  wm=$(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
+            on && $1=="high"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3}
+            END{print s*4}' /proc/zoneinfo)
   free=$(awk '/MemFree/{print $4}' /sys/devices/system/node/node0/meminfo)
-  hold=$(( (free - wm) / 1024 - 64 ))
-  echo "node0 free_kb=$free wmark_kb=$wm hold_mib=$hold" > room.filler
-  rm -f "$f" && mkfifo "$f"
-  numactl --membind=0 "$probe" --hold "$hold" < "$f" > room.hold.out 2> room.hold.err &
-  local hpid=$!
-  exec 8> "$f"
-  for i in $(seq 600); do grep -q '^held' room.hold.out 2> /dev/null && break; sleep 0.1; done
-  grep MemFree /sys/devices/system/node/node0/meminfo >> room.filler
-  local args=(--phases 48,32,16,48)
-  run room-ref -- "$probe" "${args[@]}" -o "$OUT/room-ref.objs"
-  place room-off "$HOST/phases.json" TIERWISE_ROOM=0 -- "${args[@]}"
-  local before=$(grep -E '^(pgmigrate_success|numa_pages_migrated)' /proc/vmstat | tr '\n' ' ')
-  place room "$HOST/phases.json" -- "${args[@]}"
-  echo "vmstat before: $before" > room.vmstat
-  echo "vmstat after: $(grep -E '^(pgmigrate_success|numa_pages_migrated)' /proc/vmstat | tr '\n' ' ')" >> room.vmstat
+  room_hold=$(( (free - wm) / 1024 - target ))
+  echo "node0 free_kb=$free not_room_kb=$wm hold_mib=$room_hold" > $name.filler
+  rm -f /dev/shm/room.hold && mkfifo /dev/shm/room.hold
+  numactl --membind=0 "$probe" --hold "$room_hold" < /dev/shm/room.hold > $name.hold.out 2> $name.hold.err &
+  room_hpid=$!
+  exec 8> /dev/shm/room.hold
+  for i in $(seq 600); do grep -q '^held' $name.hold.out 2> /dev/null && break; sleep 0.1; done
+  grep MemFree /sys/devices/system/node/node0/meminfo >> $name.filler
+}
+room_filler_stop() {
   exec 8>&-
-  wait $hpid
-  echo $? > room.hold.rc
-  rm -f "$f"
-  stamp "end room"
+  wait $room_hpid
+  echo $? > $1.hold.rc
+  rm -f /dev/shm/room.hold
+}
+room_cases() {
+  local args=(--phases 48,32,16,48)
+  room_filler_start room-ref 72
+  run room-ref -- "$probe" "${args[@]}" -o "$OUT/room-ref.objs"
+  room_filler_stop room-ref
+  room_filler_start room-off 72
+  place room-off "$HOST/phases.json" TIERWISE_ROOM=0 -- "${args[@]}"
+  room_filler_stop room-off
+  room_filler_start room 72
+  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > room.vmstat-before
+  place room "$HOST/phases.json" -- "${args[@]}"
+  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > room.vmstat-after
+  room_filler_stop room
 }
 
 # balance_cases: Linux's NUMA balancing beside the placement (numa_balancing
