@@ -40,49 +40,64 @@ fill_case() {
   stamp "end $name"
 }
 
-# room_cases: numa_probe --phases (cold 48, tmp 32, hot 16 MiB in dram,
+# room_cases: numa_probe --phases (cold 64, tmp 32, hot 16 MiB in dram,
 # split 48 MiB in numa:1 with an 8 MiB head; ranked hot 1, split 2, tmp 3,
 # cold 4) run unplaced (first touch), placed with TIERWISE_ROOM=0 (the
 # placement as it was before the room on the DRAM node) and placed (room
 # kept for the ranked objects, the split tail promoted when tmp is freed),
-# each with node 0 left about 72 MiB of room by a filler started just
-# before it (`numactl --membind=0 numa_probe --hold`: anonymous memory, no
-# swap here); room as the runtime counts it: MemFree less the zones' high
-# watermarks and the DMA zone's free pages.
-room_filler_start() {
-  local name=$1 target=$2 wm free i
+# each with node 0 left about 96 MiB of room (as the runtime counts it:
+# MemFree less the zones' high watermarks and the DMA zone's free pages) by
+# fillers (`numactl --membind=0 numa_probe --hold`: anonymous memory, no
+# swap here): one large one for the three runs, and a small one per run
+# that takes what is left above the target just before it.
+room_left_mib() { # node 0's room above TARGET MiB, as the runtime counts it
+  local wm free
   wm=$(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
             on && $1=="high"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3}
             END{print s*4}' /proc/zoneinfo)
   free=$(awk '/MemFree/{print $4}' /sys/devices/system/node/node0/meminfo)
-  room_hold=$(( (free - wm) / 1024 - target ))
-  echo "node0 free_kb=$free not_room_kb=$wm hold_mib=$room_hold" > $name.filler
-  rm -f /dev/shm/room.hold && mkfifo /dev/shm/room.hold
-  numactl --membind=0 "$probe" --hold "$room_hold" < /dev/shm/room.hold > $name.hold.out 2> $name.hold.err &
-  room_hpid=$!
-  exec 8> /dev/shm/room.hold
-  for i in $(seq 600); do grep -q '^held' $name.hold.out 2> /dev/null && break; sleep 0.1; done
-  grep MemFree /sys/devices/system/node/node0/meminfo >> $name.filler
+  echo $(( (free - wm) / 1024 - $1 ))
+}
+# room_filler_start NAME MIB: a filler of MIB on node 0, kept until
+# room_filler_stop NAME (file descriptor FD holds its stdin open)
+room_filler_start() {
+  local name=$1 mib=$2 fd=$3 i
+  rm -f /dev/shm/$name.fifo && mkfifo /dev/shm/$name.fifo
+  numactl --membind=0 "$probe" --hold "$mib" < /dev/shm/$name.fifo > $name.hold.out 2> $name.hold.err &
+  eval "room_pid_$fd=\$!"
+  eval "exec $fd> /dev/shm/$name.fifo"
+  for i in $(seq 900); do grep -q '^held' $name.hold.out 2> /dev/null && break; sleep 0.1; done
+  echo "$name: held $mib MiB; node 0 $(grep MemFree /sys/devices/system/node/node0/meminfo)" >> room.filler
 }
 room_filler_stop() {
-  exec 8>&-
-  wait $room_hpid
-  echo $? > $1.hold.rc
-  rm -f /dev/shm/room.hold
+  local name=$1 fd=$2 pid
+  eval "exec $fd>&-"
+  eval "pid=\$room_pid_$fd"
+  wait $pid
+  echo $? > $name.hold.rc
+  rm -f /dev/shm/$name.fifo
+}
+room_case() { # NAME [place args...]: one run under a top-up filler
+  local name=$1 top
+  shift
+  top=$(room_left_mib 96)
+  [ "$top" -lt 1 ] && top=1
+  room_filler_start $name-top $top 9
+  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > $name.vmstat-before
+  grep -A12 '^Node 0, zone' /proc/zoneinfo > $name.zoneinfo
+  "$@"
+  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > $name.vmstat-after
+  room_filler_stop $name-top 9
 }
 room_cases() {
-  local args=(--phases 48,32,16,48)
-  room_filler_start room-ref 72
-  run room-ref -- "$probe" "${args[@]}" -o "$OUT/room-ref.objs"
-  room_filler_stop room-ref
-  room_filler_start room-off 72
-  place room-off "$HOST/phases.json" TIERWISE_ROOM=0 -- "${args[@]}"
-  room_filler_stop room-off
-  room_filler_start room 72
-  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > room.vmstat-before
-  place room "$HOST/phases.json" -- "${args[@]}"
-  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > room.vmstat-after
-  room_filler_stop room
+  local args=(--phases 64,32,16,48) base
+  base=$(room_left_mib 160)
+  echo "base filler: $base MiB" > room.filler
+  room_filler_start room-base $base 8
+  room_case room-ref run room-ref -- "$probe" "${args[@]}" -o "$OUT/room-ref.objs"
+  room_case room-off place room-off "$HOST/phases.json" TIERWISE_ROOM=0 -- "${args[@]}"
+  room_case room place room "$HOST/phases.json" -- "${args[@]}"
+  room_filler_stop room-base 8
 }
 
 # balance_cases: Linux's NUMA balancing beside the placement (numa_balancing
