@@ -156,8 +156,9 @@ TW_HIDDEN size_t tw_numa_pages(const void *p, size_t len, uint64_t *per_node,
 TW_HIDDEN uint64_t tw_node_meminfo(unsigned node, const char *field);
 
 /* tw_pages.c: a node's real room, moving pages between nodes */
-/* Node \p node's room: its MemFree above its zones' high watermarks
- * (/proc/zoneinfo); *free and *wmark (either may be NULL): the parts. */
+/* Node \p node's room: its MemFree above its zones' low watermarks and its
+ * DMA zone's free pages (/proc/zoneinfo); *free and *wmark (either may be
+ * NULL): the parts. */
 TW_HIDDEN uint64_t tw_node_room(unsigned node, uint64_t *free, uint64_t *wmark);
 TW_HIDDEN int tw_cpu_node(void); /* the calling thread's node, -1 */
 /* Move resident pages of [lo, hi) (pages inside it) that are on node

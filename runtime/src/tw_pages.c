@@ -3,10 +3,12 @@
  * Layer 1 (mechanisms): a NUMA node's real room and moving pages between
  * nodes, for the policy's use of the DRAM that is really there (tw_room.c).
  * The room of a node is its free memory (MemFree of its /sys meminfo) above
- * the high watermarks of its zones (/proc/zoneinfo): below the low
- * watermark the page allocator already takes first-touch pages from the
- * next node (zone_reclaim_mode 0), so free memory under the watermarks is
- * not room for a new block. Pages move with move_pages(2) (resident pages
+ * the low watermarks of its zones (/proc/zoneinfo), less its DMA zone's
+ * free pages: below the low watermark the page allocator takes first-touch
+ * pages from the next node (zone_reclaim_mode 0) and wakes kswapd, so free
+ * memory under it is not room for a new block, and down to it first touch
+ * still gets local pages (the high watermark, tried first, left ~8 MiB of
+ * a 1 GiB node unused that first touch took). Pages move with move_pages(2) (resident pages
  * only, no change of policy) or, for a range whose future faults must go
  * to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
  * MPOL_BIND (a full node must not kill the program). Decides nothing: which
@@ -25,13 +27,13 @@
 #include <unistd.h>
 
 #define TW_PAGE 4096u
-#define TW_MOVE_CHUNK 256
+#define TW_HUGE ((uintptr_t)2 << 20) /* a PMD-sized huge page */
+#define TW_MOVE_CHUNK 512                  /* pages of one TW_HUGE */
 
 /* One line of /proc/zoneinfo: `Node N, zone NAME` sets *cur (and *dma
- * for zone DMA); `high  V` (pages) of node \p node adds to *sum, and so do
+ * for zone DMA); `low  V` (pages) of node \p node adds to *sum, and so do
  * the `pages free  V` of its DMA zone: the 16 MiB that lowmem_reserve keeps
- * from ordinary allocations. The per-CPU pagesets' `high:  V` (with a
- * colon) are not watermarks. */
+ * from ordinary allocations. */
 static void tw_zone_line(const char *s, unsigned node, long *cur, int *dma,
                          uint64_t *sum) {
   while (*s == ' ' || *s == '\t')
@@ -45,9 +47,9 @@ static void tw_zone_line(const char *s, unsigned node, long *cur, int *dma,
     for (z = z ? z + 4 : s; *z == ' '; z++)
       ;
     *dma = !strcmp(z, "DMA");
-  } else if (*cur == (long)node && !strncmp(s, "high", 4) &&
-             (s[4] == ' ' || s[4] == '\t'))
-    num = s + 4;
+  } else if (*cur == (long)node && !strncmp(s, "low", 3) &&
+             (s[3] == ' ' || s[3] == '\t'))
+    num = s + 3;
   else if (*cur == (long)node && *dma && !strncmp(s, "pages free", 10))
     num = s + 10;
   if (num) {
@@ -60,11 +62,11 @@ static void tw_zone_line(const char *s, unsigned node, long *cur, int *dma,
   }
 }
 
-/* What of node \p node's free memory is no room, in bytes: its zones' high
+/* What of node \p node's free memory is no room, in bytes: its zones' low
  * watermarks and its DMA zone's free pages, from /proc/zoneinfo
  * (TIERWISE_SYSFS_NODE: DIR/zoneinfo); read in pieces (the file grows with
  * the CPUs). */
-static uint64_t tw_zone_high(unsigned node) {
+static uint64_t tw_zone_not_room(unsigned node) {
   char path[4096], buf[4096];
   const char *dir = tw_cfg.sysfs_node;
   if (dir) {
@@ -106,7 +108,7 @@ static uint64_t tw_zone_high(unsigned node) {
 
 uint64_t tw_node_room(unsigned node, uint64_t *free_out, uint64_t *wmark_out) {
   uint64_t free = tw_node_meminfo(node, "MemFree");
-  uint64_t wmark = tw_zone_high(node);
+  uint64_t wmark = tw_zone_not_room(node);
   if (free_out)
     *free_out = free;
   if (wmark_out)
@@ -131,6 +133,14 @@ static int tw_move_chunk(void **pages, unsigned long n, const int *nodes,
              : 0;
 }
 
+/* Pages of \p status (\p n) on node \p node. */
+static unsigned long tw_on_node(const int *status, unsigned long n, int node) {
+  unsigned long k = 0;
+  for (unsigned long i = 0; i < n; i++)
+    k += status[i] == node;
+  return k;
+}
+
 size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
                      int backward, uintptr_t *stop) {
   void *pages[TW_MOVE_CHUNK], *sel[TW_MOVE_CHUNK];
@@ -140,41 +150,50 @@ size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
   size_t moved = 0;
   uintptr_t at = backward ? hi : lo; /* how far it has looked */
   while (moved < want && (backward ? at > lo : at < hi)) {
-    size_t left = (backward ? at - lo : hi - at) / TW_PAGE;
-    unsigned long n = left < TW_MOVE_CHUNK ? (unsigned long)left : TW_MOVE_CHUNK;
-    uintptr_t first = backward ? at - n * TW_PAGE : at;
+    /* one 2 MiB-aligned piece: a transparent huge page moves whole when
+     * one of its subpages does, so it must lie in one chunk to be counted
+     * once */
+    uintptr_t first, last;
+    if (backward) {
+      first = (at - 1) & ~(uintptr_t)(TW_HUGE - 1);
+      first = first > lo ? first : lo;
+      last = at;
+    } else {
+      first = at;
+      last = (at & ~(uintptr_t)(TW_HUGE - 1)) + TW_HUGE;
+      last = last < hi ? last : hi;
+    }
+    unsigned long n = (unsigned long)((last - first) / TW_PAGE);
     for (unsigned long i = 0; i < n; i++)
       pages[i] = (void *)(first + i * TW_PAGE);
+    at = backward ? first : last;
     if (tw_move_chunk(pages, n, NULL, status))
       break;
-    /* the pages on `from` (any other node than `to` when from < 0), taken
-     * nearest the end it walks from, until `want` */
-    unsigned long k = 0;
-    uintptr_t reach = backward ? at : first;
+    unsigned long before = tw_on_node(status, n, to), k = 0;
+    /* the pages on `from` (any other node than `to` when from < 0), nearest
+     * the end it walks from, until `want` */
     for (unsigned long j = 0; j < n && moved + k * TW_PAGE < want; j++) {
       unsigned long i = backward ? n - 1 - j : j;
       int st = status[i];
-      reach = backward ? (uintptr_t)pages[i] : (uintptr_t)pages[i] + TW_PAGE;
       if (st < 0 || st == to || (from >= 0 && st != from))
         continue;
       sel[k] = pages[i];
       nodes[k++] = to;
     }
-    at = reach;
     if (!k)
       continue;
-    /* Moved: the selected pages now on `to`, asked again - a transparent
-     * huge page moves whole on its first subpage and the others report
-     * -EBUSY in the move's own status. The target full (-ENOMEM): stop. */
-    int full = 0;
+    /* moved: the chunk's pages on `to` now less before (the move's own
+     * status says -EBUSY for a huge page's other subpages); the target
+     * full (-ENOMEM): stop */
     if (tw_move_chunk(sel, k, nodes, status) < 0)
       break;
+    int full = 0;
     for (unsigned long i = 0; i < k; i++)
       full |= status[i] == -ENOMEM;
-    if (tw_move_chunk(sel, k, NULL, status))
+    if (tw_move_chunk(pages, n, NULL, status))
       break;
-    for (unsigned long i = 0; i < k; i++)
-      moved += status[i] == to ? TW_PAGE : 0;
+    unsigned long after = tw_on_node(status, n, to);
+    moved += after > before ? (after - before) * TW_PAGE : 0;
     if (full)
       break;
   }

@@ -9,7 +9,8 @@
  * blocks of DRAM sites and split objects' heads), the policy:
  *
  * - keeps the best-ranked DRAM data there (placement `rank`, 1 best): before
- *   a ranked object is served it reads the DRAM node's room (tw_node_room),
+ *   a ranked object is served it reads the DRAM node's room (tw_node_room: free memory above
+ *   the low watermarks),
  *   and when that is short it moves pages of worse-ranked (or unranked)
  *   live objects to the slow node (move_pages), from their ends, so that
  *   the new object's pages find room at first touch, whatever the
@@ -114,7 +115,8 @@ void tw_room_init(void) {
   __atomic_store_n(&tw_room_on, 1, __ATOMIC_RELEASE);
 }
 
-/* The DRAM node's room now: MemFree above the watermarks read at start
+/* The DRAM node's room now: MemFree above the watermarks (and DMA zone)
+ * read at start
  * (they change only with sysctls or memory hotplug). */
 static uint64_t tw_room_now(void) {
   uint64_t free = tw_node_meminfo((unsigned)tw_room_local, "MemFree");

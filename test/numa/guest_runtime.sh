@@ -46,14 +46,14 @@ fill_case() {
 # placement as it was before the room on the DRAM node) and placed (room
 # kept for the ranked objects, the split tail promoted when tmp is freed),
 # each with node 0 left about 96 MiB of room (as the runtime counts it:
-# MemFree less the zones' high watermarks and the DMA zone's free pages) by
+# MemFree less the zones' low watermarks and the DMA zone's free pages) by
 # fillers (`numactl --membind=0 numa_probe --hold`: anonymous memory, no
 # swap here): one large one for the three runs, and a small one per run
 # that takes what is left above the target just before it.
 room_left_mib() { # node 0's room above TARGET MiB, as the runtime counts it
   local wm free
   wm=$(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
-            on && $1=="high"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3}
+            on && $1=="low"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3}
             END{print s*4}' /proc/zoneinfo)
   free=$(awk '/MemFree/{print $4}' /sys/devices/system/node/node0/meminfo)
   echo $(( (free - wm) / 1024 - $1 ))
