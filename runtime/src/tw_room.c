@@ -9,8 +9,8 @@
  * blocks of DRAM sites and split objects' heads), the policy:
  *
  * - keeps the best-ranked DRAM data there (placement `rank`, 1 best): before
- *   a ranked object is served it reads the DRAM node's room (tw_node_room: free memory above
- *   the low watermarks),
+ *   a ranked object is served it reads the DRAM node's room (tw_node_room:
+ *   free memory above the low watermarks),
  *   and when that is short it moves pages of worse-ranked (or unranked)
  *   live objects to the slow node (move_pages), from their ends, so that
  *   the new object's pages find room at first touch, whatever the
