@@ -7,10 +7,10 @@
  * free pages: below the low watermark the page allocator takes first-touch
  * pages from the next node (zone_reclaim_mode 0) and wakes kswapd, so free
  * memory under it is not room for a new block, and down to it first touch
- * still gets local pages (the high watermark, tried first, left ~8 MiB of
- * a 1 GiB node unused that first touch took). Pages move with move_pages(2) (resident pages
- * only, no change of policy) or, for a range whose future faults must go
- * to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
+ * still gets local pages (the high watermark, tried first, left room
+ * unused that first touch took). Pages move with move_pages(2) (resident
+ * pages only, no change of policy) or, for a range whose future faults must
+ * go to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
  * MPOL_BIND (a full node must not kill the program). Decides nothing: which
  * pages move where is the policy's.
  */

@@ -36,7 +36,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#define TW_ROOM_MIN ((uint64_t)1 << 20)   /* DRAM parts tracked and made room for */
+#define TW_ROOM_MIN ((uint64_t)1 << 20)    /* DRAM parts tracked, room made */
 #define TW_ROOM_SLOTS 256                  /* live objects tracked */
 #define TW_ROOM_MARGIN ((uint64_t)2 << 20) /* kept free above the watermark */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
@@ -105,10 +105,11 @@ void tw_room_init(void) {
   if (!tw_cfg.room || !room || slow < 0 || slow == local)
     return;
   int n = tw_placement_nsites();
-  tw_rs_site = tw_internal_alloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(uint64_t));
+  size_t bytes = (size_t)(n > 0 ? n : 1) * 3 * sizeof(uint64_t);
+  tw_rs_site = tw_internal_alloc(bytes);
   if (!tw_rs_site)
     return;
-  memset(tw_rs_site, 0, (size_t)(n > 0 ? n : 1) * 3 * sizeof(uint64_t));
+  memset(tw_rs_site, 0, bytes);
   tw_room_local = local;
   tw_room_slow = slow;
   tw_free_slow = 1; /* frees of tracked objects must be seen */
