@@ -45,6 +45,9 @@ typedef struct tw_config {
   const char *maps_copy;
   const char *sysfs_node; /* tests: instead of /sys/devices/system/node */
   uint64_t dram_limit; /* 0: none */
+  int dram_limit_auto;  /* TIERWISE_DRAM_LIMIT=auto: the DRAM node's room */
+  int room;             /* TIERWISE_ROOM (default 1): tw_room.c */
+  int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
 } tw_config;
 

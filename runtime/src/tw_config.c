@@ -122,7 +122,17 @@ void tw_config_read(void) {
   tw_cfg.fast_max = tw_env_size("TIERWISE_FASTPATH_MAX", 64 << 10);
   tw_cfg.fast_learn = (unsigned)tw_env_size("TIERWISE_FASTPATH_LEARN", 8);
   tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 1024);
-  tw_cfg.dram_limit = tw_env_size("TIERWISE_DRAM_LIMIT", 0);
+  const char *lim = secure_getenv("TIERWISE_DRAM_LIMIT");
+  tw_cfg.dram_limit_auto = lim && !strcmp(lim, "auto");
+  /* auto: set from the DRAM node's room when the placement loads
+   * (tw_room.c) */
+  tw_cfg.dram_limit =
+      tw_cfg.dram_limit_auto ? 0 : tw_env_size("TIERWISE_DRAM_LIMIT", 0);
+  tw_cfg.room = tw_env_size("TIERWISE_ROOM", 1) != 0;
+  const char *nm = secure_getenv("TIERWISE_NUMA_MODE");
+  tw_cfg.numa_migrate = nm && !strcmp(nm, "migrate");
+  if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))
+    tw_warn("TIERWISE_NUMA_MODE: not policy or migrate: ", nm, "");
   tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
 #ifdef TW_WITH_PMU
   /* libtierwise-pmu.so: the pmu profiler is the census into

@@ -256,3 +256,12 @@ uint64_t tw_dram_reserved_total(int *instants) {
   *instants = tw_instants;
   return tw_reserved;
 }
+
+uint64_t tw_dram_rest(void) {
+  if (!tw_cfg.dram_limit)
+    return UINT64_MAX;
+  pthread_mutex_lock(&tw_lock);
+  uint64_t used = tw_live_now() + tw_unspent;
+  pthread_mutex_unlock(&tw_lock);
+  return used < tw_cfg.dram_limit ? tw_cfg.dram_limit - used : 0;
+}

@@ -51,3 +51,6 @@ TW_HIDDEN int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved,
 /* Bytes reserved in all (the admitted sites' most at one instant), and in
  * *instants the number of instants of the plan (1: none given). */
 TW_HIDDEN uint64_t tw_dram_reserved_total(int *instants);
+/* The unreserved rest of the limit not on the account now (what a site
+ * without a reservation could take; UINT64_MAX without a limit). */
+TW_HIDDEN uint64_t tw_dram_rest(void);

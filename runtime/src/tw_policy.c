@@ -76,6 +76,7 @@ int tw_policy_init(void) {
   for (int i = 0; i < tw_placement_nsites(); i++)
     used[tw_placement_tier(i)] = 1;
   tw_tiers_open(used);
+  tw_room_init(); /* the DRAM node's room (and a limit set to it: auto) */
   if (tw_cfg.dram_limit) /* (an unavailable tier says so when opened) */
     tw_dram_overflow_tier();
   if (placed)
