@@ -61,7 +61,7 @@ def test_geometry_options_override_and_validate():
         sim.geometry(bad)
 
 
-needs_probe = pytest.mark.skipif(not (paths.build_dir() / pmu.PROBE).exists(), reason="not built")
+needs_probe = pytest.mark.skipif(not paths.native(pmu.PROBE).exists(), reason="not built")
 
 
 @needs_probe
