@@ -24,6 +24,9 @@ make -C "$src" --no-print-directory install PREFIX="$prefix" BUILD="$build" >"$t
 mkdir -p "$work"
 cp "$src/test/install/Inputs/prog.c" "$work/"
 case "$build/" in "$src/"*) ;; *) fail "$build is outside $src: it would not be moved away" ;; esac
+if grep -rls "$src" "$prefix/bin/tierwise" "$prefix/lib/pkgconfig" "$prefix/lib/tierwise/python"; then
+  fail "the installed files above name $src"
+fi
 
 # From here on neither tree is where it was; nothing may name them.
 # Moved away (renamed); where the tree is a mount point and cannot be
@@ -57,14 +60,16 @@ echo "  config:     $cfg"
 [ "$cfg" = "-I$prefix/include -L$prefix/lib -Wl,-rpath,$prefix/lib -ltierwise" ] ||
   fail "tierwise config names other paths than $prefix"
 [ -f "$(pkg-config --variable=includedir tierwise)/tierwise.h" ] || fail "pkg-config: no tierwise.h"
+# The unmodified program needs the header only (its ROI markers); the
+# rewritten one below links libtierwise.
 # shellcheck disable=SC2086 # flags are words
-cc -O1 -g prog.c $pc -o prog || fail "build prog.c with pkg-config's flags"
-ldd prog | grep -q "$prefix/lib/libtierwise.so" || fail "prog does not load $prefix/lib/libtierwise.so"
+cc -O1 -g prog.c $(pkg-config --cflags tierwise) -o prog || fail "build prog.c with pkg-config's --cflags"
 plain=$(./prog | sed -n 's/^checksum: //p')
 [ -n "$plain" ] || fail "prog printed no checksum"
 
 step "tierwise profile --backend sim --roi markers"
-tierwise profile --backend sim --roi markers --llc-size 256K -o prof -- ./prog >profile.txt 2>&1 ||
+tierwise profile --backend sim --roi markers --llc-size 256K --llc-ways 16 \
+  --l1-size 32K --l1-ways 8 --line-size 64 -o prof -- ./prog >profile.txt 2>&1 ||
   { cat profile.txt; fail "profile"; }
 grep -q "checksum: $plain" profile.txt || fail "profiled run: other checksum"
 for f in make_hot make_cold make_warm; do
@@ -99,9 +104,10 @@ step "tierwise rewrite, rebuild, run without LD_PRELOAD"
 # shellcheck disable=SC2086
 tierwise rewrite --placement placement.json --binary prog -i prog.c -- $(pkg-config --cflags tierwise) \
   >rewrite.txt 2>&1 || { cat rewrite.txt; fail "rewrite"; }
-grep -c "TW_TIER_PMEM" prog.c | grep -qx 2 || { cat rewrite.txt; fail "rewrite: not two pmem sites in prog.c"; }
+[ "$(grep -c "TW_TIER_PMEM" prog.c)" = 2 ] || { cat rewrite.txt; fail "rewrite: not two pmem sites in prog.c"; }
 # shellcheck disable=SC2086
-cc -O1 -g prog.c $pc -o prog-rewritten || fail "rebuild the rewritten prog.c"
+cc -O1 -g prog.c $pc -o prog-rewritten || fail "rebuild the rewritten prog.c with pkg-config's flags"
+[[ "$(ldd prog-rewritten)" == *"$prefix/lib/libtierwise.so"* ]] || fail "prog-rewritten does not load $prefix/lib/libtierwise.so"
 mkdir -p pmem
 out=$(TIERWISE_REPORT=$work/rewritten.json TIERWISE_PMEM_DIR=$work/pmem ./prog-rewritten)
 [ "$out" = "checksum: $plain" ] || fail "rewritten prog: $out, not $plain"
