@@ -4,10 +4,12 @@
 #   make test   - build, then run the whole lit + pytest suite and mypy
 #   make demo   - build, then run the whole pipeline on a bundled example
 #   make check-numa - the tests that need a real two-node NUMA kernel (QEMU)
+#   make install PREFIX=DIR - install tierwise into DIR (default /usr/local)
 SHELL := /bin/bash
 BUILD ?= build
 VENV  ?= .venv
 JOBS  ?= $(shell nproc)
+PREFIX ?= /usr/local
 
 # Debian 12 packages the build and the tests need.
 APT_PKGS := build-essential cmake pkg-config binutils python3 python3-venv \
@@ -23,7 +25,7 @@ NUMA_APT_PKGS := qemu-system-x86 busybox-static
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PY   := $(VENV)/bin/python
 
-.PHONY: all build deps numa-deps venv configure test demo clean check-sanitizers check-numa
+.PHONY: all build deps numa-deps venv configure test demo install clean check-sanitizers check-numa
 
 all: build
 
@@ -76,6 +78,11 @@ check-numa: build numa-deps
 
 demo: build
 	$(BUILD)/bin/tierwise demo
+
+# The CLI, libraries, Valgrind tool, tierwise.h, tierwise.pc and the Python
+# package with a venv of its dependencies (cmake/TierwiseInstall.cmake).
+install: build
+	cmake --install $(BUILD) --prefix $(abspath $(PREFIX))
 
 clean:
 	rm -rf $(BUILD)

@@ -80,7 +80,7 @@ def test_geometry_size_alone_keeps_whole_sets(monkeypatch):
         sim.geometry(explicit)
 
 
-needs_probe = pytest.mark.skipif(not (paths.build_dir() / pmu.PROBE).exists(), reason="not built")
+needs_probe = pytest.mark.skipif(not paths.native(pmu.PROBE).exists(), reason="not built")
 
 
 @needs_probe

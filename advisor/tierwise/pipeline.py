@@ -680,7 +680,7 @@ def find_modules(
     missing: list[tuple[str, str]] = []
     candidates = [Path(b) for b in binaries]
     candidates += [Path(m["path"]) for m in placement.get("modules", []) if m.get("path")]
-    candidates += [paths.build_dir() / "examples", Path.cwd()]
+    candidates += [paths.native("examples"), Path.cwd()]
     for mod in sorted(wanted):
         want = recorded.get(mod, {}).get("build_id")
         why = []

@@ -48,9 +48,9 @@ def probe(
     mode: str = "open", period: int = 20011, env: Mapping[str, str] | None = None
 ) -> tuple[bool, str]:
     """Runs tierwise-pmu-probe MODE; returns (ok, text)."""
-    exe = paths.build_dir() / PROBE
+    exe = paths.native(PROBE)
     if not exe.exists():
-        return False, f"{exe} not built: run `make build`"
+        return False, paths.missing(exe)
     out = subprocess.run(
         [str(exe), mode, str(period)], capture_output=True, text=True, env=env, check=False
     )
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     ok, why = available(args)
     if not ok:
         raise FileNotFoundError(f"pmu backend unavailable: {why}")
-    lib = paths.build_dir() / PRELOAD
+    lib = paths.native(PRELOAD)
     outdir = Path(outdir)
     # A previous run's files must not pass for this one's; a stale census
     # claim would make the program write its files under per-pid names.

@@ -234,9 +234,9 @@ def sigill_message(cmd: Sequence[str], flags: list[str]) -> str:
 def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
     if not shutil.which("valgrind"):
         return False, "valgrind not found on PATH (Debian package valgrind)"
-    tool = paths.build_dir() / TOOL
+    tool = paths.native(TOOL)
     if not tool.exists():
-        return False, f"{tool} not built: run `make build`"
+        return False, paths.missing(tool)
     return True, "valgrind tool built"
 
 
@@ -478,7 +478,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     raw_dir = outdir / ".raw"
     shutil.rmtree(raw_dir, ignore_errors=True)
     raw_dir.mkdir(parents=True)
-    env = dict(os.environ, VALGRIND_LIB=str(paths.build_dir() / "lib" / "valgrind"))
+    env = dict(os.environ, VALGRIND_LIB=str(paths.native(TOOL).parent))
     vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo, roi_res)
     params = {
         "tool": "tierwise (Valgrind)",

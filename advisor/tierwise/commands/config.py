@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """`tierwise config`: print the flags that compile and link a program
-against libtierwise (runtime/include/tierwise.h, build/lib/libtierwise.so).
+against libtierwise (runtime/include/tierwise.h, build/lib/libtierwise.so;
+PREFIX/include and PREFIX/lib when installed).
 Standard library only (cli.FAST_VERBS): it runs inside compiler command
 lines."""
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from tierwise.cli import UserError
-from tierwise.paths import artifact_path, source_path
+from tierwise.paths import artifact_path, include_path
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -33,7 +34,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def flags(cflags: bool = True, libs: bool = True) -> list[str]:
     out = []
     if cflags:
-        out.append(f"-I{os.path.join(source_path(), 'runtime', 'include')}")
+        out.append(f"-I{include_path()}")
     if libs:
         lib = os.path.dirname(artifact_path("lib/libtierwise.so"))
         out += [f"-L{lib}", f"-Wl,-rpath,{lib}", "-ltierwise"]
