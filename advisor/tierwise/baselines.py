@@ -99,7 +99,7 @@ def oracle(
     value = np.where(fits, masks @ benefit, -np.inf)
     best, split, head = int(np.argmax(value)), None, 0
     top = value[best]
-    eligible = np.flatnonzero(split_eligible(profile, cand).to_numpy()) if partial else []
+    eligible = np.flatnonzero(split_eligible(profile, cand).to_numpy() if partial else [])
     for p in eligible:
         slack = budget - usage  # the head must fit where p's object outgrows it
         h = np.where(live[p] > slack, slack, np.inf).min(axis=1)
