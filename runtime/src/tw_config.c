@@ -115,7 +115,6 @@ void tw_config_read(void) {
   tw_cfg.report_path = secure_getenv("TIERWISE_REPORT");
   tw_cfg.maps_copy = secure_getenv("TIERWISE_MAPS_COPY");
   tw_cfg.sysfs_node = secure_getenv("TIERWISE_SYSFS_NODE");
-  tw_cfg.verbose = secure_getenv("TIERWISE_VERBOSE") != NULL;
   tw_cfg.depth = (int)tw_env_size("TIERWISE_DEPTH", TW_DEFAULT_DEPTH);
   if (tw_cfg.depth < 1 || tw_cfg.depth > TW_MAX_DEPTH)
     tw_cfg.depth = TW_DEFAULT_DEPTH;

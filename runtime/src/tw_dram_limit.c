@@ -60,6 +60,8 @@ static tw_dram_rec *tw_recs;
 static _Atomic unsigned tw_nrecs;
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void tw_dram_limit_atfork(int phase) { tw_mutex_atfork(&tw_lock, phase); }
+
 static uint64_t tw_live_now(void) {
   int64_t v = atomic_load(&tw_live);
   return v > 0 ? (uint64_t)v : 0;

@@ -29,6 +29,7 @@ typedef struct tw_dram_ticket {
 /* After the placement is loaded: the reservation, admitting sites in rank
  * order. */
 TW_HIDDEN void tw_dram_limit_init(void);
+TW_HIDDEN void tw_dram_limit_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Room under the limit for \p n DRAM bytes of site \p s (NULL: none)? 1:
  * charged (fill *t), 0: no room, nothing charged (*t empty). Without a
  * limit: 1, nothing charged. */

@@ -83,6 +83,12 @@ typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
                              const char *build_id);
 TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
 TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* Site lookups that found no slot in the raw-stack table (full around the
+ * stack's hash) and were formatted instead. */
+TW_HIDDEN uint64_t tw_stack_overflows(void);
+/* After dlclose: forget the modules that are gone and the raw stacks that
+ * may point into them. */
+TW_HIDDEN void tw_modules_closed(void);
 
 /* ---- tiers: one backend per tier, an ops table each (memkind_ops) ---- */
 /* Every operation gets the tier it serves (a backend may serve several:
@@ -192,6 +198,7 @@ typedef struct tw_split_info {
 /* The split block holding \p p: 1 and *out, or 0. */
 TW_HIDDEN int tw_split_find(const void *p, tw_split_info *out);
 TW_HIDDEN uint64_t tw_split_free(void *p); /* its DRAM head */
+TW_HIDDEN void tw_split_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_split_each(void (*fn)(const tw_split_info *));
 
 /* ---- tw_maps.c: tracked objects and where their pages are ---- */
@@ -218,6 +225,7 @@ TW_HIDDEN void tw_site_sample_pages(uint32_t site, const void *p, size_t len);
 /* At exit: sample the tracked mappings and large blocks still live (split
  * objects: tw_split_each). */
 TW_HIDDEN void tw_maps_sample_live(void);
+TW_HIDDEN void tw_maps_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 
 /* ---- tw_census.c: the census's records and output ---- */
 /* A census block's header (tw_hdr.c), immediately below the user pointer:

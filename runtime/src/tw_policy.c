@@ -63,12 +63,7 @@ void tw_decide(tw_site *s) {
 }
 
 
-void tw_policy_atfork(int phase) {
-  if (phase == 0)
-    pthread_mutex_lock(&tw_decide_lock);
-  else
-    pthread_mutex_unlock(&tw_decide_lock);
-}
+void tw_policy_atfork(int phase) { tw_mutex_atfork(&tw_decide_lock, phase); }
 
 int tw_policy_init(void) {
   int placed =

@@ -178,6 +178,14 @@ void tw_report_write(void) {
   tw_fast_stats(fs); /* first: flushes the cache hits' counts into the sites */
   if (fs[2])
     tw_warn_mismatches(fs[2]);
+  uint64_t overflows = tw_stack_overflows();
+  if (overflows) {
+    char num[24];
+    tw_fmt_u64(num, overflows);
+    tw_warn("the raw-stack table was full: ", num,
+            " allocation(s) formatted their call path instead of finding it "
+            "there (slower, same sites)");
+  }
   tw_maps_sample_live(); /* where the live objects' pages are */
   tw_split_each(tw_sample_split);
   uint32_t n = tw_site_count();
@@ -284,6 +292,8 @@ void tw_report_write(void) {
   tw_out_u64(o, fs[3]);
   tw_out_str(o, ", \"max_bytes\": ");
   tw_out_u64(o, tw_cfg.fast_max);
+  tw_out_str(o, ", \"stack_overflows\": ");
+  tw_out_u64(o, overflows);
   tw_out_str(o, "},\n \"warnings\": [");
   for (int i = 0, nw = tw_warnings_count(); i < nw; i++) {
     tw_out_str(o, i ? ", " : "");
