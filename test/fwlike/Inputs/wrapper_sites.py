@@ -16,10 +16,7 @@ from pathlib import Path
 
 
 def main():
-    text, srcdir = Path(sys.argv[1]).read_text(), Path(sys.argv[2])
-    # the table's rows (a site id first), not the lines under it that name a
-    # split site's head again
-    table = "\n".join(r for r in text.splitlines() if re.match(r"\s*\d+\s", r))
+    table, srcdir = Path(sys.argv[1]).read_text(), Path(sys.argv[2])
     sources = {p.name: p for p in srcdir.rglob("*") if p.suffix in (".h", ".cc", ".c")}
     for spec in sys.argv[3:]:
         wrapper, use = spec.split("=", 1)
