@@ -10,6 +10,7 @@ import itertools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from advisor_profiles import site_row, write_profile
@@ -480,3 +481,78 @@ def test_sub_mib_hot_site_gets_a_head_under_a_small_budget(tmp_path, hot_first):
         # whole sites only: the hot array is left in the slow tier
         whole = select.select(p, c, budget, "cost", partial=False)
         assert 1 not in whole.fast
+
+
+def sliced_profile(tmp_path, shares, name="sliced"):
+    """Two 2 MiB sites of one allocation each, live together, with the same
+    counts; `shares[i]`: site i's LLC misses by slice of the object (16
+    numbers), or None (not counted)."""
+    mib = 1 << 20
+    head = write_profile(
+        tmp_path / name,
+        [site_row(i, f"x+0x{i + 1:x}", 2 * mib, 400000, 0, 200000) for i in range(2)],
+        [(0, 2 * mib, 0, None), (1, 2 * mib, 1, None)],
+    )
+    lines = (head / "sites.csv").read_text().splitlines()
+    cols = ",".join(f"llc_miss_slice{k}" for k in range(16))
+    out = [
+        lines[0] + ",llc_stream_misses,llc_overlapped_misses,llc_dependent_misses,"
+        "llc_inflight_misses,atomics," + cols
+    ]
+    for i, row in enumerate(lines[1:]):
+        sl = shares[i] if i < len(shares) else None
+        cells = ",".join("" if sl is None else str(int(x)) for x in (sl or [0] * 16))
+        out.append(row + ",,,,,," + cells)
+    (head / "sites.csv").write_text("\n".join(out) + "\n")
+    return reader.read_profile(head)
+
+
+def test_head_goes_where_the_misses_are(tmp_path):
+    """Site 1's misses are 80% in the first half of its object (as R-MAT
+    vertex orders put more endpoints on low ids), site 0's uniform; equal
+    benefits. A 1 MiB budget (half of either) goes to site 1's head, which
+    serves 80% of its misses (the modelled time says so), not 50%."""
+    mib = 1 << 20
+    uniform = [12500] * 16
+    skewed = [20000] * 8 + [5000] * 8  # 160000 of 200000 in the first half
+    p = sliced_profile(tmp_path, [uniform, skewed])
+    model = tiers.load("cxl")
+    c = cost.site_costs(p.sites, model)
+    assert c.at[0, "miss_curve"][8] == pytest.approx(0.5)
+    assert c.at[1, "miss_curve"][8] == pytest.approx(0.8)
+    assert c.at[0, "benefit"] == pytest.approx(c.at[1, "benefit"])
+    sel = select.select(p, c, mib, "cost")
+    assert sel.partial == {1: mib} and sel.fast == set()
+    assert sel.fractions(c) == {1: pytest.approx(0.8)}
+    # the oracle and first-fit price a head by the same curve
+    frac, _ = baselines.oracle(p, c, mib, partial=True)
+    assert frac == {1: pytest.approx(0.8)}
+    ff, _ = baselines.first_fit(p, c, mib)  # site 0 first: its first half
+    assert ff[0] == pytest.approx(0.5) and ff[1] == 0
+    # without the slices (or uniform ones) the model is as before: x
+    q = sliced_profile(tmp_path, [None, None], name="plain")
+    cq = cost.site_costs(q.sites, model)
+    assert cq["miss_curve"].isna().all()
+    assert select.select(q, cq, mib, "cost").fractions(cq) == {0: pytest.approx(0.5)}
+
+
+def test_slices_merge_and_carry_to_a_bigger_run(tmp_path):
+    """Two profiles of a site merge by summing the slices; the transfer to
+    a census of a bigger run keeps them (relative position in the object)."""
+    from tierwise import transfer
+
+    skewed = [20000] * 8 + [5000] * 8
+    a = sliced_profile(tmp_path, [None, skewed], name="a")
+    b = sliced_profile(tmp_path, [None, skewed], name="b")
+    merged = reader.read_profiles([a.paths[0], b.paths[0]])
+    assert int(merged.sites.at[1, "llc_miss_slice0"]) == 40000
+    assert pd.isna(merged.sites.at[0, "llc_miss_slice0"])
+    census = write_profile(
+        tmp_path / "census",
+        [site_row(i, f"x+0x{i + 1:x}", 8 << 20) for i in range(2)],
+        [(0, 8 << 20, 0, None), (1, 8 << 20, 1, None)],
+        meta={"backend": "alloc"},
+    )
+    t = transfer.carry([a], reader.read_profile(census))
+    curve = cost.miss_curves(t.profile.sites)
+    assert curve[1][8] == pytest.approx(0.8) and curve[0] is None

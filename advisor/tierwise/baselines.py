@@ -15,8 +15,10 @@ site (cost.placement_seconds takes them):
                 brute force the cost policy's split fill is checked against;
                 then further heads where DRAM stays free, added as the cost
                 policy adds them (select.more_heads).
-A site's accesses are assumed spread uniformly over its bytes, so a site
-with a fraction f of its bytes in DRAM gets f of its accesses served there.
+A site with a fraction f of its bytes in DRAM gets f of its accesses served
+there (accesses spread uniformly over its bytes), except for a head or
+first-fit's share of an object where the profile counted where in its
+objects the misses are (cost.head_share: the first f of each object).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from tierwise.reader import Profile
 
+from tierwise.cost import head_share
 from tierwise.select import PAGE, live_matrix, min_head, more_heads, split_eligible
 
 ORACLE_MAX_SITES = 20
@@ -70,7 +73,12 @@ def first_fit(profile: Profile, costs: pd.DataFrame, budget: int) -> tuple[dict,
                 dram[site] += in_dram
             else:
                 used -= where.pop((site, k), 0)
-    return (dram / total.where(total > 0)).fillna(0).to_dict(), peak
+    frac = (dram / total.where(total > 0)).fillna(0)
+    if "miss_curve" in cand:  # first touch fills an object from its start too
+        frac = pd.Series(
+            {i: float(head_share(cand.at[i, "miss_curve"], f)) for i, f in frac.items()}
+        )
+    return frac.to_dict(), peak
 
 
 def static_ratio(costs: pd.DataFrame, fraction: float) -> dict:
@@ -102,12 +110,13 @@ def oracle(
     eligible = (
         np.flatnonzero(split_eligible(profile, cand).to_numpy()) if partial else np.empty(0, int)
     )
+    curves = list(cand["miss_curve"]) if "miss_curve" in cand else [None] * n
     for p in eligible:
         slack = budget - usage  # the head must fit where p's object outgrows it
         h = np.where(live[p] > slack, slack, np.inf).min(axis=1)
         h = np.minimum(h, (int(size[p]) - 1) // PAGE * PAGE) // PAGE * PAGE
         h = np.where((h >= min_head(budget)) & (masks[:, p] == 0), h, 0)
-        v = value + benefit[p] * h / size[p]
+        v = value + benefit[p] * head_share(curves[p], h / size[p])
         k = int(np.argmax(v))
         if v[k] > top:
             best, split, head, top = k, p, int(h[k]), v[k]
@@ -116,8 +125,8 @@ def oracle(
     use = masks[best] @ live if n else np.zeros(1)
     heads = {split: head} if split is not None else {}
     if len(eligible):
-        heads, _ = more_heads(live, benefit, size, budget, rows, heads, eligible)
+        heads, _ = more_heads(live, benefit, size, budget, rows, heads, eligible, curves)
     for r, h in heads.items():
-        frac[cand.index[r]] = h / size[r]
+        frac[cand.index[r]] = float(head_share(curves[r], h / size[r]))
         use = use + np.minimum(h, live[r])
     return frac, int(use.max())

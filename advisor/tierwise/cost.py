@@ -33,7 +33,10 @@ miss waits for the read-for-ownership.
   compute baseline = (loads + stores of all sites and pseudo-sites) * compute_ns_per_access
                    + atomics * atomic_ns   (locked read-modify-writes, where counted)
 Pseudo-sites ([static], [stack], [unknown]) are not placeable and stay in
-system memory ('dram'). See advisor/README.md for the assumptions.
+system memory ('dram'). A DRAM head of a fraction x of a site's bytes serves
+head_share(x) of its accesses: the share of its LLC misses in the first x of
+its objects where the sim backend counted them by slice
+(llc_miss_slice0..15), else x. See advisor/README.md for the assumptions.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from tierwise.formats.profile import SLICE_COLUMNS
 from tierwise.reader import PSEUDO_SITES
 
 if TYPE_CHECKING:
@@ -62,6 +66,36 @@ INTERVAL = [OVERLAPPED, DEPENDENT, INFLIGHT]
 # Optional count (sim backend): locked read-modify-writes (CAS, atomic adds).
 ATOMICS = "atomics"
 OPTIONAL = [STREAM] + INTERVAL + [ATOMICS]
+# Optional counts (sim backend): the LLC misses in each of 16 equal slices
+# of a site's objects (formats.profile.SLICE_COLUMNS); the cumulative share
+# of a site's misses is known at these fractions of an object.
+SLICE_GRID = np.linspace(0.0, 1.0, len(SLICE_COLUMNS) + 1)
+
+
+def miss_curves(sites: pd.DataFrame) -> pd.Series:
+    """Per site: the cumulative share of its LLC misses over the slices of
+    its objects (len(SLICE_COLUMNS) + 1 points from 0 to 1, at SLICE_GRID),
+    where the profile counted them and they are not all zero; else None
+    (misses taken as uniform over the bytes)."""
+    out = pd.Series([None] * len(sites), index=sites.index, dtype="object")
+    if not all(c in sites for c in SLICE_COLUMNS):
+        return out
+    m = sites[SLICE_COLUMNS].astype("float64")
+    tot = m.sum(axis=1, min_count=len(SLICE_COLUMNS))
+    for i in sites.index[(tot > 0).fillna(False)]:
+        c = np.concatenate([[0.0], np.cumsum(m.loc[i].to_numpy()) / tot[i]])
+        out[i] = tuple(float(x) for x in c)
+    return out
+
+
+def head_share(curve: object, x: float | np.ndarray) -> float | np.ndarray:
+    """The share of a site's misses in the first fraction x of each object
+    (a DRAM head of x of the bytes): by its miss curve (miss_curves), x
+    itself where there is none (uniform)."""
+    x = np.clip(x, 0.0, 1.0)
+    if curve is None:
+        return x
+    return np.interp(x, SLICE_GRID, np.asarray(curve, dtype="float64"))
 
 
 def counts_of(df: pd.DataFrame) -> pd.DataFrame:
@@ -164,6 +198,8 @@ def site_costs(sites: pd.DataFrame, model: TierModel) -> pd.DataFrame:
     )
     out["placeable"] = ~sites["stack"].isin(PSEUDO_SITES)
     out["mlp"] = mlp_of(c, model)
+    # where in its objects the site's misses are (None: uniform)
+    out["miss_curve"] = miss_curves(sites)
     return out
 
 

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from tierwise.cost import SLICE_GRID
+
 if TYPE_CHECKING:
     from tierwise.formats.tiers import TierModel
     from tierwise.reader import Profile
@@ -64,11 +66,16 @@ class Selection:
 
     def fractions(self, costs: pd.DataFrame) -> dict:
         """Site -> fraction of its accesses served by the fast tier (what
-        cost.placement_seconds takes): 1 for the fast sites, head / peak
-        bytes for the split one (accesses uniform over its bytes)."""
+        cost.placement_seconds takes): 1 for the fast sites, for a split one
+        its head's share of its misses (cost.head_share of head / peak
+        bytes: that fraction itself where misses were not counted by
+        slice)."""
+        from tierwise.cost import head_share
+
         f = {s: 1.0 for s in self.fast}
         for s, h in self.partial.items():
-            f[s] = min(1.0, h / max(int(costs.at[s, "bytes"]), 1))
+            curve = costs.at[s, "miss_curve"] if "miss_curve" in costs else None
+            f[s] = float(head_share(curve, h / max(int(costs.at[s, "bytes"]), 1)))
         return f
 
 
@@ -450,6 +457,19 @@ def _head(live_s: np.ndarray, slack: np.ndarray, cap: int, least: int = SPLIT_MI
     return h if h >= least else 0
 
 
+def _head_value(v: np.ndarray, size: np.ndarray, curves: Sequence | None) -> Any:
+    """(s, h) -> the value of a head of h bytes of row s: v[s] times the
+    share of its misses in the first h / size[s] of its objects
+    (cost.head_share; curves[s] None or no curves: h / size[s])."""
+    from tierwise.cost import head_share
+
+    def value(s: int, h: int) -> float:
+        curve = curves[s] if curves is not None else None
+        return float(v[s] * head_share(curve, h / max(size[s], 1)))
+
+    return value
+
+
 def split_fill(
     live: np.ndarray,
     values: Sequence[float],
@@ -457,11 +477,14 @@ def split_fill(
     capacity: int,
     rows: Iterable[int],
     eligible: Iterable[int],
+    curves: Sequence | None = None,
 ) -> tuple[Any, ...]:
     """The first split site beside a whole-site selection (more_heads adds
     others where DRAM stays free). A head of h bytes of site s is worth
-    values[s] * h / sizes[s]: accesses are assumed uniform over the
-    object's bytes. It must fit where s is live: at every instant (column
+    values[s] * head_share(curves[s], h / sizes[s]) (cost.head_share: the
+    share of its misses in the first h / sizes[s] of its objects; h /
+    sizes[s] without a curve, accesses uniform over the bytes): never less
+    for a larger head. It must fit where s is live: at every instant (column
     of `live`, whose row s holds the one live object's bytes, see
     one_at_a_time), whole-site bytes + min(h, live[s]) <= capacity; h is a
     multiple of PAGE, at least min_head(capacity) and less than sizes[s]
@@ -490,6 +513,7 @@ def split_fill(
     v = np.asarray(values, dtype="float64")
     size = np.asarray(sizes, dtype="float64")
     dens = v / np.maximum(size, 1)
+    hv = _head_value(v, size, curves)
     cap = {int(s): (int(size[s]) - 1) // PAGE * PAGE for s in eligible}
     least = min_head(capacity)
     empty = np.zeros(live.shape[1])
@@ -507,16 +531,16 @@ def split_fill(
     unchosen = [s for s in by_density if s not in rows]
     for s in unchosen:
         h = head(s, base)
-        offer(base_v + dens[s] * h, rows, s, h)
+        offer(base_v + hv(s, h), rows, s, h)
         if s not in unchosen[:SPLIT_CANDIDATES]:
             continue
-        keep, usage, kept_v, value = set(rows), base, base_v, base_v + dens[s] * h
+        keep, usage, kept_v, value = set(rows), base, base_v, base_v + hv(s, h)
         together = lambda d: np.any((live[d] > 0) & (live[s] > 0))
         for d in sorted(
             (d for d in rows if dens[d] < dens[s] and together(d)), key=lambda d: (dens[d], d)
         ):
             u = usage - live[d]
-            trial = kept_v - v[d] + dens[s] * head(s, u)
+            trial = kept_v - v[d] + hv(s, head(s, u))
             if trial > value:
                 keep.discard(d)
                 usage, kept_v, value = u, kept_v - v[d], trial
@@ -535,14 +559,14 @@ def split_fill(
         def dfs(k, usage, value, chosen):
             nodes[0] += 1
             h = head(s, usage)
-            offer(value + dens[s] * h, chosen, s, h)
+            offer(value + hv(s, h), chosen, s, h)
             if k == len(items):
                 return True
             if nodes[0] > node_limit:
                 return False
             rest = np.asarray(items[k:])
             rest = rest[np.all(usage + live[rest] <= capacity, axis=1)]
-            if value + v[rest].sum() + dens[s] * h <= best[0]:
+            if value + v[rest].sum() + hv(s, h) <= best[0]:
                 return True  # a head never grows as whole sites are added
             i = items[k]
             done = True
@@ -564,12 +588,13 @@ def more_heads(
     rows: Iterable[int],
     heads: dict,
     eligible: Iterable[int],
+    curves: Sequence | None = None,
 ) -> tuple[dict, bool]:
     """Further heads beside the whole rows and the heads of split_fill:
     in rounds, every eligible site that is neither whole nor split gets its
     largest head in the DRAM still free at every instant (min_head at
-    least, as split_fill), and the one worth most (values[s] * h /
-    sizes[s]) is added; until no head fits, SPLIT_MAX_HEADS heads are
+    least, as split_fill), and the one worth most (split_fill's value of a
+    head) is added; until no head fits, SPLIT_MAX_HEADS heads are
     planned (each site's objects are one at a time, so as many split
     objects are live at most: the runtime's limit), or the work
     (sites x instants, summed over rounds) passes MORE_HEADS_WORK_LIMIT.
@@ -589,7 +614,14 @@ def more_heads(
     for r, h in heads.items():
         usage = usage + np.minimum(h, live[r])
     cap = (size[cand].astype("int64") - 1) // PAGE * PAGE
-    dens = v[cand] / np.maximum(size[cand], 1)
+    # each candidate's miss curve at SLICE_GRID (uniform: the grid itself)
+    curve = np.array(
+        [
+            SLICE_GRID if curves is None or curves[s] is None else np.asarray(curves[s])
+            for s in cand
+        ],
+        dtype="float64",
+    ).reshape(len(cand), len(SLICE_GRID))
     least = min_head(capacity)
     work = 0
     while len(cand) and len(heads) < SPLIT_MAX_HEADS:
@@ -601,7 +633,11 @@ def more_heads(
         h = np.where(lv > slack, slack, np.inf).min(axis=1)
         h = np.minimum(h, cap)
         h = np.where(np.isfinite(h), h, cap).astype("int64") // PAGE * PAGE
-        gain = np.where(h >= least, dens * h, 0.0)
+        x = np.clip(h / np.maximum(size[cand], 1), 0.0, 1.0) * (len(SLICE_GRID) - 1)
+        k = np.minimum(x.astype("int64"), len(SLICE_GRID) - 2)
+        r = np.arange(len(cand))
+        share = curve[r, k] + (curve[r, k + 1] - curve[r, k]) * (x - k)
+        gain = np.where(h >= least, v[cand] * share, 0.0)
         k = int(np.argmax(gain))
         if gain[k] <= 0:
             break
@@ -609,7 +645,7 @@ def more_heads(
         heads[s] = int(h[k])
         usage = usage + np.minimum(h[k], live[s])
         keep = np.arange(len(cand)) != k
-        cand, cap, dens = cand[keep], cap[keep], dens[keep]
+        cand, cap, curve = cand[keep], cap[keep], curve[keep]
     return heads, False
 
 
@@ -656,15 +692,18 @@ def select(
             eligible = np.flatnonzero(split_eligible(profile, cand).to_numpy())
             if len(eligible):
                 size = cand["bytes"].to_numpy()
+                curves = list(cand["miss_curve"]) if "miss_curve" in cand else None
                 _, rows, split, head, split_exact = split_fill(
-                    live, benefit, size, budget, rows, eligible
+                    live, benefit, size, budget, rows, eligible, curves
                 )
                 if not split_exact:
                     notes.append(
                         "split fill: search limit reached, the DRAM head found is not proven best"
                     )
                 first = {split: head} if split is not None else {}
-                heads, limited = more_heads(live, benefit, size, budget, rows, first, eligible)
+                heads, limited = more_heads(
+                    live, benefit, size, budget, rows, first, eligible, curves
+                )
                 if len(heads) > 1:
                     notes.append(
                         f"split fill: {len(heads)} heads; the first from the split search, "

@@ -40,7 +40,7 @@ import pandas as pd
 
 from tierwise import reader
 from tierwise.advice import format_rows
-from tierwise.formats.profile import count
+from tierwise.formats.profile import SLICE_COLUMNS, count
 from tierwise.reader import PSEUDO_SITES
 from tierwise.select import peak_footprint
 
@@ -241,12 +241,18 @@ def carry(small: list, census: reader.Profile, target_llc: int | None = None) ->
             target.at[i, c] = int(round(value))
             if c in ("loads", "llc_load_misses"):
                 rec["b_" + c] = b
+        # where in its objects the misses are: carried by relative position
+        # (the slices are shares of each object's extent at any size)
+        for c in SLICE_COLUMNS:
+            ys = np.array([count(by_stack[k].at[st, c]) for k in have if c in by_stack[k]])
+            ys = ys[~np.isnan(ys)] if len(ys) else ys
+            target.at[i, c] = int(ys.sum()) if len(ys) else pd.NA
         # sequential misses are a share of the misses
         miss = (target.at[i, "llc_load_misses"] or 0) + (target.at[i, "llc_store_misses"] or 0)
         if pd.notna(target.at[i, "llc_stream_misses"]):
             target.at[i, "llc_stream_misses"] = min(int(target.at[i, "llc_stream_misses"]), int(miss))
         fits.append(rec)
-    for c in CARRIED:
+    for c in CARRIED + SLICE_COLUMNS:
         target[c] = target[c].astype("Int64")
     # the census's own location wins; fill empty ones from the small profiles
     for i in target.index:

@@ -290,6 +290,15 @@ static inline void relearn(TwWay *l, UInt slot, UInt fl, Bool store) {
     way_set(l, slot, way_flags(*l) | F_UNIFORM);
 }
 
+/* An LLC miss at a in slot's block: counted in the slice of the block's
+ * extent it lies in (where in an object its misses are: advisor heads). */
+static inline void miss_slice(UInt slot, Addr a) {
+  const TwOwner *o = tw_find_owner(a); /* the lookup just made: memoised */
+  if (o && o->slot == slot && o->size > 0 && a >= o->start)
+    tw_slots[slot].n.llc_miss_slice[(ULong)(a - o->start) * TW_SLICES /
+                                    o->size]++;
+}
+
 static inline void access_line(Addr a, Bool store, Bool count, UWord arg) {
   Addr ln = a >> line_bits;
   TwWay *l;
@@ -326,6 +335,7 @@ static inline void access_line(Addr a, Bool store, Bool count, UWord arg) {
         tw_slots[slot].n.llc_store_misses++;
       else
         tw_slots[slot].n.llc_load_misses++;
+      miss_slice(slot, a);
       tw_interval_miss(slot, TW_ACC_DESC(arg), a, TW_ACC_SIZE(arg), store,
                        tw_stream_miss(slot, ln));
     }

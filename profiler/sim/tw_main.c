@@ -245,10 +245,16 @@ static void write_site_row(TwOut *o, UInt site, const TwCounts *c) {
   else
     tw_out_printf(o, "%u,%s,,%llu,%llu,%llu,", out_id(site), s->stack,
                   s->allocs, s->bytes_allocated, s->peak_bytes);
-  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+  tw_out_printf(o, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
                 c->loads, c->stores, c->llc_load_misses, c->llc_store_misses,
                 c->writebacks, c->llc_stream_misses, c->llc_overlapped_misses,
                 c->llc_dependent_misses, c->llc_inflight_misses, c->atomics);
+  for (Int i = 0; i < TW_SLICES; i++) /* empty for a pseudo-site: no extent */
+    if (site < TW_FIRST_SITE)
+      tw_out_printf(o, ",");
+    else
+      tw_out_printf(o, ",%llu", c->llc_miss_slice[i]);
+  tw_out_printf(o, "\n");
 }
 
 static Int exit_code;
@@ -262,7 +268,10 @@ static void write_sites(void) {
     tw_out_printf(o, "site,stack,location,allocs,bytes_allocated,peak_bytes,"
                      "loads,stores,llc_load_misses,llc_store_misses,"
                      "writebacks,llc_stream_misses,llc_overlapped_misses,"
-                     "llc_dependent_misses,llc_inflight_misses,atomics\n");
+                     "llc_dependent_misses,llc_inflight_misses,atomics");
+    for (Int i = 0; i < TW_SLICES; i++)
+      tw_out_printf(o, ",llc_miss_slice%d", i);
+    tw_out_printf(o, "\n");
     for (UInt s = TW_FIRST_SITE; s < tw_n_sites; s++)
       write_site_row(o, s, &sum[s]);
     for (UInt s = 0; s < TW_FIRST_SITE; s++)

@@ -16,6 +16,7 @@ enum { TW_SITE_STATIC = 0, TW_SITE_STACK = 1, TW_SITE_UNKNOWN = 2 };
 
 /* The access counters of a slot: the count columns of sites.csv, and what
  * --roi windows (tw_roi.c). */
+#define TW_SLICES 16 /* llc_miss_slice0..15: equal slices of a block's extent */
 typedef struct {
   ULong loads, stores, llc_load_misses, llc_store_misses, writebacks;
   ULong llc_stream_misses; /* of the LLC misses, those continuing a sweep */
@@ -25,6 +26,9 @@ typedef struct {
    * in the window when each issued (itself included) */
   ULong llc_overlapped_misses, llc_dependent_misses, llc_inflight_misses;
   ULong atomics; /* locked read-modify-writes (CAS, LL/SC) on the slot */
+  /* of the LLC misses in heap blocks, those in each of TW_SLICES equal
+   * slices of the block's extent (first slice: the block's start) */
+  ULong llc_miss_slice[TW_SLICES];
 } TwCounts;
 
 /* to += plus - minus, counter by counter (minus may be NULL). */
@@ -46,6 +50,8 @@ static inline void tw_counts_add(TwCounts *to, const TwCounts *plus,
   to->llc_inflight_misses +=
       plus->llc_inflight_misses - minus->llc_inflight_misses;
   to->atomics += plus->atomics - minus->atomics;
+  for (Int i = 0; i < TW_SLICES; i++)
+    to->llc_miss_slice[i] += plus->llc_miss_slice[i] - minus->llc_miss_slice[i];
 }
 
 /* A counter slot: one (site, tier) pair. Simulated cache lines carry the

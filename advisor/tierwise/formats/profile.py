@@ -59,7 +59,13 @@ SITE_COLUMNS = {
     "llc_inflight_misses": "int",
     # optional (sim backend): locked read-modify-writes on the site
     "atomics": "int",
+    # optional (sim backend): of the LLC misses in the site's objects, those
+    # in each of MISS_SLICES equal slices of an object's extent (slice 0 at
+    # its start): where in its objects a site is hot (advisor heads)
+    **{f"llc_miss_slice{i}": "int" for i in range(16)},
 }
+MISS_SLICES = 16
+SLICE_COLUMNS = [f"llc_miss_slice{i}" for i in range(MISS_SLICES)]
 # Trailing columns a backend may leave out (read as not measured).
 OPTIONAL_COLUMNS = [
     "llc_stream_misses",
@@ -67,7 +73,7 @@ OPTIONAL_COLUMNS = [
     "llc_dependent_misses",
     "llc_inflight_misses",
     "atomics",
-]
+] + SLICE_COLUMNS
 # The header every sites.csv starts with, as in advisor/FORMATS.md.
 REQUIRED_SITE_COLUMNS = [c for c in SITE_COLUMNS if c not in OPTIONAL_COLUMNS]
 COUNT_COLUMNS = [c for c, k in SITE_COLUMNS.items() if k == "int" and c != "site"]
