@@ -86,7 +86,7 @@ TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 
 /* ---- tiers: one backend per tier, an ops table each (memkind_ops) ---- */
 /* Every operation gets the tier it serves (a backend may serve several:
- * memkind's for pmem/kmem/hbw, the NUMA node one for numa:N and kmem). An
+ * memkind's for pmem/hbw, the NUMA node one for numa:N and kmem). An
  * allocation that returns NULL with errno EAGAIN fell back for a reason
  * other than a full tier (no warning). */
 typedef struct tw_tier_ops {
@@ -107,11 +107,14 @@ typedef struct tw_tier_ops {
   int (*split_tail)(int tier, void *p, size_t len);
   /* fork: 0 prepare, 1 parent, 2 child (NULL: nothing to do). */
   void (*atfork)(int tier, int phase);
+  /* What serves \p tier, for the run report's "backends" ("numa-node 1");
+   * its length. NULL: the backend's `id`. */
+  size_t (*describe)(int tier, char *buf, size_t cap);
+  const char *id; /* "glibc", "memkind-file", "memkind-hbw" */
 } tw_tier_ops;
 
 TW_HIDDEN extern const tw_tier_ops tw_glibc_ops;   /* tw_be_glibc.c */
 TW_HIDDEN extern const tw_tier_ops tw_mk_pmem_ops; /* tw_be_memkind.c */
-TW_HIDDEN extern const tw_tier_ops tw_mk_kmem_ops;
 TW_HIDDEN extern const tw_tier_ops tw_mk_hbw_ops;
 TW_HIDDEN extern const tw_tier_ops tw_numa_ops; /* tw_be_numa.c */
 
@@ -156,6 +159,10 @@ TW_HIDDEN const tw_tier_ops *tw_tier_backend(int tier);
 /* Open the tiers marked in \p used now (warnings at start). */
 TW_HIDDEN void tw_tiers_open(const int used[TW_TIER_COUNT]);
 TW_HIDDEN int tw_tier_available(int tier);
+/* The run report's name of what served \p tier into \p buf ("glibc",
+ * "numa-node 1", "unavailable": its sites fell back to dram); 0 when the
+ * tier was never used. */
+TW_HIDDEN size_t tw_tier_describe(int tier, char *buf, size_t cap);
 /* A block of \p size from \p tier (DRAM: glibc), zeroed when \p zero; NULL
  * when the tier cannot serve it (said once per tier). */
 TW_HIDDEN void *tw_tier_alloc(int tier, size_t size, size_t align, int zero);

@@ -85,6 +85,23 @@ static void tw_nodes(tw_out *o, const uint64_t *pages, uint64_t sampled) {
   tw_out_u64(o, sampled);
 }
 
+/* "backends": what served each tier used ("numa-node 1", "memkind-file",
+ * "unavailable": its sites fell back to dram). */
+static void tw_backends(tw_out *o) {
+  char buf[256];
+  tw_out_str(o, ",\n \"backends\": {");
+  for (int t = 0, first = 1; t < TW_TIER_COUNT; t++) {
+    if (!tw_tier_describe(t, buf, sizeof(buf)))
+      continue;
+    tw_out_str(o, first ? "" : ", ");
+    tw_out_json(o, tw_tier_str(t));
+    tw_out_str(o, ": ");
+    tw_out_json(o, buf);
+    first = 0;
+  }
+  tw_out_str(o, "}");
+}
+
 static void tw_sample_split(const tw_split_info *b) {
   tw_site_sample_pages(b->site, (const void *)b->base, b->size);
 }
@@ -199,6 +216,7 @@ void tw_report_write(void) {
       totals[t] += tw_site_get(i)->tier_bytes[t];
   tw_out_str(o, ",\n \"totals\": ");
   tw_tier_bytes(o, totals);
+  tw_backends(o);
   if (tw_cfg.dram_limit) {
     int instants;
     uint64_t reserved = tw_dram_reserved_total(&instants);
