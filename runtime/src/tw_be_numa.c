@@ -148,6 +148,15 @@ int tw_numa_memory_only(tw_nodeset *out) {
   return n;
 }
 
+int tw_numa_cpu_nodes(tw_nodeset *out) {
+  int n = 0;
+  if (tw_read_nodelist("has_cpu", out))
+    return 0;
+  for (unsigned i = 0; i < TW_NODES_MAX; i++)
+    n += tw_set_has(out, i);
+  return n;
+}
+
 /* "Node N <field>: <v> kB" of node N's meminfo, in bytes (0: unknown). */
 static uint64_t tw_node_meminfo(unsigned node, const char *field) {
   char path[96] = "node", buf[2048];

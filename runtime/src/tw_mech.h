@@ -148,6 +148,8 @@ static inline int tw_set_has(const tw_nodeset *s, unsigned n) {
 }
 /* Nodes with memory and no CPUs: a KMEM-DAX/CXL-shaped node (0: none). */
 TW_HIDDEN int tw_numa_memory_only(tw_nodeset *out);
+/* Nodes with CPUs (/sys has_cpu); their number, 0 when unreadable. */
+TW_HIDDEN int tw_numa_cpu_nodes(tw_nodeset *out);
 /* The nodes of up to \p max pages of [p, p+len), evenly spaced
  * (move_pages): resident ones counted in per_node[node] for nodes below
  * \p nnodes. Returns the number of pages looked at. */
@@ -225,6 +227,15 @@ TW_HIDDEN void tw_site_sample_pages(uint32_t site, const void *p, size_t len);
 /* At exit: sample the tracked mappings and large blocks still live (split
  * objects: tw_split_each). */
 TW_HIDDEN void tw_maps_sample_live(void);
+/* A large glibc block (DRAM, placed or fallen back) whose pages the report
+ * samples: recorded, and the page of its start marked TW_OWNER_SAMPLED, so
+ * that its free leaves the inline path (whose instructions do not change)
+ * for tw_dram_sampled_forget. */
+TW_HIDDEN void tw_dram_sampled_put(void *p, size_t len, uint32_t site);
+/* \p p, in a TW_OWNER_SAMPLED page, is freed or resized: if it is such a
+ * block, its pages are sampled and its mark cleared; its site, or
+ * TW_SITE_NONE (a small block in the same page: nothing to do). */
+TW_HIDDEN uint32_t tw_dram_sampled_forget(void *p);
 
 /* ---- tw_census.c: the census's records and output ---- */
 /* A census block's header (tw_hdr.c), immediately below the user pointer:

@@ -102,6 +102,34 @@ static void tw_backends(tw_out *o) {
   tw_out_str(o, "}");
 }
 
+/* A site placed in dram: "dram_pages_off_cpu_nodes", its sampled resident
+ * pages on nodes without CPUs (a slow node: node 0 was full when they were
+ * touched), and a warning when they are most of its pages - the report
+ * must not say dram for data that is not there. */
+static void tw_dram_elsewhere(tw_out *o, int p, const uint64_t *nodes,
+                              const tw_nodeset *cpus) {
+  uint64_t off = 0, all = 0;
+  for (int i = 0; i < TW_REPORT_NODES; i++) {
+    all += nodes[i];
+    if (!tw_set_has(cpus, (unsigned)i))
+      off += nodes[i];
+  }
+  tw_out_str(o, ", \"dram_pages_off_cpu_nodes\": ");
+  tw_out_u64(o, off);
+  if (all && 2 * off > all) {
+    char msg[192] = ": placed in dram, but ", num[24];
+    tw_fmt_u64(num, off);
+    strcat(msg, num);
+    strcat(msg, " of its ");
+    tw_fmt_u64(num, all);
+    strcat(msg, num);
+    strcat(msg, " sampled pages are on nodes without CPUs (DRAM was full "
+                "when they were first touched)");
+    const char *where = tw_placement_field(p, 1);
+    tw_warn("site ", where && *where ? where : tw_placement_field(p, 0), msg);
+  }
+}
+
 static void tw_sample_split(const tw_split_info *b) {
   tw_site_sample_pages(b->site, (const void *)b->base, b->size);
 }
@@ -249,6 +277,8 @@ void tw_report_write(void) {
       q->nodes[k] += s->node_pages[k];
     q->sampled += s->pages_sampled;
   }
+  tw_nodeset cpus;
+  int have_cpus = tw_numa_cpu_nodes(&cpus) > 0;
   for (int p = 0; sum && p < np; p++) {
     const uint64_t *b = sum[p].b;
     uint64_t allocs = sum[p].allocs, fb = sum[p].fb, fa = sum[p].fa;
@@ -267,6 +297,8 @@ void tw_report_write(void) {
     tw_out_str(o, ", \"fallback_allocs\": ");
     tw_out_u64(o, fa);
     tw_nodes(o, sum[p].nodes, sum[p].sampled);
+    if (tw_placement_tier(p) == TW_TIER_DRAM && have_cpus)
+      tw_dram_elsewhere(o, p, sum[p].nodes, &cpus);
     tw_report_plan(o, p);
     tw_out_str(o, ", \"matched\": ");
     tw_out_str(o, allocs ? "true}" : "false}");

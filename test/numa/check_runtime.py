@@ -125,6 +125,18 @@ def free_lines(case):
     return out
 
 
+def big_n0_vmas(path, n=6):
+    """The n anonymous VMAs of a numa_maps copy with the most node-0 pages:
+    `ADDR POLICY N0=PAGES [anon=..]`."""
+    rows = []
+    for line in c.read(path).splitlines():
+        f = line.split()
+        n0 = sum(int(x[3:]) for x in f if x.startswith("N0="))
+        if n0 and "file=" not in line and "anon=" in line:
+            rows.append((n0, f"{f[0]} {f[1]} N0={n0}" + (" huge" if "kernelpagesize_kB=2048" in line or "huge" in line else "")))
+    return "; ".join(r for _, r in sorted(rows, reverse=True)[:n]) or "none"
+
+
 def check_free(cfg, d):
     """192 MiB of numa:1 objects freed: at most 16 MiB of them stays on
     node 1; with them live, the placed run holds at most 16 MiB more node-0
@@ -146,7 +158,8 @@ def check_free(cfg, d):
     c.check(f"{cfg}/free-no-unaccounted-N0", extra <= 16 * MiB,
             f"node-0 anonymous memory outside the program's objects with 240 MiB live: "
             f"placed {other['placed'] / MiB:.1f} MiB, unplaced {other['unplaced'] / MiB:.1f} MiB "
-            f"(+{extra / MiB:.1f}, want <= 16)")
+            f"(+{extra / MiB:.1f}, want <= 16); THP {c.read(d / 'thp.txt').strip()}; "
+            f"placed run's largest node-0 anonymous VMAs: {big_n0_vmas(d / 'free.objs.numa_maps')}")
     c.same_checksum(cfg, free, ref)
     report_nodes(cfg, free, "make_a", 1)
 

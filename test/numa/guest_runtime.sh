@@ -56,6 +56,7 @@ runtime_cases() {
       # 192 MiB more from make_a (numa:1; one block grown by realloc),
       # written and freed: what stays on node 1, and the node-0 memory the
       # runtime holds beside the objects, against the unplaced run
+      cat /sys/kernel/mm/transparent_hugepage/enabled > thp.txt
       run free-ref -- "$probe" -F -o "$OUT/free-ref.objs"
       place free "$OUT/numa1-frame.json" -- -F
       ;;

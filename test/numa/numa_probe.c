@@ -30,7 +30,8 @@
  *             `free node N0=x N1=y anon N0=x N1=y objs N0=x N1=y` (pages)
  *             before the allocation (`free before`), with the objects live
  *             (`free live`; objs: the pages of a, b, c and the 66 blocks per
- *             node, move_pages) and after the frees (`free after`)
+ *             node, move_pages) and after the frees (`free after`); with -o,
+ *             /proc/self/numa_maps at `free live` goes to FILE.numa_maps
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
  *             (fills a node under `numactl --membind`) */
 #define _GNU_SOURCE
@@ -218,8 +219,8 @@ __attribute__((noinline)) static unsigned char *grow_a(unsigned char *p, size_t 
 
 /* -F: 192 MiB from site a (make_a), one block grown by realloc, touched,
  * then freed; the big objects a, b, c stay live throughout. */
-static int free_test(FILE *out, unsigned char *a, size_t na, unsigned char *b, size_t nb,
-                     unsigned char *c, size_t nc) {
+static int free_test(FILE *out, const char *numa_maps_copy, unsigned char *a, size_t na,
+                     unsigned char *b, size_t nb, unsigned char *c, size_t nc) {
   enum { SMALL = 64, N = SMALL + 2 + 3 };
   void *objs[N] = {a, b, c};
   size_t sizes[N] = {na, nb, nc};
@@ -238,6 +239,17 @@ static int free_test(FILE *out, unsigned char *a, size_t na, unsigned char *b, s
     return 1;
   memset((char *)objs[N - 1] + (16 << 20), 1, sizes[N - 1] - (16 << 20));
   free_line(out, "live", objs, sizes, N);
+  if (numa_maps_copy) { /* what each VMA holds with everything live */
+    FILE *in = fopen("/proc/self/numa_maps", "r"), *cp = fopen(numa_maps_copy, "w");
+    char buf[4096];
+    size_t n;
+    while (in && cp && (n = fread(buf, 1, sizeof buf, in)) > 0)
+      fwrite(buf, 1, n, cp);
+    if (in)
+      fclose(in);
+    if (cp)
+      fclose(cp);
+  }
   for (int i = 3; i < N; i++)
     free(objs[i]);
   free_line(out, "after", objs, sizes, 3);
@@ -324,7 +336,9 @@ int main(int argc, char **argv) {
   report(out, "b", b, nb);
   report(out, "c", c, nc);
   totals(out);
-  if (freeit && free_test(out, a, na, b, nb, c, nc)) {
+  char nmcopy[4096];
+  snprintf(nmcopy, sizeof nmcopy, "%s.numa_maps", outpath ? outpath : "numa_probe.out");
+  if (freeit && free_test(out, outpath ? nmcopy : NULL, a, na, b, nb, c, nc)) {
     fprintf(stderr, "numa_probe: free test: allocation failed\n");
     return 1;
   }

@@ -151,6 +151,7 @@ def report(args):
         print(
             f"site {s['location'] or s['stack']} tier={s['tier']} allocs={s['allocs']} "
             f"{b} fallback={s['fallback_bytes']}{nodes(s)}"
+            + (f" off_cpu={s['dram_pages_off_cpu_nodes']}" if "dram_pages_off_cpu_nodes" in s else "")
         )
     for u in rep["unmatched"]:
         b = " ".join(f"{k}={v}" for k, v in sorted(u["tier_bytes"].items()))
