@@ -98,6 +98,9 @@ TW_HIDDEN long tw_sys_mbind(void *addr, size_t len, int mode,
                             const unsigned long *mask, unsigned long maxnode,
                             unsigned flags);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
+/* A sparse table of the runtime's: never in transparent huge pages, where
+ * each touched page would take 2 MiB (MADV_NOHUGEPAGE). */
+TW_HIDDEN void tw_sys_sparse(void *p, size_t len);
 TW_HIDDEN void tw_sys_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* This process's command line (/proc/self/cmdline): its arguments, each
  * NUL-terminated, at most cap - 1 bytes, and a final NUL; returns the bytes

@@ -48,7 +48,20 @@ int tw_memkind_load(void) {
   static int tried;
   if (tried++)
     return tw_mk != NULL;
+  /* memkind's jemalloc makes its arenas' 2 MiB-aligned base blocks when it
+   * loads (for every kind it knows), and under THP "always" (Debian's
+   * default) each became a huge page of DRAM it hardly uses: 30 MiB of
+   * node-0 memory in the check-numa guest that an unplaced run does not
+   * have. thp:never makes jemalloc MADV_NOHUGEPAGE its own mappings; it is
+   * read once, at load, and the variable is gone again before the program
+   * can see it (a user's own setting wins). */
+  static char conf[] = "JEMK_MALLOC_CONF=thp:never";
+  int set = !getenv("JEMK_MALLOC_CONF");
+  if (set)
+    putenv(conf);
   tw_mk = dlopen("libmemkind.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (set)
+    unsetenv("JEMK_MALLOC_CONF");
   if (!tw_mk) {
     tw_warn("cannot load libmemkind.so.0: ", dlerror(),
             "; tiers other than dram fall back to dram");
@@ -89,7 +102,9 @@ static void tw_mk_error(const char *what, int err, const char *where) {
 int tw_memkind_create_fixed(int tier, void *addr, size_t size) {
   if (!tw_memkind_load())
     return -1;
+  tw_in_tier = tier; /* memkind's own mappings now are the tier's */
   int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
+  tw_in_tier = 0;
   if (err) {
     tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));
     tw_kinds[tier] = NULL;

@@ -477,6 +477,15 @@ static int tw_numa_split_tail(int tier, void *p, size_t len) {
   return tw_numa_bind(&tw_nt[tier], p, len);
 }
 
+/* memkind's jemalloc mapped memory of its own while serving the tier (its
+ * default hooks: 2 MiB-aligned base blocks with the radix tree of extents,
+ * tcaches...): bound to the tier's nodes like the arena it serves, so that
+ * the node backend holds no DRAM the run report does not show. */
+static void tw_numa_mapped(int tier, void *p, size_t len, int flags) {
+  if ((flags & MAP_ANONYMOUS) && !(flags & MAP_SHARED) && tw_nt[tier].nnodes)
+    tw_numa_bind(&tw_nt[tier], p, len);
+}
+
 /* "numa-node 1", "numa-nodes 2,3" */
 static size_t tw_numa_describe(int tier, char *buf, size_t cap) {
   const tw_numa_tier *t = &tw_nt[tier];
@@ -506,6 +515,7 @@ const tw_tier_ops tw_numa_ops = {
     .free = tw_numa_free,
     .usable = tw_numa_usable,
     .split_tail = tw_numa_split_tail,
+    .mapped = tw_numa_mapped,
     .describe = tw_numa_describe,
 };
 

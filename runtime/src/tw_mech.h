@@ -107,6 +107,9 @@ typedef struct tw_tier_ops {
   int (*split_tail)(int tier, void *p, size_t len);
   /* fork: 0 prepare, 1 parent, 2 child (NULL: nothing to do). */
   void (*atfork)(int tier, int phase);
+  /* memkind mapped [p, p+len) while serving \p tier (its allocator's own
+   * memory: metadata, extents of its default hooks); NULL: nothing to do. */
+  void (*mapped)(int tier, void *p, size_t len, int flags);
   /* What serves \p tier, for the run report's "backends" ("numa-node 1");
    * its length. NULL: the backend's `id`. */
   size_t (*describe)(int tier, char *buf, size_t cap);
@@ -172,6 +175,8 @@ TW_HIDDEN void tw_tier_free(int tier, void *p);
 TW_HIDDEN void *tw_tier_realloc(int tier, void *p, size_t size);
 TW_HIDDEN size_t tw_tier_usable(int tier, void *p);
 TW_HIDDEN void tw_tiers_atfork(int phase);
+/* memkind mapped [p, p+len) during a call for \p tier (tw_mmap.c). */
+TW_HIDDEN void tw_tier_mapped(int tier, void *p, size_t len, int flags);
 /* Under Valgrind: MALLOCLIKE (+ tier request for the tierwise tool) for a
  * block the runtime placed, when tw_vg_tracks(tier); tw_unannounce: its
  * FREELIKE, before release. */

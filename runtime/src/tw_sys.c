@@ -75,6 +75,10 @@ void *tw_internal_alloc(size_t size) {
   return p;
 }
 
+void tw_sys_sparse(void *p, size_t len) {
+  syscall(SYS_madvise, p, len, MADV_NOHUGEPAGE);
+}
+
 uint8_t *tw_pmap[TW_PMAP_TOP];
 static pthread_mutex_t tw_pmap_lock = PTHREAD_MUTEX_INITIALIZER;
 /* One GiB's bytes, all one owner's: shared by every GiB wholly that owner's
@@ -90,6 +94,7 @@ static uint8_t *tw_pmap_new(void) {
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED)
     return NULL;
+  tw_sys_sparse(m, TW_PMAP_BYTES); /* a byte per page: sparse */
   if (TW_UNLIKELY(tw_vg == TW_VG_OTHER))
     /* Raced on by design: a page's mark is written before its address is
      * handed out and cleared before it is unmapped; the order between

@@ -122,6 +122,12 @@ size_t tw_tier_usable(int tier, void *p) {
   return tw_be[tier]->usable(tier, p);
 }
 
+void tw_tier_mapped(int tier, void *p, size_t len, int flags) {
+  const tw_tier_ops *ops = tw_tier_backend(tier);
+  if (ops && ops->mapped)
+    ops->mapped(tier, p, len, flags);
+}
+
 void tw_tiers_atfork(int phase) {
   if (phase == 0)
     pthread_mutex_lock(&tw_open_lock);

@@ -31,7 +31,8 @@
  *             before the allocation (`free before`), with the objects live
  *             (`free live`; objs: the pages of a, b, c and the 66 blocks per
  *             node, move_pages) and after the frees (`free after`); with -o,
- *             /proc/self/numa_maps at `free live` goes to FILE.numa_maps
+ *             /proc/self/numa_maps and smaps at `free live` go to FILE.numa_maps
+ *             and FILE.numa_maps.smaps
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
  *             (fills a node under `numactl --membind`) */
 #define _GNU_SOURCE
@@ -239,8 +240,10 @@ static int free_test(FILE *out, const char *numa_maps_copy, unsigned char *a, si
     return 1;
   memset((char *)objs[N - 1] + (16 << 20), 1, sizes[N - 1] - (16 << 20));
   free_line(out, "live", objs, sizes, N);
-  if (numa_maps_copy) { /* what each VMA holds with everything live */
-    FILE *in = fopen("/proc/self/numa_maps", "r"), *cp = fopen(numa_maps_copy, "w");
+  for (int k = 0; numa_maps_copy && k < 2; k++) { /* each VMA, all live */
+    char path[4200];
+    snprintf(path, sizeof path, "%s%s", numa_maps_copy, k ? ".smaps" : "");
+    FILE *in = fopen(k ? "/proc/self/smaps" : "/proc/self/numa_maps", "r"), *cp = fopen(path, "w");
     char buf[4096];
     size_t n;
     while (in && cp && (n = fread(buf, 1, sizeof buf, in)) > 0)
