@@ -101,6 +101,9 @@ TW_HIDDEN long tw_sys_mbind(void *addr, size_t len, int mode,
                             const unsigned long *mask, unsigned long maxnode,
                             unsigned flags);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
+/* A sparse table of the runtime's: never in transparent huge pages, where
+ * each touched page would take 2 MiB (MADV_NOHUGEPAGE). */
+TW_HIDDEN void tw_sys_sparse(void *p, size_t len);
 TW_HIDDEN void tw_sys_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* A module's lock across fork (tw_lifecycle.c calls each module's atfork in
  * layer order): taken before fork (phase 0), released after it in the
@@ -123,13 +126,16 @@ TW_HIDDEN void tw_expand_pid(char *out, size_t cap, const char *pattern);
 
 /* Page-owner map: per 1 GiB of address space, a byte per 4 KiB page naming
  * who owns the memory there: 0 glibc (nothing marked), a tier (the pages a
- * tier's backend mapped or reserved for its arena), or TW_OWNER_SPLIT (a
+ * tier's backend mapped or reserved for its arena), TW_OWNER_SAMPLED (the
+ * first page of a large glibc block whose pages the run report samples at
+ * its free, tw_maps.c), or TW_OWNER_SPLIT (a
  * split object's mapping, tw_split.c). free/realloc/malloc_usable_size ask
  * the owner (tw_owner_ops, tw_mech.h). */
 #define TW_PMAP_TOP (1u << 17)
 #define TW_OWNER_GLIBC 0
 #define TW_OWNER_SPLIT TW_TIER_COUNT
-#define TW_OWNERS (TW_OWNER_SPLIT + 1)
+#define TW_OWNER_SAMPLED (TW_OWNER_SPLIT + 1)
+#define TW_OWNERS (TW_OWNER_SAMPLED + 1)
 TW_HIDDEN extern uint8_t *tw_pmap[TW_PMAP_TOP];
 static inline int tw_page_owner(const void *p) {
   uintptr_t a = (uintptr_t)p;

@@ -73,4 +73,5 @@ const tw_tier_ops tw_glibc_ops = {
     .free = tw_glibc_free,
     .usable = tw_glibc_usable_op,
     .split_head = tw_glibc_split_head,
+    .id = "glibc",
 };

@@ -4,12 +4,13 @@
  * memkind's own struct memkind_ops is the model): pmem = a file-backed kind
  * on TIERWISE_PMEM_DIR (memkind_create_pmem: an unlinked temporary file, so
  * its data is private to the process; split tails are files in the same
- * directory), kmem = MEMKIND_DAX_KMEM where memkind finds KMEM-DAX nodes,
- * hbw = MEMKIND_HBW. The operations on a kind are shared with the NUMA node
- * backend (tw_be_numa.c), whose kind is memkind_create_fixed over memory
- * bound to the node. libmemkind (and hwloc, daxctl, ... behind it) is
- * dlopen'ed only when a tier other than DRAM is used: census runs and
- * DRAM-only placements do not pay for loading it.
+ * directory), hbw = MEMKIND_HBW. kmem is the NUMA node backend's
+ * (tw_be_numa.c), never memkind's DAX_KMEM kind, which binds with
+ * MPOL_BIND and cannot be split. The operations on a kind are shared with
+ * the NUMA node backend, whose small blocks come from memkind_create_fixed
+ * over memory bound to the node. libmemkind (and hwloc, daxctl, ... behind
+ * it) is dlopen'ed only when a tier other than DRAM is used: census runs
+ * and DRAM-only placements do not pay for loading it.
  */
 #define _GNU_SOURCE
 #include "tw_mech.h"
@@ -39,7 +40,7 @@ static struct {
   int (*check_available)(memkind_t);
   void (*error_message)(int, char *, size_t);
   int (*arena_destroy)(struct memkind *);
-  memkind_t *dax_kmem, *hbw;
+  memkind_t *hbw;
 } tw_mkf;
 static int tw_kinds_dead; /* memkind destroyed our pmem kinds at exit */
 
@@ -47,7 +48,20 @@ int tw_memkind_load(void) {
   static int tried;
   if (tried++)
     return tw_mk != NULL;
+  /* memkind's jemalloc makes its arenas' 2 MiB-aligned base blocks when it
+   * loads (for every kind it knows), and under THP "always" (Debian's
+   * default) each became a huge page of DRAM it hardly uses: 30 MiB of
+   * node-0 memory in the check-numa guest that an unplaced run does not
+   * have. thp:never makes jemalloc MADV_NOHUGEPAGE its own mappings; it is
+   * read once, at load, and the variable is gone again before the program
+   * can see it (a user's own setting wins). */
+  static char conf[] = "JEMK_MALLOC_CONF=thp:never";
+  int set = !getenv("JEMK_MALLOC_CONF");
+  if (set)
+    putenv(conf);
   tw_mk = dlopen("libmemkind.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (set)
+    unsetenv("JEMK_MALLOC_CONF");
   if (!tw_mk) {
     tw_warn("cannot load libmemkind.so.0: ", dlerror(),
             "; tiers other than dram fall back to dram");
@@ -65,13 +79,12 @@ int tw_memkind_load(void) {
   TW_SYM(check_available, "memkind_check_available");
   TW_SYM(error_message, "memkind_error_message");
   TW_SYM(arena_destroy, "memkind_arena_destroy");
-  TW_SYM(dax_kmem, "MEMKIND_DAX_KMEM");
   TW_SYM(hbw, "MEMKIND_HBW");
 #undef TW_SYM
   if (!tw_mkf.create_pmem || !tw_mkf.create_fixed || !tw_mkf.malloc ||
       !tw_mkf.calloc || !tw_mkf.posix_memalign || !tw_mkf.free ||
       !tw_mkf.realloc || !tw_mkf.usable || !tw_mkf.check_available ||
-      !tw_mkf.dax_kmem || !tw_mkf.hbw) {
+      !tw_mkf.hbw) {
     tw_warn("libmemkind.so.0 lacks the functions tierwise needs; ",
             "tiers other than dram fall back to dram", "");
     tw_mk = NULL;
@@ -89,7 +102,9 @@ static void tw_mk_error(const char *what, int err, const char *where) {
 int tw_memkind_create_fixed(int tier, void *addr, size_t size) {
   if (!tw_memkind_load())
     return -1;
+  tw_in_tier = tier; /* memkind's own mappings now are the tier's */
   int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
+  tw_in_tier = 0;
   if (err) {
     tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));
     tw_kinds[tier] = NULL;
@@ -303,42 +318,34 @@ const tw_tier_ops tw_mk_pmem_ops = {
     .usable = tw_mk_usable,
     .split_tail = tw_pmem_split_tail,
     .atfork = tw_pmem_atfork,
+    .id = "memkind-file",
 };
 
-/* ---- kmem and hbw: memkind's static kinds ---- */
+/* ---- hbw: memkind's static kind ---- */
 
-static int tw_static_open(int tier) {
+static int tw_hbw_open(int tier) {
   if (!tw_memkind_load())
     return -1;
-  memkind_t k = tier == TW_TIER_KMEM ? *tw_mkf.dax_kmem : *tw_mkf.hbw;
-  if (tw_mkf.check_available(k))
+  if (tw_mkf.check_available(*tw_mkf.hbw)) {
+    tw_warn("tier ", tw_tier_str(tier),
+            " is not available on this machine; its sites fall back to dram");
     return -1;
-  tw_kinds[tier] = k;
+  }
+  tw_kinds[tier] = *tw_mkf.hbw;
   return 0;
 }
 
-/* Whether memkind's KMEM-DAX kind is available here (MEMKIND_DAX_KMEM_NODES
- * or daxctl-configured nodes): tw_tiers.c prefers it for kmem. */
-static int tw_kmem_open(int tier) { return tw_static_open(tier); }
-
-static int tw_hbw_open(int tier) {
-  int err = tw_static_open(tier);
-  if (err)
-    tw_warn("tier ", tw_tier_str(tier),
-            " is not available on this machine; its sites fall back to dram");
-  return err;
-}
-
-/* A static kind's table: memkind's operations, its own open. */
-#define TW_MK_STATIC_OPS(label, open_fn)                                       \
-  {                                                                            \
-    .name = label, .open = open_fn, .malloc = tw_mk_malloc,                    \
-    .calloc = tw_mk_calloc, .aligned = tw_mk_aligned,                          \
-    .realloc = tw_mk_realloc, .free = tw_mk_free, .usable = tw_mk_usable,      \
-  }
-const tw_tier_ops tw_mk_kmem_ops =
-    TW_MK_STATIC_OPS("memkind KMEM-DAX", tw_kmem_open);
-const tw_tier_ops tw_mk_hbw_ops = TW_MK_STATIC_OPS("memkind HBW", tw_hbw_open);
+const tw_tier_ops tw_mk_hbw_ops = {
+    .name = "memkind HBW",
+    .open = tw_hbw_open,
+    .malloc = tw_mk_malloc,
+    .calloc = tw_mk_calloc,
+    .aligned = tw_mk_aligned,
+    .realloc = tw_mk_realloc,
+    .free = tw_mk_free,
+    .usable = tw_mk_usable,
+    .id = "memkind-hbw",
+};
 
 /*
  * memkind's destructor destroys every pmem kind, unmapping its memory, before
@@ -357,7 +364,7 @@ memkind_arena_destroy(struct memkind *kind) {
   }
   for (int t = 0; t < TW_TIER_COUNT; t++)
     if (kind && (memkind_t)kind == tw_kinds[t])
-      return 0; /* a static kind (kmem, hbw) or a fixed kind over a node's
+      return 0; /* a static kind (hbw) or a fixed kind over a node's
                    memory: kept alive, as stdio's buffers may be in it (with
                    MEMKIND_DAX_KMEM the program's stdout was lost at exit) */
   return tw_mkf.arena_destroy ? tw_mkf.arena_destroy(kind) : 0;

@@ -4,8 +4,10 @@
  * where their pages really are. Two tables keyed by start address: the
  * anonymous mappings served as allocations (tw_mapped.c: their site, size,
  * owner and start time, for munmap and for the census's objects still live
- * at exit), and in placement mode the large (>= 64 KiB) blocks of slow
- * tiers. When such an object is released, and for those still live at
+ * at exit), and in placement mode with a run report the large (>= 64 KiB)
+ * blocks of every tier: DRAM blocks too (placed in dram, or fallen back),
+ * whose first page is marked TW_OWNER_SAMPLED so that their free comes
+ * here. When such an object is released, and for those still live at
  * exit, up to 1024 of its pages are looked up with move_pages(2) and
  * counted per NUMA node for its site: the run report's "nodes" (the pages
  * that really landed, not the tier asked for).
@@ -95,6 +97,21 @@ void tw_site_sample_pages(uint32_t site, const void *p, size_t len) {
   for (int i = 0; i < TW_REPORT_NODES; i++)
     if (nodes[i])
       __atomic_fetch_add(&s->node_pages[i], nodes[i], __ATOMIC_RELAXED);
+}
+
+void tw_dram_sampled_put(void *p, size_t len, uint32_t site) {
+  tw_obj_put((uintptr_t)p, len, site, TW_TIER_DRAM);
+  tw_pmap_mark((uintptr_t)p, 1, TW_OWNER_SAMPLED);
+}
+
+uint32_t tw_dram_sampled_forget(void *p) {
+  tw_map o;
+  if (!tw_obj_take((uintptr_t)p, &o))
+    return TW_SITE_NONE;
+  tw_site_sample_pages(o.site, p, o.len);
+  /* No other large block starts in this page: unmarked for good. */
+  tw_pmap_mark((uintptr_t)p, 1, TW_OWNER_GLIBC);
+  return o.site;
 }
 
 void tw_maps_sample_live(void) {

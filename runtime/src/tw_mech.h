@@ -92,7 +92,7 @@ TW_HIDDEN void tw_modules_closed(void);
 
 /* ---- tiers: one backend per tier, an ops table each (memkind_ops) ---- */
 /* Every operation gets the tier it serves (a backend may serve several:
- * memkind's for pmem/kmem/hbw, the NUMA node one for numa:N and kmem). An
+ * memkind's for pmem/hbw, the NUMA node one for numa:N and kmem). An
  * allocation that returns NULL with errno EAGAIN fell back for a reason
  * other than a full tier (no warning). */
 typedef struct tw_tier_ops {
@@ -113,11 +113,17 @@ typedef struct tw_tier_ops {
   int (*split_tail)(int tier, void *p, size_t len);
   /* fork: 0 prepare, 1 parent, 2 child (NULL: nothing to do). */
   void (*atfork)(int tier, int phase);
+  /* memkind mapped [p, p+len) while serving \p tier (its allocator's own
+   * memory: metadata, extents of its default hooks); NULL: nothing to do. */
+  void (*mapped)(int tier, void *p, size_t len, int flags);
+  /* What serves \p tier, for the run report's "backends" ("numa-node 1");
+   * its length. NULL: the backend's `id`. */
+  size_t (*describe)(int tier, char *buf, size_t cap);
+  const char *id; /* "glibc", "memkind-file", "memkind-hbw" */
 } tw_tier_ops;
 
 TW_HIDDEN extern const tw_tier_ops tw_glibc_ops;   /* tw_be_glibc.c */
 TW_HIDDEN extern const tw_tier_ops tw_mk_pmem_ops; /* tw_be_memkind.c */
-TW_HIDDEN extern const tw_tier_ops tw_mk_kmem_ops;
 TW_HIDDEN extern const tw_tier_ops tw_mk_hbw_ops;
 TW_HIDDEN extern const tw_tier_ops tw_numa_ops; /* tw_be_numa.c */
 
@@ -151,6 +157,8 @@ static inline int tw_set_has(const tw_nodeset *s, unsigned n) {
 }
 /* Nodes with memory and no CPUs: a KMEM-DAX/CXL-shaped node (0: none). */
 TW_HIDDEN int tw_numa_memory_only(tw_nodeset *out);
+/* Nodes with CPUs (/sys has_cpu); their number, 0 when unreadable. */
+TW_HIDDEN int tw_numa_cpu_nodes(tw_nodeset *out);
 /* The nodes of up to \p max pages of [p, p+len), evenly spaced
  * (move_pages): resident ones counted in per_node[node] for nodes below
  * \p nnodes. Returns the number of pages looked at. */
@@ -188,6 +196,10 @@ TW_HIDDEN const tw_tier_ops *tw_tier_backend(int tier);
 /* Open the tiers marked in \p used now (warnings at start). */
 TW_HIDDEN void tw_tiers_open(const int used[TW_TIER_COUNT]);
 TW_HIDDEN int tw_tier_available(int tier);
+/* The run report's name of what served \p tier into \p buf ("glibc",
+ * "numa-node 1", "unavailable": its sites fell back to dram); 0 when the
+ * tier was never used. */
+TW_HIDDEN size_t tw_tier_describe(int tier, char *buf, size_t cap);
 /* A block of \p size from \p tier (DRAM: glibc), zeroed when \p zero; NULL
  * when the tier cannot serve it (said once per tier). */
 TW_HIDDEN void *tw_tier_alloc(int tier, size_t size, size_t align, int zero);
@@ -195,6 +207,8 @@ TW_HIDDEN void tw_tier_free(int tier, void *p);
 TW_HIDDEN void *tw_tier_realloc(int tier, void *p, size_t size);
 TW_HIDDEN size_t tw_tier_usable(int tier, void *p);
 TW_HIDDEN void tw_tiers_atfork(int phase);
+/* memkind mapped [p, p+len) during a call for \p tier (tw_mmap.c). */
+TW_HIDDEN void tw_tier_mapped(int tier, void *p, size_t len, int flags);
 /* Under Valgrind: MALLOCLIKE (+ tier request for the tierwise tool) for a
  * block the runtime placed, when tw_vg_tracks(tier); tw_unannounce: its
  * FREELIKE, before release. */
@@ -252,6 +266,15 @@ TW_HIDDEN void tw_site_sample_pages(uint32_t site, const void *p, size_t len);
  * objects: tw_split_each). */
 TW_HIDDEN void tw_maps_sample_live(void);
 TW_HIDDEN void tw_maps_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* A large glibc block (DRAM, placed or fallen back) whose pages the report
+ * samples: recorded, and the page of its start marked TW_OWNER_SAMPLED, so
+ * that its free leaves the inline path (whose instructions do not change)
+ * for tw_dram_sampled_forget. */
+TW_HIDDEN void tw_dram_sampled_put(void *p, size_t len, uint32_t site);
+/* \p p, in a TW_OWNER_SAMPLED page, is freed or resized: if it is such a
+ * block, its pages are sampled and its mark cleared; its site, or
+ * TW_SITE_NONE (a small block in the same page: nothing to do). */
+TW_HIDDEN uint32_t tw_dram_sampled_forget(void *p);
 
 /* ---- tw_census.c: the census's records and output ---- */
 /* A census block's header (tw_hdr.c), immediately below the user pointer:

@@ -4,8 +4,10 @@
  * mappings (not MAP_FIXED) of the program are allocations (tw_mapped.c).
  * Mappings made while a backend call runs for a tier (tw_in_tier: memkind
  * growing an arena) mark their pages as that tier's in the page-owner map,
- * which tells the header-less paths (tw_place.c) who owns a pointer, and
- * shared file mappings among them are noted for fork (tw_fork.c).
+ * which tells the header-less paths (tw_place.c) who owns a pointer,
+ * shared file mappings among them are noted for fork (tw_fork.c), and the
+ * tier's backend may bind them (tw_tier_mapped: jemalloc's metadata of a
+ * NUMA node's arena goes to that node, not to DRAM).
  */
 #define _GNU_SOURCE
 #include "tw_paths.h"
@@ -20,6 +22,7 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
     if (p != MAP_FAILED) {
       tw_pmap_mark((uintptr_t)p, len, tw_in_tier);
       tw_fork_note_map(p, len, prot, flags, fd);
+      tw_tier_mapped(tw_in_tier, p, len, flags);
     }
     return p;
   }

@@ -111,9 +111,14 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
     tw_dram_keep(&t, p, tw_glibc_usable(p));
   if (TW_UNLIKELY(tw_room_on) && tier == TW_TIER_DRAM)
     tw_room_track(s, p, size, size, -1);
-  if (s && tier != TW_TIER_DRAM && size >= TW_SAMPLE_MIN && tw_cfg.report_path)
+  if (s && size >= TW_SAMPLE_MIN && tw_cfg.report_path) {
     /* the report samples where its pages are, at free or exit */
-    tw_obj_put((uintptr_t)p, size, (uint32_t)(s - tw_site_get(0)), tier);
+    uint32_t site = (uint32_t)(s - tw_site_get(0));
+    if (tier != TW_TIER_DRAM)
+      tw_obj_put((uintptr_t)p, size, site, tier);
+    else
+      tw_dram_sampled_put(p, size, site);
+  }
   if (s) {
     tw_site_served(s, size, tier, 0);
     if (fell)
@@ -237,6 +242,10 @@ static void tw_owner_free(int owner, void *p) {
 
 void tw_pl_free(void *p) {
   int owner = tw_page_owner(p);
+  if (TW_UNLIKELY(owner == TW_OWNER_SAMPLED)) { /* a glibc block */
+    tw_dram_sampled_forget(p);
+    owner = TW_OWNER_GLIBC;
+  }
   if (TW_LIKELY(owner == TW_OWNER_GLIBC)) {
     tw_unannounce(p, TW_TIER_DRAM);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
@@ -256,7 +265,8 @@ size_t tw_pl_usable(void *p) {
   tw_split_info b;
   if (TW_UNLIKELY(owner == TW_OWNER_SPLIT))
     return tw_split_find(p, &b) ? b.len - ((uintptr_t)p - b.base) : 0;
-  return owner == TW_OWNER_GLIBC ? tw_glibc_usable(p)
+  return owner == TW_OWNER_GLIBC || owner == TW_OWNER_SAMPLED
+             ? tw_glibc_usable(p)
                                  : tw_tier_usable(owner, p);
 }
 
@@ -267,13 +277,19 @@ int tw_pl_tier_of(const void *p) {
     return !tw_split_find(p, &b)                  ? -1
            : (uintptr_t)p - b.base < b.head ? TW_TIER_DRAM
                                               : b.tier;
-  return owner; /* glibc's: TW_TIER_DRAM */
+  return owner == TW_OWNER_SAMPLED ? TW_TIER_DRAM
+                                   : owner; /* glibc's: TW_TIER_DRAM */
 }
 
 void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   /* the owner is the block's tier, except for a split block's */
-  int from = tw_page_owner(p), tier = from;
-  uint32_t site = TW_SITE_NONE;
+  int from = tw_page_owner(p), tier;
+  uint32_t site = TW_SITE_NONE, sampled = TW_SITE_NONE;
+  if (TW_UNLIKELY(from == TW_OWNER_SAMPLED)) { /* a glibc block: its pages */
+    sampled = tw_dram_sampled_forget(p);     /* so far, sampled again */
+    from = TW_OWNER_GLIBC;                   /* below if it stays DRAM */
+  }
+  tier = from;
   tw_fast_entry *hit = NULL;
   if (!tw_in_core && tw_mode_now == TW_MODE_PLACE) {
     tw_in_core++;
@@ -314,6 +330,10 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tw_unannounce(p, tier);
     if (tier != TW_TIER_DRAM && TW_UNLIKELY(tw_cfg.report_path))
       tw_pl_resized(p, q, size, s, tier);
+    if (tier == TW_TIER_DRAM && TW_UNLIKELY(tw_cfg.report_path) &&
+        size >= TW_SAMPLE_MIN && (s || sampled != TW_SITE_NONE))
+      tw_dram_sampled_put(q, size, s ? (uint32_t)(s - tw_site_get(0))
+                                     : sampled);
     if (hit && hit->tier == tier) { /* cache hit: no atomic operation */
       hit->pend_allocs++;
       hit->pend_bytes += size;

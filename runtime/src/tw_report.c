@@ -85,6 +85,51 @@ static void tw_nodes(tw_out *o, const uint64_t *pages, uint64_t sampled) {
   tw_out_u64(o, sampled);
 }
 
+/* "backends": what served each tier used ("numa-node 1", "memkind-file",
+ * "unavailable": its sites fell back to dram). */
+static void tw_backends(tw_out *o) {
+  char buf[256];
+  tw_out_str(o, ",\n \"backends\": {");
+  for (int t = 0, first = 1; t < TW_TIER_COUNT; t++) {
+    if (!tw_tier_describe(t, buf, sizeof(buf)))
+      continue;
+    tw_out_str(o, first ? "" : ", ");
+    tw_out_json(o, tw_tier_str(t));
+    tw_out_str(o, ": ");
+    tw_out_json(o, buf);
+    first = 0;
+  }
+  tw_out_str(o, "}");
+}
+
+/* A site placed in dram: "dram_pages_off_cpu_nodes", its sampled resident
+ * pages on nodes without CPUs (a slow node: node 0 was full when they were
+ * touched), and a warning when they are most of its pages - the report
+ * must not say dram for data that is not there. */
+static void tw_dram_elsewhere(tw_out *o, int p, const uint64_t *nodes,
+                              const tw_nodeset *cpus) {
+  uint64_t off = 0, all = 0;
+  for (int i = 0; i < TW_REPORT_NODES; i++) {
+    all += nodes[i];
+    if (!tw_set_has(cpus, (unsigned)i))
+      off += nodes[i];
+  }
+  tw_out_str(o, ", \"dram_pages_off_cpu_nodes\": ");
+  tw_out_u64(o, off);
+  if (all && 2 * off > all) {
+    char msg[192] = ": placed in dram, but ", num[24];
+    tw_fmt_u64(num, off);
+    strcat(msg, num);
+    strcat(msg, " of its ");
+    tw_fmt_u64(num, all);
+    strcat(msg, num);
+    strcat(msg, " sampled pages are on nodes without CPUs (DRAM was full "
+                "when they were first touched)");
+    const char *where = tw_placement_field(p, 1);
+    tw_warn("site ", where && *where ? where : tw_placement_field(p, 0), msg);
+  }
+}
+
 static void tw_sample_split(const tw_split_info *b) {
   tw_site_sample_pages(b->site, (const void *)b->base, b->size);
 }
@@ -253,6 +298,7 @@ void tw_report_write(void) {
       totals[t] += tw_site_get(i)->tier_bytes[t];
   tw_out_str(o, ",\n \"totals\": ");
   tw_tier_bytes(o, totals);
+  tw_backends(o);
   if (tw_cfg.dram_limit) {
     int instants;
     uint64_t reserved = tw_dram_reserved_total(&instants);
@@ -286,6 +332,8 @@ void tw_report_write(void) {
       q->nodes[k] += s->node_pages[k];
     q->sampled += s->pages_sampled;
   }
+  tw_nodeset cpus;
+  int have_cpus = tw_numa_cpu_nodes(&cpus) > 0;
   for (int p = 0; sum && p < np; p++) {
     const uint64_t *b = sum[p].b;
     uint64_t allocs = sum[p].allocs, fb = sum[p].fb, fa = sum[p].fa;
@@ -304,6 +352,8 @@ void tw_report_write(void) {
     tw_out_str(o, ", \"fallback_allocs\": ");
     tw_out_u64(o, fa);
     tw_nodes(o, sum[p].nodes, sum[p].sampled);
+    if (tw_placement_tier(p) == TW_TIER_DRAM && have_cpus)
+      tw_dram_elsewhere(o, p, sum[p].nodes, &cpus);
     tw_report_plan(o, p);
     tw_report_room_site(o, p);
     tw_out_str(o, ", \"matched\": ");

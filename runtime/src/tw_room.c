@@ -239,9 +239,7 @@ int tw_room_forget(const void *p) {
     return 0;
   if (b.charged)
     tw_dram_give(NULL, b.charged);
-  if (!b.split) /* (split objects: sampled by tw_split_free) */
-    tw_site_sample_pages(b.site, p, b.size);
-  return 1;
+  return 1; /* (its pages: sampled by the report's DRAM sampling, tw_place.c) */
 }
 
 /* Room grew: the best-ranked tracked objects get DRAM first - their pages
@@ -304,43 +302,11 @@ void tw_room_site(int slot, uint64_t out[3]) {
     out[k] = tw_rs_site && slot >= 0 ? tw_rs_site[3 * slot + k] : 0;
 }
 
-/* A ranked DRAM site whose sampled pages are mostly off the DRAM node (it
- * was full at first touch and nothing moved them back): one warning each. */
-static void tw_room_warn_landed(void) {
-  for (uint32_t i = 0, n = tw_site_count(); i < n; i++) {
-    tw_site *s = tw_site_get(i);
-    uint64_t on = 0, all = 0;
-    for (int k = 0; k < TW_REPORT_NODES; k++)
-      all += s->node_pages[k];
-    if (tw_room_local < TW_REPORT_NODES)
-      on = s->node_pages[tw_room_local];
-    if (s->tier != TW_TIER_DRAM || tw_room_rank(s) == INT_MAX || all < 256 ||
-        on * 10 >= all * 9)
-      continue;
-    char pct[24] = "";
-    tw_fmt_u64(pct, (all - on) * 100 / all);
-    strcat(pct, "%");
-    tw_warn(tw_placement_field(s->placed, 1),
-            ": a dram site, but this share of its sampled pages is off the "
-            "DRAM node (full at first touch): ",
-            pct);
-  }
-}
-
+/* (Where the live DRAM objects' pages are, and the warning for a dram site
+ * whose pages are mostly off the CPUs' nodes: the report's DRAM sampling,
+ * tw_place.c and tw_report.c.) */
 const tw_room_stats *tw_room_report(void) {
-  if (tw_room_on) {
-    /* where the live plain DRAM objects' pages are (run report `nodes`;
-     * split objects: the report samples them) */
-    pthread_mutex_lock(&tw_room_lock);
-    for (int i = 0; i < TW_ROOM_SLOTS; i++)
-      if (tw_rb[i].p && !tw_rb[i].split)
-        tw_site_sample_pages(tw_rb[i].site, (const void *)tw_rb[i].p,
-                             tw_rb[i].size);
-    pthread_mutex_unlock(&tw_room_lock);
-  }
   tw_rs.on = tw_room_on;
-  if (tw_room_on)
-    tw_room_warn_landed();
   return &tw_rs;
 }
 

@@ -54,8 +54,10 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align,
     return NULL; /* an unavailable tier has said so (tw_tiers.c) */
   const tw_tier_ops *tail_ops = tw_tier_backend(tier);
   if (!tail_ops->split_tail) {
-    tw_split_warn("the tier cannot hold part of an object (pmem, kmem and "
-                  "numa:N can)");
+    char why[96] = "tier ";
+    strcat(why, tw_tier_str(tier)); /* hbw: the one tier that cannot */
+    strcat(why, " cannot hold part of an object (pmem, kmem and numa:N can)");
+    tw_split_warn(why);
     return NULL;
   }
   size_t len = (size + page - 1) & ~(page - 1);

@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -74,37 +75,97 @@ void *tw_internal_alloc(size_t size) {
   return p;
 }
 
+void tw_sys_sparse(void *p, size_t len) {
+  syscall(SYS_madvise, p, len, MADV_NOHUGEPAGE);
+}
+
 uint8_t *tw_pmap[TW_PMAP_TOP];
+/* One GiB's bytes, all one owner's: shared by every GiB wholly that owner's
+ * (a NUMA tier's arena region: tw_be_numa.c), so that marking a reserved
+ * region costs no memory per GiB - a byte per page of a region twice a
+ * 128 GiB node's size would be 64 MiB of DRAM. Never written once filled;
+ * a partial mark in such a GiB copies it first. */
+static uint8_t *tw_pmap_whole[TW_OWNERS];
+#define TW_PMAP_BYTES ((size_t)1 << 18)
+
+static uint8_t *tw_pmap_new(void) {
+  void *m = tw_sys_mmap(NULL, TW_PMAP_BYTES, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED)
+    return NULL;
+  tw_sys_sparse(m, TW_PMAP_BYTES); /* a byte per page: sparse */
+  if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+    /* Raced on by design: a page's mark is written before its address is
+     * handed out and cleared before it is unmapped; the order between
+     * threads is the kernel's reuse of addresses after munmap, which
+     * helgrind does not see. The GiB pointers are read with acquire loads
+     * outside the lock and stored (release) under it, which helgrind does
+     * not see either (atomics are plain accesses to it). */
+    VALGRIND_HG_DISABLE_CHECKING(m, TW_PMAP_BYTES);
+    VALGRIND_HG_DISABLE_CHECKING(tw_pmap, sizeof(tw_pmap));
+  }
+  return m;
+}
+
+static int tw_pmap_is_whole(const uint8_t *m) {
+  for (int o = 1; o < TW_OWNERS; o++)
+    if (m && m == tw_pmap_whole[o])
+      return 1;
+  return 0;
+}
+
+/* The map of one GiB, [a, e) of it to be marked \p owner (tw_pmap_lock
+ * held); NULL: nothing to do (unmarking an unmarked GiB) or no memory. */
+static uint8_t *tw_pmap_gib(uint8_t **top, size_t from, size_t to, int owner) {
+  uint8_t *m = *top;
+  int whole = from == 0 && to == TW_PMAP_BYTES;
+  if (whole && owner && (!m || tw_pmap_is_whole(m))) {
+    if (!tw_pmap_whole[owner] && (tw_pmap_whole[owner] = tw_pmap_new()))
+      memset(tw_pmap_whole[owner], owner, TW_PMAP_BYTES);
+    if (tw_pmap_whole[owner])
+      __atomic_store_n(top, tw_pmap_whole[owner], __ATOMIC_RELEASE);
+    return NULL;
+  }
+  if (whole && !owner && tw_pmap_is_whole(m)) {
+    __atomic_store_n(top, NULL, __ATOMIC_RELEASE);
+    return NULL;
+  }
+  if (!m && !owner)
+    return NULL; /* nothing marked in this GiB */
+  if (!m || tw_pmap_is_whole(m)) {
+    uint8_t *n = tw_pmap_new();
+    if (!n)
+      return NULL;
+    if (m)
+      memcpy(n, m, TW_PMAP_BYTES);
+    __atomic_store_n(top, n, __ATOMIC_RELEASE);
+    m = n;
+  }
+  return m;
+}
 
 void tw_pmap_mark(uintptr_t a, size_t len, int owner) {
   uintptr_t end = a + len;
-  for (a &= ~(uintptr_t)4095; a < end; a += 4096) {
+  for (a &= ~(uintptr_t)4095; a < end;) {
+    uintptr_t g = a & ~(((uintptr_t)1 << 30) - 1);
+    uintptr_t ge = g + ((uintptr_t)1 << 30);
+    uintptr_t e = end < ge ? end : ge;
+    size_t from = (a - g) >> 12, to = (e - g + 4095) >> 12;
     uint8_t **top = &tw_pmap[(a >> 30) & (TW_PMAP_TOP - 1)];
-    if (!*top) {
-      if (!owner) {
-        a = ((a >> 30) + 1) << 30; /* nothing marked in this GiB */
-        a -= 4096;
-        continue;
-      }
-      pthread_mutex_lock(&tw_pmap_lock);
-      if (!*top) {
-        void *m =
-            tw_sys_mmap(NULL, 1u << 18, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m != MAP_FAILED && TW_UNLIKELY(tw_vg == TW_VG_OTHER))
-          /* Raced on by design: a page's mark is written before its
-           * address is handed out and cleared before it is unmapped; the
-           * order between threads is the kernel's reuse of addresses after
-           * munmap, which helgrind does not see. */
-          VALGRIND_HG_DISABLE_CHECKING(m, 1u << 18);
-        if (m != MAP_FAILED)
-          __atomic_store_n(top, (uint8_t *)m, __ATOMIC_RELEASE);
-      }
-      pthread_mutex_unlock(&tw_pmap_lock);
-      if (!*top)
-        return;
+    uint8_t *m = __atomic_load_n(top, __ATOMIC_ACQUIRE);
+    if (!m && !owner) { /* nothing marked in this GiB */
+      a = ge;
+      continue;
     }
-    (*top)[(a >> 12) & ((1u << 18) - 1)] = (uint8_t)owner;
+    if (!m || tw_pmap_is_whole(m) || (from == 0 && to == TW_PMAP_BYTES)) {
+      pthread_mutex_lock(&tw_pmap_lock);
+      m = tw_pmap_gib(top, from, to, owner);
+      pthread_mutex_unlock(&tw_pmap_lock);
+    }
+    if (m)
+      for (size_t i = from; i < to; i++)
+        m[i] = (uint8_t)owner;
+    a = ge;
   }
 }
 

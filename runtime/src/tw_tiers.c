@@ -39,19 +39,11 @@ static void tw_tier_open(int tier) {
   case TW_TIER_HBW:
     ops = &tw_mk_hbw_ops;
     break;
-  case TW_TIER_KMEM:
-    ops = &tw_mk_kmem_ops;
-    if (ops->open(tier)) /* no KMEM-DAX kind: the machine's own nodes */
-      ops = &tw_numa_ops;
-    else
-      goto opened;
-    break;
-  default:
+  default: /* kmem, numa:N */
     ops = &tw_numa_ops;
   }
   if (ops->open && ops->open(tier))
     return;
-opened:
   __atomic_store_n(&tw_be[tier], ops, __ATOMIC_RELEASE);
 }
 
@@ -76,6 +68,23 @@ int tw_tier_available(int tier) {
     pthread_mutex_unlock(&tw_open_lock);
   }
   return tw_be[tier] != NULL;
+}
+
+size_t tw_tier_describe(int tier, char *buf, size_t cap) {
+  if (tier < 0 || tier >= TW_TIER_COUNT || !cap)
+    return 0;
+  const tw_tier_ops *ops = __atomic_load_n(&tw_be[tier], __ATOMIC_ACQUIRE);
+  const char *id = !ops && __atomic_load_n(&tw_tried[tier], __ATOMIC_ACQUIRE)
+                       ? "unavailable"
+                   : ops && !ops->describe ? ops->id
+                                           : NULL;
+  if (ops && ops->describe)
+    return ops->describe(tier, buf, cap);
+  size_t n = 0;
+  for (; id && id[n] && n + 1 < cap; n++)
+    buf[n] = id[n];
+  buf[n] = 0;
+  return n;
 }
 
 void *tw_tier_alloc(int tier, size_t size, size_t align, int zero) {
@@ -111,6 +120,12 @@ void *tw_tier_realloc(int tier, void *p, size_t size) {
 
 size_t tw_tier_usable(int tier, void *p) {
   return tw_be[tier]->usable(tier, p);
+}
+
+void tw_tier_mapped(int tier, void *p, size_t len, int flags) {
+  const tw_tier_ops *ops = tw_tier_backend(tier);
+  if (ops && ops->mapped)
+    ops->mapped(tier, p, len, flags);
 }
 
 void tw_tiers_atfork(int phase) {

@@ -122,6 +122,60 @@ def check_runtime_plain(d):
     check_room_plain(d)
     check_balance_plain(d)
 
+    check_free(cfg, d)
+
+
+def free_lines(case):
+    """numa_probe -F's `free WHEN` lines: {when: {"anon": {node: pages},
+    "objs": {node: pages}}}."""
+    out = {}
+    for line in (case.d / f"{case.name}.objs").read_text().splitlines() if case.rc == 0 else []:
+        f = line.split()
+        if f[:1] == ["free"] and "anon" in f and "objs" in f:
+            a, o = f.index("anon"), f.index("objs")
+            kv = lambda xs: {int(k[1:]): int(v) for k, v in (x.split("=") for x in xs)}  # noqa: E731
+            out[f[1]] = {"anon": kv(f[a + 1 : o]), "objs": kv(f[o + 1 :])}
+    return out
+
+
+def big_n0_vmas(path, n=6):
+    """The n anonymous VMAs of a numa_maps copy with the most node-0 pages:
+    `ADDR POLICY N0=PAGES [anon=..]`."""
+    rows = []
+    for line in c.read(path).splitlines():
+        f = line.split()
+        n0 = sum(int(x[3:]) for x in f if x.startswith("N0="))
+        if n0 and "file=" not in line and "anon=" in line:
+            rows.append((n0, f"{f[0]} {f[1]} N0={n0}" + (" huge" if "kernelpagesize_kB=2048" in line or "huge" in line else "")))
+    return "; ".join(r for _, r in sorted(rows, reverse=True)[:n]) or "none"
+
+
+def check_free(cfg, d):
+    """192 MiB of numa:1 objects freed: at most 16 MiB of them stays on
+    node 1; with them live, the placed run holds at most 16 MiB more node-0
+    anonymous memory outside the program's objects than the unplaced run."""
+    ref, free = c.Case(d, "free-ref"), c.Case(d, "free")
+    fr, fp = free_lines(ref), free_lines(free)
+    if not {"before", "live", "after"} <= fp.keys() or "live" not in fr:
+        c.check(f"{cfg}/free-returned-to-N1", False, f"free: {free.why()}; free-ref: {ref.why()}")
+        return
+    n1 = {w: fp[w]["anon"].get(1, 0) for w in fp}
+    took, stays = (n1["live"] - n1["before"]) * c.PAGE, (n1["after"] - n1["before"]) * c.PAGE
+    c.check(f"{cfg}/free-returned-to-N1", took >= 190 * MiB and stays <= 16 * MiB,
+            f"node 1 anon pages before/live/after {n1['before']}/{n1['live']}/{n1['after']}: "
+            f"the objects took {took / MiB:.1f} MiB, {stays / MiB:.1f} MiB stayed after the frees "
+            "(want >= 190 and <= 16)")
+    other = {k: (v["live"]["anon"].get(0, 0) - v["live"]["objs"].get(0, 0)) * c.PAGE
+             for k, v in (("placed", fp), ("unplaced", fr))}
+    extra = other["placed"] - other["unplaced"]
+    c.check(f"{cfg}/free-no-unaccounted-N0", extra <= 16 * MiB,
+            f"node-0 anonymous memory outside the program's objects with 240 MiB live: "
+            f"placed {other['placed'] / MiB:.1f} MiB, unplaced {other['unplaced'] / MiB:.1f} MiB "
+            f"(+{extra / MiB:.1f}, want <= 16); THP {c.read(d / 'thp.txt').strip()}; "
+            f"placed run's largest node-0 anonymous VMAs: {big_n0_vmas(d / 'free.objs.numa_maps')}")
+    c.same_checksum(cfg, free, ref)
+    report_nodes(cfg, free, "make_a", 1)
+
 
 def check_runtime_hmat_small(d):
     cfg = "hmat-small"

@@ -5,7 +5,8 @@
 # numa:1, kmem (no MEMKIND_DAX_KMEM_NODES), the cxl preset's advice made in
 # the guest, a 4 MiB DRAM head, a fork child (its copies and a new object
 # of the placed site on node 1), TIERWISE_DRAM_LIMIT falling
-# back to numa:1. hmat-small (node 1 = 256 MiB): a 300 MiB object for
+# back to numa:1, 192 MiB of numa:1 objects freed (what stays on node 1,
+# what node-0 memory the runtime holds besides the objects). hmat-small (node 1 = 256 MiB): a 300 MiB object for
 # numa:1 (more than the node has), and node 1 filled by another process
 # between the allocation of a 200 MiB numa:1 object and its first touch.
 
@@ -132,6 +133,12 @@ runtime_cases() {
       sed -E 's/("stack": "[^;"]*)[^"]*"/\1"/' "$HOST/numa1.json" > "$OUT/numa1-frame.json"
       place fork "$OUT/numa1-frame.json" -- -f
       place limit "$HOST/numa1.json" TIERWISE_DRAM_LIMIT=8M --
+      # 192 MiB more from make_a (numa:1; one block grown by realloc),
+      # written and freed: what stays on node 1, and the node-0 memory the
+      # runtime holds beside the objects, against the unplaced run
+      cat /sys/kernel/mm/transparent_hugepage/enabled > thp.txt
+      run free-ref -- "$probe" -F -o "$OUT/free-ref.objs"
+      place free "$OUT/numa1-frame.json" -- -F
       room_cases
       balance_cases
       ;;

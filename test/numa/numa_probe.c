@@ -14,7 +14,7 @@
  * been in the page cache before the process started).
  *
  * Usage: numa_probe [-a MIB] [-b MIB] [-c MIB] [-n SMALL] [-p PASSES]
- *                   [-w] [-f] [-o FILE]
+ *                   [-w] [-f] [-F] [-o FILE]
  *        numa_probe --hold MIB
  *   -a/-b/-c  size of each object in MiB (default 16 each; fractions allowed)
  *   -p        passes over object b (the hot one; a gets 1, c gets 2)
@@ -24,6 +24,15 @@
  *             write), allocates one more object at site a and reports its
  *             objects (named child-*) in FILE.child
  *   -o FILE   write the object lines to FILE (default stderr)
+ *   -F        free test, after the work (a, b, c still live): 192 MiB more
+ *             from site a (64 blocks of 1 MiB, one of 64 MiB, one of 16 MiB
+ *             grown to 64 MiB by realloc), touched, then freed; prints
+ *             `free node N0=x N1=y anon N0=x N1=y objs N0=x N1=y` (pages)
+ *             before the allocation (`free before`), with the objects live
+ *             (`free live`; objs: the pages of a, b, c and the 66 blocks per
+ *             node, move_pages) and after the frees (`free after`); with -o,
+ *             /proc/self/numa_maps and smaps at `free live` go to FILE.numa_maps
+ *             and FILE.numa_maps.smaps
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
  *             (fills a node under `numactl --membind`)
  *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS] [-o FILE]
@@ -241,6 +250,91 @@ static int phases(const char *sizes, const char *outpath) {
   return 0;
 }
 
+/* Pages of [p, p+n) per node (move_pages), added to per_node. */
+static void pages_on(void *p, size_t n, long per_node[MAXNODE]) {
+  uintptr_t lo = (uintptr_t)p & ~(PAGE - 1), hi = ((uintptr_t)p + n + PAGE - 1) & ~(PAGE - 1);
+  size_t np = (hi - lo) / PAGE;
+  void **pages = malloc(np * sizeof *pages);
+  int *status = malloc(np * sizeof *status);
+  for (size_t i = 0; i < np; i++)
+    pages[i] = (void *)(lo + i * PAGE);
+  if (move_pages(0, np, pages, NULL, status, 0) != 0) {
+    perror("numa_probe: move_pages");
+    exit(3);
+  }
+  for (size_t i = 0; i < np; i++)
+    if (status[i] >= 0 && status[i] < MAXNODE)
+      per_node[status[i]]++;
+  free(pages);
+  free(status);
+}
+
+/* `free WHEN N0=.. anon N0=.. objs N0=..`: the process's pages per node
+ * (numa_maps, every VMA and the anonymous ones) and those of \p n objects. */
+static void free_line(FILE *out, const char *when, void **objs, size_t *sizes, int n) {
+  long nm[MAXNODE] = {0}, total[MAXNODE] = {0}, anon[MAXNODE] = {0}, in[MAXNODE] = {0};
+  size_t vb;
+  char pol[8];
+  numa_maps_of(0, 0, nm, &vb, pol, sizeof pol, total, anon);
+  for (int i = 0; i < n; i++)
+    pages_on(objs[i], sizes[i], in);
+  fprintf(out, "free %s node", when);
+  for (int k = 0; k < 2; k++)
+    fprintf(out, " N%d=%ld", k, total[k]);
+  fprintf(out, " anon");
+  for (int k = 0; k < 2; k++)
+    fprintf(out, " N%d=%ld", k, anon[k]);
+  fprintf(out, " objs");
+  for (int k = 0; k < 2; k++)
+    fprintf(out, " N%d=%ld", k, in[k]);
+  fprintf(out, "\n");
+}
+
+__attribute__((noinline)) static unsigned char *grow_a(unsigned char *p, size_t n) {
+  return realloc(p, n);
+}
+
+/* -F: 192 MiB from site a (make_a), one block grown by realloc, touched,
+ * then freed; the big objects a, b, c stay live throughout. */
+static int free_test(FILE *out, const char *numa_maps_copy, unsigned char *a, size_t na,
+                     unsigned char *b, size_t nb, unsigned char *c, size_t nc) {
+  enum { SMALL = 64, N = SMALL + 2 + 3 };
+  void *objs[N] = {a, b, c};
+  size_t sizes[N] = {na, nb, nc};
+  free_line(out, "before", objs, sizes, 3);
+  for (int i = 0; i < SMALL; i++)
+    sizes[3 + i] = 1 << 20;
+  sizes[3 + SMALL] = sizes[3 + SMALL + 1] = 64 << 20;
+  for (int i = 3; i < N; i++) {
+    objs[i] = make_a(i == N - 1 ? 16 << 20 : sizes[i]);
+    if (!objs[i])
+      return 1;
+    memset(objs[i], i, i == N - 1 ? 16 << 20 : sizes[i]);
+  }
+  objs[N - 1] = grow_a(objs[N - 1], sizes[N - 1]); /* 16 -> 64 MiB */
+  if (!objs[N - 1])
+    return 1;
+  memset((char *)objs[N - 1] + (16 << 20), 1, sizes[N - 1] - (16 << 20));
+  free_line(out, "live", objs, sizes, N);
+  for (int k = 0; numa_maps_copy && k < 2; k++) { /* each VMA, all live */
+    char path[4200];
+    snprintf(path, sizeof path, "%s%s", numa_maps_copy, k ? ".smaps" : "");
+    FILE *in = fopen(k ? "/proc/self/smaps" : "/proc/self/numa_maps", "r"), *cp = fopen(path, "w");
+    char buf[4096];
+    size_t n;
+    while (in && cp && (n = fread(buf, 1, sizeof buf, in)) > 0)
+      fwrite(buf, 1, n, cp);
+    if (in)
+      fclose(in);
+    if (cp)
+      fclose(cp);
+  }
+  for (int i = 3; i < N; i++)
+    free(objs[i]);
+  free_line(out, "after", objs, sizes, 3);
+  return 0;
+}
+
 static int hold(size_t n) {
   char *p = malloc(n);
   if (!p)
@@ -255,7 +349,7 @@ static int hold(size_t n) {
 
 int main(int argc, char **argv) {
   size_t na = 16 << 20, nb = 16 << 20, nc = 16 << 20, nsmall = 1000;
-  int passes = 6, wait = 0, forkit = 0;
+  int passes = 6, wait = 0, forkit = 0, freeit = 0;
   const char *outpath = NULL, *phase_sizes = NULL;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "";
@@ -279,6 +373,8 @@ int main(int argc, char **argv) {
       wait = 1;
     else if (!strcmp(argv[i], "-f"))
       forkit = 1;
+    else if (!strcmp(argv[i], "-F"))
+      freeit = 1;
     else {
       fprintf(stderr, "numa_probe: unknown argument '%s' (see the comment at the top of numa_probe.c)\n",
               argv[i]);
@@ -323,6 +419,12 @@ int main(int argc, char **argv) {
   report(out, "b", b, nb);
   report(out, "c", c, nc);
   totals(out);
+  char nmcopy[4096];
+  snprintf(nmcopy, sizeof nmcopy, "%s.numa_maps", outpath ? outpath : "numa_probe.out");
+  if (freeit && free_test(out, outpath ? nmcopy : NULL, a, na, b, nb, c, nc)) {
+    fprintf(stderr, "numa_probe: free test: allocation failed\n");
+    return 1;
+  }
   fflush(out);
   if (forkit) {
     fflush(stdout);

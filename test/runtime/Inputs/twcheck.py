@@ -10,6 +10,7 @@ where MAPS STDERR DIR                       for each `object NAME ADDR BYTES`
       file under DIR (in the /proc/PID/maps copy MAPS), `NAME not-in-dir` if
       no byte of it does, else `NAME split dir=BYTES other=BYTES`
 report REPORT                               the run report as stable lines
+free-test OBJS [NODE]                       numa_probe -F: MiB its 192 MiB took on NODE, and stayed after the frees
 escape PLACEMENT N -o FILE                  the placement with every site's
       stack and location written as \\uXXXX escapes, its keys in reverse
       order with an unknown nested field, after N sites that match nothing
@@ -150,6 +151,7 @@ def report(args):
         print(
             f"site {s['location'] or s['stack']} tier={s['tier']} allocs={s['allocs']} "
             f"{b} fallback={s['fallback_bytes']}{nodes(s)}"
+            + (f" off_cpu={s['dram_pages_off_cpu_nodes']}" if "dram_pages_off_cpu_nodes" in s else "")
         )
     for u in rep["unmatched"]:
         b = " ".join(f"{k}={v}" for k, v in sorted(u["tier_bytes"].items()))
@@ -164,6 +166,25 @@ def report(args):
     )
     for w in rep["warnings"]:
         print("warning", w)
+    for k, v in sorted(rep.get("backends", {}).items()):
+        print(f"backend {k}={v}")
+
+
+def free_test(args):
+    """numa_probe -F's `free before|live|after` lines (pages per node, anon):
+    how much its 192 MiB took on node N and how much stayed after the
+    frees, in MiB."""
+    node = int(args[1]) if len(args) > 1 else 1
+    anon = {}
+    for line in Path(args[0]).read_text().splitlines():
+        f = line.split()
+        if line.startswith("free ") and "anon" in f:
+            rest = f[f.index("anon") + 1 :]
+            anon[f[1]] = {int(k[1:]): int(v) for k, v in (x.split("=") for x in rest[: rest.index("objs")])}
+    mib = lambda pages: pages * 4096 / (1 << 20)  # noqa: E731
+    took = mib(anon["live"].get(node, 0) - anon["before"].get(node, 0))
+    stays = mib(anon["after"].get(node, 0) - anon["before"].get(node, 0))
+    print(f"free-test node {node}: took {took:.0f} MiB, {'at most' if stays <= 16 else 'MORE than'} 16 MiB stayed ({stays:.1f})")
 
 
 def sites(args):
@@ -239,6 +260,7 @@ if __name__ == "__main__":
         "escape": escape,
         "where": where,
         "report": report,
+        "free-test": free_test,
         "sites": sites,
         "objects": objects,
         "job": job,
