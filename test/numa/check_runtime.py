@@ -216,7 +216,7 @@ def n0_mib(o):
 
 def check_room_plain(d):
     """numa_probe --phases, each run under fillers that leave node 0 about
-    96 MiB of room (guest_runtime.sh room_cases): the hot object allocated
+    72 MiB of room (guest_runtime.sh room_cases): the hot object allocated
     last gets node 0 when the runtime makes room for it (worse-ranked pages
     moved to node 1), and the split object's tail is promoted into the DRAM
     its temporary buffer left (the phase change). Before (TIERWISE_ROOM=0)

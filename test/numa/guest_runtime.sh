@@ -46,7 +46,7 @@ fill_case() {
 # cold 4) run unplaced (first touch), placed with TIERWISE_ROOM=0 (the
 # placement as it was before the room on the DRAM node) and placed (room
 # kept for the ranked objects, the split tail promoted when tmp is freed),
-# each with node 0 left about 96 MiB of room (as the runtime counts it:
+# each with node 0 left about 72 MiB of room (as the runtime counts it:
 # MemFree less the zones' low watermarks and the DMA zone's free pages) by
 # fillers (`numactl --membind=0 numa_probe --hold`: anonymous memory, no
 # swap here): one large one for the three runs, and a small one per run
@@ -81,7 +81,7 @@ room_filler_stop() {
 room_case() { # NAME [place args...]: one run under a top-up filler
   local name=$1 top
   shift
-  top=$(room_left_mib 96)
+  top=$(room_left_mib 72)
   [ "$top" -lt 1 ] && top=1
   room_filler_start $name-top $top 9
   grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > $name.vmstat-before
