@@ -29,7 +29,7 @@ compared.
 
   .venv/bin/python test/bench/numa_tiering.py [--programs pagerank-pull,...]
       [--modes tierwise@6.1,...] [--fraction 0.25] [-o build/bench/numa-tiering]
-      [--table-only]
+      [--table-only | --collect]
 
 Results accumulate in OUT/results.json (a rerun of some modes replaces only
 those rows); the table is printed and written to OUT/table.md.
@@ -121,13 +121,18 @@ def profile(out: Path, prog: str) -> Path:
     return d
 
 
-def advise(out: Path, prog: str, prof: Path, budget: int) -> tuple[Path, str]:
+def advise(out: Path, prog: str, prof: Path, budget: int, reuse: bool = False) -> tuple[Path, str]:
     """`tierwise advise --tiers kmem` (cxl where kmem is refused) for the
-    node-0 capacity the guest leaves the program."""
+    node-0 capacity the guest leaves the program; with `reuse`, the
+    placement made before (a guest may be reading it)."""
     pl = out / "placements" / f"{prog}-{budget >> 10}K.json"
     pl.parent.mkdir(parents=True, exist_ok=True)
     for t in ("kmem", "cxl"):
         cmd = ["advise", prof, "--tiers", t, "--dram-budget", f"{budget >> 10}K", "-o", pl]
+        if reuse and pl.exists() and pl.with_suffix(f".{t}.log").exists():
+            if "wrote" in pl.with_suffix(f".{t}.log").read_text():
+                return pl, "tierwise " + " ".join(map(str, cmd)).replace(str(ROOT) + "/", "")
+            continue
         r = tw(*cmd, capture_output=True)
         (pl.with_suffix(f".{t}.log")).write_text(r.stdout + r.stderr)
         if r.returncode == 0:
@@ -358,7 +363,9 @@ def main() -> int:
     ap.add_argument("--interval-ms", type=int, default=1000)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per guest boot")
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "build" / "bench" / "numa-tiering")
-    ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--table-only", action="store_true", help="print the table of results.json")
+    ap.add_argument("--collect", action="store_true",
+                    help="price what the last guests left (also of a guest still running) without booting")
     a = ap.parse_args()
     programs = a.programs.split(",")
     modes = a.modes.split(",")
@@ -377,10 +384,15 @@ def main() -> int:
             target = int(peak * a.fraction)
             info[prog] = {"prof": prof, "peak": peak, "target": target}
             if any(m.startswith("tierwise") for m in modes):
-                pl, cmd = advise(a.out, prog, prof, target)
+                pl, cmd = advise(a.out, prog, prof, target, reuse=a.collect)
                 info[prog]["placement"], info[prog]["advise"] = pl, cmd
                 env_pl[f"PLACEMENT_{prog.replace('-', '_')}"] = pl
         rev = commit()
+        if a.collect:  # the commit of the runs collected: the one they were started with
+            rev = json.loads(rpath.read_text()).get("_started", {}).get("commit", rev) if rpath.exists() else rev
+        else:
+            results["_started"] = {"commit": rev}
+            rpath.write_text(json.dumps(results, indent=1, default=str))
         for kv in ("6.1", "6.12"):
             ms = [m for m in modes if m.endswith("@" + kv)]
             if not ms:
@@ -390,7 +402,10 @@ def main() -> int:
                      " ".join(run_args(prog))) for prog in programs for m in ms]
             env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
                    "INTERVAL_MS": a.interval_ms, **env_pl}
-            d = boot(a.out, kern, runs, env, a.timeout)
+            if a.collect:
+                d = a.out / "guest" / kern["kver"]
+            else:
+                d = boot(a.out, kern, runs, env, a.timeout)
             for prog in programs:
                 for m in ms:
                     name = f"{prog}.{m.split('@')[0]}"
@@ -400,6 +415,8 @@ def main() -> int:
                          "advise": info[prog].get("advise") if m.startswith("tierwise") else None}
                     sp = d / f"{name}.samples"
                     rc = (d / f"{name}.rc").read_text().strip() if (d / f"{name}.rc").exists() else None
+                    if a.collect and rc is None:
+                        continue  # not run (yet), or still running
                     if not sp.exists() or rc != "0":
                         r["error"] = f"no result (rc {rc})"
                     else:
@@ -411,7 +428,7 @@ def main() -> int:
                         r["mem"] = (d / f"{name}.mem").read_text()
                     results[key] = r
                     rpath.write_text(json.dumps(results, indent=1, default=str))
-    text = table(results, [p for p in programs if any(k.startswith(p + "|") for k in results)])
+    text = table(results, [p for p in PROGRAMS if any(k.startswith(p + "|") for k in results)])
     (a.out / "table.md").write_text(text)
     print(text)
     return 0

@@ -129,7 +129,8 @@ while read -r name mode target prog args; do
   for k in 1 2; do
     fill=$((($(free_kib 0) - target) / 1024 - (k == 1 ? 16 : 0)))
     [ $fill -gt 0 ] || fill=0
-    numactl --membind=0 "$sampler" --hold $fill < "$f" > "$name.fill$k.out" 2>&1 &
+    # (7>&-: a filler holding the fifo's write end would never see its end)
+    numactl --membind=0 "$sampler" --hold $fill < "$f" 7>&- > "$name.fill$k.out" 2>&1 &
     fpids[$k]=$!
     [ $k = 1 ] && exec 7> "$f"
     for i in $(seq 1200); do grep -q '^held' "$name.fill$k.out" 2> /dev/null && break; sleep 0.1; done
@@ -149,7 +150,7 @@ while read -r name mode target prog args; do
   esac
   # shellcheck disable=SC2086
   "$sampler" -i "$INTERVAL_MS" -o "$name.samples" -e "$name.err" -- \
-    "${envs[@]}" "$BUILD/examples/$prog" $args -v < /dev/null > "$name.out"
+    "${envs[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.out"
   echo $? > "$name.rc"
   echo "free_after_kib N0=$(free_kib 0) N1=$(free_kib 1)" >> "$name.mem"
   exec 7>&-
