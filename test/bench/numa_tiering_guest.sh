@@ -82,13 +82,17 @@ damon_on() {
     s=$c/schemes/0
     echo $action > $s/action
     echo $nid > $s/target_nid
+    # (every range of a new scheme's access pattern starts as [0, 0])
     echo 4096 > $s/access_pattern/sz/min
+    echo $((1 << 40)) > $s/access_pattern/sz/max
+    echo 4294967295 > $s/access_pattern/age/max
     if [ $action = migrate_cold ]; then
       echo 0 > $s/access_pattern/nr_accesses/min
       echo 0 > $s/access_pattern/nr_accesses/max
       echo 20 > $s/access_pattern/age/min
     else
       echo 1 > $s/access_pattern/nr_accesses/min
+      echo 20 > $s/access_pattern/nr_accesses/max
       echo 0 > $s/access_pattern/age/min
     fi
     echo 1000 > $s/quotas/reset_interval_ms
@@ -96,6 +100,18 @@ damon_on() {
     echo none > $s/watermarks/metric
     echo on > $a/$k/state
     echo "kdamond $k: node $node [${range[0]}, ${range[1]}) $action -> node $nid: $(cat $a/$k/state)" >> "$dir/damon.txt"
+  done
+}
+
+# damon_stats: what each kdamond's scheme tried and applied
+damon_stats() {
+  local a=/sys/kernel/mm/damon/admin/kdamonds k s
+  [ -d $a ] || return 0
+  for k in $a/[0-9]*; do
+    [ -e "$k/state" ] || continue
+    echo update_schemes_stats > "$k/state" 2> /dev/null
+    s=$k/contexts/0/schemes/0
+    echo "${k##*/} $(cat $s/action): tried $(cat $s/stats/nr_tried) ($(cat $s/stats/sz_tried) B), applied $(cat $s/stats/nr_applied) ($(cat $s/stats/sz_applied) B), quota exceeded $(cat $s/stats/qt_exceeds)"
   done
 }
 
@@ -120,6 +136,19 @@ while read -r name mode target prog args; do
   switches first-touch > /dev/null
   sync
   echo 3 > /proc/sys/vm/drop_caches
+  envs=()
+  case $mode in
+    tierwise | tierwise+linux)
+      pl=PLACEMENT_${prog//-/_}
+      envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_REPORT="$dir/$name.report.json")
+      ;;
+  esac
+  # warm-up: the program's and (tierwise modes) the runtime's files are read
+  # into the page cache now, before node 0's room is measured, so that the
+  # libraries a mode loads do not take the program's DRAM
+  "${envs[@]}" "$BUILD/examples/$prog" -h < /dev/null > /dev/null 2>&1
+  "${envs[@]}" "$sampler" 2> /dev/null
+  rm -f "$name.report.json"
   # the fillers: node 0 down to TARGET KiB free - a first one leaves 16 MiB
   # more (its page tables and the kernel's own allocations take some), a
   # second one takes what is left above the target
@@ -141,18 +170,12 @@ while read -r name mode target prog args; do
     echo "free_before_kib N0=$(free_kib 0) N1=$(free_kib 1)"
     echo "switches $(switches "$mode")"
   } > "$name.mem"
-  envs=()
-  case $mode in
-    tierwise | tierwise+linux)
-      pl=PLACEMENT_${prog//-/_}
-      envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_REPORT="$dir/$name.report.json")
-      ;;
-  esac
   # shellcheck disable=SC2086
   "$sampler" -i "$INTERVAL_MS" -o "$name.samples" -e "$name.err" -- \
     "${envs[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.out"
   echo $? > "$name.rc"
   echo "free_after_kib N0=$(free_kib 0) N1=$(free_kib 1)" >> "$name.mem"
+  [ "$mode" = damon ] && damon_stats >> "$name.mem"
   exec 7>&-
   wait "${fpids[@]}"
   rm -f "$f"
