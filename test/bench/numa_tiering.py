@@ -260,7 +260,7 @@ def fractional_oracle(costs: pd.DataFrame, live: dict, capacity: float) -> dict:
     return f
 
 
-def price(prof: Path, sam: dict, model, work: float = 1.0) -> dict:
+def price(prof: Path, sam: dict, model, work: float = 1.0, target: float = 0.0) -> dict:
     """Ratio to all-DRAM of a sampled run, its oracle and what it held;
     `work`: the run's kernel work over the profile's (iterations), by which
     the profile's modelled times are scaled against the migration cost."""
@@ -306,7 +306,10 @@ def price(prof: Path, sam: dict, model, work: float = 1.0) -> dict:
     orc = fractional_oracle(costs, live, held_obj)
     t_orc = work * cost.placement_seconds(sites, costs, model, {**full, **{i: 0.0 for i in live}, **orc})
     held = sam["held"]
+    orc_t = fractional_oracle(costs, live, target)
+    t_orc_t = work * cost.placement_seconds(sites, costs, model, {**full, **{i: 0.0 for i in live}, **orc_t})
     return {
+        "oracle_target": t_orc_t / t_dram,
         "ratio": t_case / t_dram,
         "ratio_no_migration": (t_case - mig_s) / t_dram,
         "oracle": t_orc / t_dram,
@@ -340,6 +343,11 @@ def table(results: dict, programs: list) -> str:
             row.append(f"{r['ratio']:.3f}x (oracle {r['oracle']:.3f}x; N0 {mib(r['node0_objects_bytes'])}"
                        f"/{mib(r['node0_process_bytes'])} MiB)")
         lines.append(f"| {m} | " + " | ".join(row) + " |")
+    row = []
+    for p in programs:
+        r = [results[k] for k in results if k.startswith(p + "|") and "oracle_target" in results[k]]
+        row.append(f"{r[-1]['oracle_target']:.3f}x (N0 {mib(r[-1]['target'])} MiB)" if r else "-")
+    lines.append("| oracle at node 0's free memory | " + " | ".join(row) + " |")
     lines.append("")
     lines.append("| mode | program | pgpromote_success | pgdemote_* | numa_hint_faults | pgmigrate_success | commit |")
     lines.append("|---|---|---|---|---|---|---|")
@@ -424,7 +432,8 @@ def main() -> int:
                         if not sam["samples"]:
                             r["error"] = "no samples"
                         else:
-                            r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3]))
+                            r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3],
+                                           info[prog]["target"]))
                         r["mem"] = (d / f"{name}.mem").read_text()
                     results[key] = r
                     rpath.write_text(json.dumps(results, indent=1, default=str))
