@@ -61,10 +61,17 @@ def test_oracle_equals_cost_policy(tmp_path, seed):
     c = cost.site_costs(p.sites, m)
     budget = int(c["bytes"].sum() * rng.uniform(0.05, 0.6))
     best, used = baselines.oracle(p, c, budget)
-    sel = select.select(p, c, budget, "cost")
+    sel = select.select(p, c, budget, "cost", partial=False)
     t = lambda s: cost.placement_seconds(p.sites, c, m, s)
     assert t(sel.fast) == pytest.approx(t(best), rel=1e-12)
     assert used <= budget and sel.used_bytes <= budget
+    # with heads (any site of more than a page may get one): the same
+    # search space, never slower than whole sites
+    split_best, split_used = baselines.oracle(p, c, budget, partial=True)
+    split = select.select(p, c, budget, "cost")
+    assert t(split.fractions(c)) == pytest.approx(t(split_best), rel=1e-12)
+    assert t(split.fractions(c)) <= t(best) * (1 + 1e-12)
+    assert split_used <= budget and split.used_bytes <= budget
 
 
 def test_compare_table(tmp_path):

@@ -160,9 +160,28 @@ def test_bad_tier_files(tmp_path, text, err):
         tiers.load(str(p))
 
 
+@pytest.mark.parametrize("name", ["kmem", "numa:1", "numa:3"])
+def test_named_slow_tier_presets(name, tmp_path, monkeypatch):
+    """--tiers kmem / numa:N: the cxl preset's numbers with that slow tier,
+    as named (numa:3 stays numa:3 where cxl would resolve to node 2)."""
+    monkeypatch.chdir(tmp_path)  # no file named like the spec
+    cxl = tiers.load("cxl")
+    m = tiers.load(name)
+    assert (m.name, m.fast.name, m.slow.name) == (name, "dram", name)
+    for k in tiers.TIER_FIELDS:
+        assert getattr(m.slow, k) == getattr(cxl.slow, k)
+        assert getattr(m.fast, k) == getattr(cxl.fast, k)
+    assert (m.mlp, m.prefetch_factor) == (cxl.mlp, cxl.prefetch_factor)
+    assert m.slow.alloc == ("kmem-dax" if name == "kmem" else name)
+    assert any(f"slow tier {name} as named" in n for n in m.notes)
+    assert set(m.to_json()) == {"dram", name}
+
+
 def test_unknown_preset():
     with pytest.raises(ValueError, match="not a preset"):
         tiers.load("optane-memory-mode")
+    with pytest.raises(ValueError, match=r"not a preset \(.*, kmem, numa:N\)"):
+        tiers.load("numa:x")
 
 
 def test_parse_size():

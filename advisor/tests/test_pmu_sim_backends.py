@@ -61,6 +61,25 @@ def test_geometry_options_override_and_validate():
         sim.geometry(bad)
 
 
+def test_geometry_size_alone_keeps_whole_sets(monkeypatch):
+    """A size given without ways on a host whose ways do not divide it (a
+    15-way L3, as on a Xeon with 105 MiB of L3): the nearest way count
+    that does. Ways given explicitly are checked as given."""
+    monkeypatch.setattr(
+        sim,
+        "host_cache_geometry",
+        lambda: {"l1_size": 48 << 10, "l1_ways": 12, "llc_size": 105 << 20, "llc_ways": 15},
+    )
+    args = argparse.Namespace(llc_size="256K", llc_ways=None, l1_size=None, l1_ways=None, line_size=None)
+    geo = sim.geometry(args)
+    assert (geo["llc_size"], geo["llc_ways"], geo["l1_ways"]) == (256 << 10, 16, 12)
+    args = argparse.Namespace(llc_size="96K", llc_ways=None, l1_size=None, l1_ways=None, line_size=None)
+    assert sim.geometry(args)["llc_ways"] == 16  # 1536 lines: 16 divides, 15 does not
+    explicit = argparse.Namespace(llc_size="256K", llc_ways=15, l1_size=None, l1_ways=None, line_size=None)
+    with pytest.raises(ValueError, match="not a whole number of sets"):
+        sim.geometry(explicit)
+
+
 needs_probe = pytest.mark.skipif(not (paths.build_dir() / pmu.PROBE).exists(), reason="not built")
 
 

@@ -123,10 +123,13 @@ def test_lifetime_aware_cost_policy_shares_dram(tmp_path):
 def test_planned_timeline_one_instant_is_none():
     # every chosen site at its peak at one instant: nothing to share
     live = np.array([[5.0, 5.0], [3.0, 2.0]])
-    assert select.planned_timeline(live, {0, 1}, None, 0) == {}
+    assert select.planned_timeline(live, {0, 1}, {}) == {}
     # a head counts min(head, live bytes); rows not chosen are left out
     live = np.array([[8.0, 0.0], [0.0, 8.0], [9.0, 9.0]])
-    assert select.planned_timeline(live, {0}, 1, 4) == {0: [8, 0], 1: [0, 4]}
+    assert select.planned_timeline(live, {0}, {1: 4}) == {0: [8, 0], 1: [0, 4]}
+    # two heads, each at its own instant
+    two = select.planned_timeline(live, set(), {0: 3, 1: 4})
+    assert sorted(zip(two[0], two[1])) == [(0, 4), (3, 0)]
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""The split fill (select.split_fill): one large site gets a DRAM head of
-its objects. Checked against a brute force over every whole subset and
-every split site with its largest feasible head, for feasibility at every
-instant of the raw timeline, and end to end through `tierwise advise`."""
+"""The split fill (select.split_fill, select.more_heads): sites that do not
+fit whole get a DRAM head of their objects. The first head is checked
+against a brute force over every whole subset and every split site with its
+largest feasible head; every plan for feasibility at every instant of the
+raw timeline; and end to end through `tierwise advise` on every tier model
+whose slow tier the runtime splits."""
 
 import itertools
 import json
@@ -14,15 +16,15 @@ from advisor_profiles import site_row, write_profile
 from tierwise import baselines, cost, reader, select, tiers
 from tierwise.cli import main
 
-PAGE, MIN_HEAD, UNIT = select.PAGE, select.SPLIT_MIN_HEAD, 64 << 10
+PAGE, UNIT = select.PAGE, 64 << 10
 
 
 def largest_head(usage, live_s, cap, size):
-    """Largest page-multiple head in [MIN_HEAD, min(cap, size - 1)] with
+    """Largest page-multiple head in [min_head(cap), min(cap, size - 1)] with
     usage + min(h, live_s) <= cap at every instant (binary search: fitting
     only gets harder as h grows); 0 if none."""
     fits = lambda h: np.all(usage + np.minimum(h, live_s) <= cap)
-    lo, hi = MIN_HEAD // PAGE, (int(size) - 1) // PAGE
+    lo, hi = select.min_head(cap) // PAGE, (int(size) - 1) // PAGE
     if hi < lo or not fits(lo * PAGE):
         return 0
     while lo < hi:
@@ -70,7 +72,7 @@ def random_instance(rng):
 def check_feasible(live, cap, rows, s, h, size):
     usage = live[sorted(rows)].sum(axis=0) if rows else np.zeros(live.shape[1])
     if s is not None:
-        assert h % PAGE == 0 and MIN_HEAD <= h < size[s] and s not in rows
+        assert h % PAGE == 0 and select.min_head(cap) <= h < size[s] and s not in rows
         usage = usage + np.minimum(h, live[s])
     assert np.all(usage <= cap)
 
@@ -181,7 +183,7 @@ def timeline_profile(tmp_path, rng, name):
                 allocs=len(mine),
             )
         )
-        if after(sorted(mine, key=lambda o: o[2])) and peak >= 16 * UNIT and misses > 0:
+        if after(sorted(mine, key=lambda o: o[2])) and misses > 0:
             eligible.append(i)
     d = write_profile(tmp_path / name, rows, objs)
     return reader.read_profile(d), objs, eligible
@@ -216,18 +218,23 @@ def test_select_on_random_timelines(tmp_path, seed):
     f = sel.fractions(c)
     value = sum(ben[i] * f[i] for i in f)
     assert value >= sum(ben[i] for i in whole.fast) - 1e-12
-    assert set(sel.partial) <= set(eligible)
-    h = sel.partial.get(next(iter(sel.partial), None), 0)
+    assert set(sel.partial) <= set(eligible) and not set(sel.partial) & sel.fast
     usage = live[sorted(sel.fast)].sum(axis=0) if sel.fast else np.zeros(live.shape[1])
-    for s in sel.partial:
+    for s, h in sel.partial.items():
+        assert h % PAGE == 0 and select.min_head(budget) <= h < c.at[s, "bytes"]
         usage = usage + np.minimum(h, live[s])
     assert np.all(usage <= budget) and sel.used_bytes == int(usage.max())
     size = c["bytes"].to_numpy()
     _, best = brute_force(live, np.maximum(ben, 0), size, budget, eligible)
-    assert value == pytest.approx(best, rel=1e-9, abs=1e-15)
-    # the oracle with partial=True enumerates the same space: equal value
+    # at least the best plan of one head (more heads only add)
+    assert value >= best * (1 - 1e-9) - 1e-15
+    if len(sel.partial) <= 1:
+        assert value == pytest.approx(best, rel=1e-9, abs=1e-15)
+    # the oracle: the brute force over whole subsets and one split site,
+    # then heads added as the cost policy adds them
     frac, used = baselines.oracle(p, c, budget, partial=True)
-    assert sum(ben[i] * frac[i] for i in frac) == pytest.approx(best, rel=1e-9, abs=1e-15)
+    oracle_value = sum(ben[i] * frac[i] for i in frac)
+    assert oracle_value >= best * (1 - 1e-9) - 1e-15
     assert used <= budget
     whole_frac, _ = baselines.oracle(p, c, budget)
     assert all(x == 1.0 for x in whole_frac.values())
@@ -318,13 +325,35 @@ def test_compare_counts_the_head(tmp_path):
     assert at(split, "cost")["modelled_seconds"] < at(whole, "oracle")["modelled_seconds"]
 
 
+@pytest.mark.parametrize("preset", ["cxl", "optane-kmem", "kmem", "numa:1", "numa-remote"])
+def test_heads_on_every_tier_the_runtime_splits(tmp_path, preset, monkeypatch):
+    """The slow tiers with a split tail (pmem, kmem, numa:N; cxl and
+    numa-remote resolve to numa:N) get the same head as pmem; the placement
+    is valid and its entry names the slow tier."""
+    monkeypatch.chdir(tmp_path)
+    p = reader.read_profile(bfs_like(tmp_path))
+    from tierwise.advice import advise
+    from tierwise.formats import placement
+
+    model = tiers.load(preset)
+    assert select.split_supported(model)
+    doc, table, sel, _ = advise(p, model, "2M")
+    placement.validate(doc)
+    assert sel.partial == {0: 512 << 10}
+    adj = next(s for s in doc["sites"] if s["location"] == "build adj.c:10")
+    assert adj["tier"] == model.slow.name and adj["dram_bytes"] == 512 << 10
+    assert adj["dram_fraction"] == pytest.approx(1 / 8)
+    assert table.at[0, "tier"] == f"dram+{model.slow.name}"
+
+
 def test_no_split_for_a_tier_the_runtime_cannot_split(tmp_path):
     p = reader.read_profile(bfs_like(tmp_path))
     from tierwise.advice import advise
 
-    for preset in ("cxl", "optane-kmem"):
-        doc, _, sel, _ = advise(p, tiers.load(preset), "2M")
-        assert sel.partial == {} and not any("dram_bytes" in s for s in doc["sites"])
+    model = tiers.load("hbm")  # fast tier hbw: a head is DRAM, not hbw
+    assert not select.split_supported(model)
+    doc, _, sel, _ = advise(p, model, "2M")
+    assert sel.partial == {} and not any("dram_bytes" in s for s in doc["sites"])
 
 
 def test_split_without_a_timeline(tmp_path):
@@ -339,3 +368,115 @@ def test_split_without_a_timeline(tmp_path):
     assert sel.used_bytes == 2 << 20
     q = reader.read_profile(bfs_like(tmp_path / "q"))
     assert select.select(q, c, (2 << 20) + 3000, "cost", lifetime=False).partial == {0: 512 << 10}
+
+
+def phases_profile(tmp_path, n, size, hot=None):
+    """n sites, each one object of `size` bytes live in its own phase (one
+    after the other), all hot (the same counts per byte unless `hot` gives
+    each site's misses)."""
+    rows, objs = [], []
+    for i in range(n):
+        m = (hot[i] if hot else 1000) * (size // UNIT)
+        rows.append(site_row(i, f"x+0x{i + 1:x}", size, 4 * m, m, m, 0, m // 4))
+        objs.append((i, size, 10 * i, 10 * i + 5))
+    return reader.read_profile(write_profile(tmp_path / f"ph{n}", rows, objs))
+
+
+def test_more_heads_one_per_phase(tmp_path):
+    """Two hot 2 MiB arrays live one after the other, a 1 MiB budget: each
+    gets a 1 MiB head (the same DRAM bytes at different instants), worth
+    twice the best plan of one head; the plan's timeline says so, and the
+    placement is valid."""
+    mib = 1 << 20
+    p = phases_profile(tmp_path, 2, 2 * mib, hot=[1000, 700])
+    model = tiers.load("cxl")
+    c = cost.site_costs(p.sites, model)
+    sel = select.select(p, c, mib, "cost")
+    assert sel.partial == {0: mib, 1: mib} and sel.fast == set()
+    assert sel.used_bytes == mib
+    assert sorted(zip(sel.timeline[0], sel.timeline[1])) == [(0, mib), (mib, 0)]
+    ben = c["benefit"]
+    value = sum(ben[s] * f for s, f in sel.fractions(c).items())
+    assert value == pytest.approx(ben[0] / 2 + ben[1] / 2)
+    # the best plan of one head: the hotter site's 1 MiB
+    live = select.live_matrix(p.objects, c.index, c["bytes"])
+    one = select.split_fill(live, ben.to_numpy(), c["bytes"].to_numpy(), mib, set(), [0, 1])
+    assert one[2:4] == (0, mib) and value > one[0] * 1.5
+    assert any("2 heads" in n and "not proven best" in n for n in sel.notes)
+    # the oracle adds the second head as the cost policy does
+    frac, used = baselines.oracle(p, c, mib, partial=True)
+    assert frac == {0: 0.5, 1: 0.5} and used == mib
+    from tierwise.advice import advise
+    from tierwise.formats import placement
+
+    doc, _, sel2, _ = advise(p, model, "1M")
+    placement.validate(doc)
+    heads = {s["location"]: s for s in doc["sites"] if "dram_bytes" in s}
+    assert len(heads) == 2 and all(s["dram_bytes"] == mib for s in heads.values())
+    assert all(s["planned_bytes"] == mib and max(s["planned_live"]) == mib for s in heads.values())
+    assert sel2.partial == sel.partial
+
+
+def test_more_heads_at_most_the_runtime_limit(tmp_path):
+    """300 hot arrays one after the other, each larger than the budget: 256
+    heads (the runtime keeps at most 256 split objects live), the hottest."""
+    p = phases_profile(tmp_path, 300, 4 * UNIT, hot=[1000 + i for i in range(300)])
+    c = cost.site_costs(p.sites, tiers.load("numa:1"))
+    sel = select.select(p, c, 2 * UNIT, "cost")
+    assert len(sel.partial) == select.SPLIT_MAX_HEADS
+    assert set(sel.partial) == set(range(300 - select.SPLIT_MAX_HEADS, 300))
+    assert set(sel.partial.values()) == {2 * UNIT} and sel.used_bytes == 2 * UNIT
+
+
+def test_more_heads_never_overfill(tmp_path):
+    """More heads only go where every instant they are live at has room."""
+    live = np.array([[4.0, 4.0, 0.0], [0.0, 6.0, 6.0], [0.0, 0.0, 9.0]]) * UNIT
+    v = np.array([8.0, 6.0, 9.0])
+    size = np.array([4, 6, 9]) * UNIT
+    heads, limited = select.more_heads(live, v, size, 5 * UNIT, set(), {0: 4 * UNIT}, [1, 2])
+    # site 1 would get 1 unit beside site 0's head (worth 1), site 2 all 5
+    # units of its instant (worth 5): site 2 first; then site 1 has no room
+    # at instant 2
+    assert heads == {0: 4 * UNIT, 2: 5 * UNIT} and not limited
+    usage = sum(np.minimum(h, live[r]) for r, h in heads.items())
+    assert np.all(usage <= 5 * UNIT)
+
+
+@pytest.mark.parametrize("hot_first", [False, True])
+def test_sub_mib_hot_site_gets_a_head_under_a_small_budget(tmp_path, hot_first):
+    """A push-style Pregel framework at a small scale: the one hot array is
+    896 KiB (below the 1 MiB that was once the least site to split, when
+    the cost policy read as all-slow here: 2.877x against 2.880x), beside
+    the edges (2 MiB, streamed once). At 20% of the footprint the hot array
+    gets a head (min_head relative to the budget), and the cost policy's
+    modelled time is no worse than first-fit's (within the one page a head
+    rounds off), whether first-fit gives the DRAM to the edges (allocated
+    first) or to the hot array, and well below all-slow."""
+    from tierwise.comparison import compare_table
+
+    kib = 1 << 10
+    rows = [
+        site_row(0, "x+0x1", 2048 * kib, 40000, 0, 2000, 0, 0, location="load edges.c:1"),
+        site_row(1, "x+0x2", 896 * kib, 300000, 100000, 90000, 30000, 20000, location="vals v.c:2"),
+        site_row(2, "x+0x3", 64 * kib, 20000, 20000, 1000, 1000, 500, location="msgs m.c:3"),
+    ]
+    order = [1, 0, 2] if hot_first else [0, 1, 2]
+    z = [2048 * kib, 896 * kib, 64 * kib]
+    objs = [(s, z[s], t, None) for t, s in enumerate(order)]
+    p = reader.read_profile(write_profile(tmp_path / "pregel", rows, objs))
+    for preset in ("optane-appdirect", "cxl", "kmem"):
+        model = tiers.load(preset)
+        df, _ = compare_table(p, model, [0.2], policies=["cost"])
+        at = lambda pol: float(df[df["policy"] == pol]["modelled_seconds"].iloc[0])
+        c = cost.site_costs(p.sites, model)
+        budget = int(select.peak_footprint(p) * 0.2)
+        sel = select.select(p, c, budget, "cost")
+        assert 1 in sel.partial and sel.partial[1] < 896 * kib, preset
+        assert sel.partial[1] >= budget - 64 * kib - PAGE  # the rest of the budget
+        # first-fit is modelled by the byte, a head by the page: one page
+        page = c.at[1, "benefit"] * PAGE / c.at[1, "bytes"]
+        assert at("cost") <= at("first-fit") + page, preset
+        assert at("cost") < at(f"all-{model.slow.name}") * 0.9, preset
+        # whole sites only: the hot array is left in the slow tier
+        whole = select.select(p, c, budget, "cost", partial=False)
+        assert 1 not in whole.fast

@@ -62,9 +62,10 @@ def advise(
     partial: bool = True,
 ) -> tuple[dict, pd.DataFrame, Selection, pd.DataFrame]:
     """Returns (placement dict, table DataFrame, Selection, costs). With
-    `partial` (cost policy, dram / pmem model) one large site may get a DRAM
-    head: its entry has the slow tier, `dram_bytes` and the head's share of
-    the benefit; the table's tier column reads e.g. dram+pmem."""
+    `partial` (cost policy, a slow tier the runtime splits: pmem, kmem,
+    numa:N) sites that do not fit whole may get a DRAM head: the entry has
+    the slow tier, `dram_bytes` and the head's share of the benefit; the
+    table's tier column reads e.g. dram+numa:1."""
     measured = profile.sites[["loads", "stores", "llc_load_misses"]].notna().any().any()
     if policy in ("cost", "write-intensity", "misses") and not measured:
         raise ValueError(
@@ -187,7 +188,7 @@ def object_size(profile: Profile, site: Any) -> int | None:
 
 
 def format_partial(table: pd.DataFrame, sel: Selection, model: TierModel) -> list:
-    """The line under the table for the split site: its DRAM head."""
+    """A line under the table for each split site: its DRAM head."""
     lines = []
     for i, h in sel.partial.items():
         b = int(table.at[i, "bytes"])

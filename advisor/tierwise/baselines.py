@@ -12,7 +12,9 @@ site (cost.placement_seconds takes them):
                 the best by modelled time; only for few sites. With
                 `partial`, also every subset plus one eligible site split
                 with its largest DRAM head (select.split_fill's rule), the
-                brute force the cost policy's split fill is checked against.
+                brute force the cost policy's split fill is checked against;
+                then further heads where DRAM stays free, added as the cost
+                policy adds them (select.more_heads).
 A site's accesses are assumed spread uniformly over its bytes, so a site
 with a fraction f of its bytes in DRAM gets f of its accesses served there.
 """
@@ -27,7 +29,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from tierwise.reader import Profile
 
-from tierwise.select import PAGE, SPLIT_MIN_HEAD, live_matrix, split_eligible
+from tierwise.select import PAGE, live_matrix, min_head, more_heads, split_eligible
 
 ORACLE_MAX_SITES = 20
 
@@ -82,7 +84,8 @@ def oracle(
     instant of the timeline (modelled time is baseline + sum of t_slow minus
     the benefits of the DRAM sites, so the largest total benefit wins); with
     `partial`, also each subset beside one split site (select.split_eligible)
-    with the largest DRAM head that fits, worth benefit x head / bytes.
+    with the largest DRAM head that fits, worth benefit x head / bytes, the
+    best of them then given more heads as select.more_heads adds them.
     Returns (site -> fast fraction, live DRAM bytes used) or (None, why)."""
     cand = costs[costs["placeable"] & (costs["benefit"] > 0)]
     n = len(cand)
@@ -96,18 +99,23 @@ def oracle(
     value = np.where(fits, masks @ benefit, -np.inf)
     best, split, head = int(np.argmax(value)), None, 0
     top = value[best]
-    for p in np.flatnonzero(split_eligible(profile, cand).to_numpy()) if partial else []:
+    eligible = np.flatnonzero(split_eligible(profile, cand).to_numpy()) if partial else []
+    for p in eligible:
         slack = budget - usage  # the head must fit where p's object outgrows it
         h = np.where(live[p] > slack, slack, np.inf).min(axis=1)
         h = np.minimum(h, (int(size[p]) - 1) // PAGE * PAGE) // PAGE * PAGE
-        h = np.where((h >= SPLIT_MIN_HEAD) & (masks[:, p] == 0), h, 0)
+        h = np.where((h >= min_head(budget)) & (masks[:, p] == 0), h, 0)
         v = value + benefit[p] * h / size[p]
         k = int(np.argmax(v))
         if v[k] > top:
             best, split, head, top = k, p, int(h[k]), v[k]
-    frac = {cand.index[i]: 1.0 for i in range(n) if best >> i & 1}
+    rows = [i for i in range(n) if best >> i & 1]
+    frac = {cand.index[i]: 1.0 for i in rows}
     use = masks[best] @ live if n else np.zeros(1)
-    if split is not None:
-        frac[cand.index[split]] = head / size[split]
-        use = use + np.minimum(head, live[split])
+    heads = {split: head} if split is not None else {}
+    if len(eligible):
+        heads, _ = more_heads(live, benefit, size, budget, rows, heads, eligible)
+    for r, h in heads.items():
+        frac[cand.index[r]] = h / size[r]
+        use = use + np.minimum(h, live[r])
     return frac, int(use.max())

@@ -32,10 +32,11 @@ def compare_table(
     """The budget sweep: rows of compare.csv and notes. Each policy at each
     budget fraction, and with `baselines` all-fast, all-slow, first-fit,
     static ratio and (`with_oracle`) the oracle; without them the curve of
-    `advise --plot`. With `partial` the cost policy may give one large site
-    a DRAM head (its rows count the head's accesses as served by DRAM and
-    its bytes in fast_bytes), and the oracle searches whole subsets beside
-    one split site too. `costs`: cost.site_costs of the profile, if known."""
+    `advise --plot`. With `partial` the cost policy may give sites DRAM
+    heads (its rows count the heads' accesses as served by DRAM and their
+    bytes in fast_bytes), and the oracle searches whole subsets beside one
+    split site too, then adds heads as the cost policy does. `costs`:
+    cost.site_costs of the profile, if known."""
     if costs is None:
         costs = cost.site_costs(profile.sites, model)
     total = peak_footprint(profile)

@@ -12,13 +12,15 @@ Policies:
   size             smallest peak_bytes first
 Greedy policies walk their ranking and take every site that still fits.
 
-After the cost policy's knapsack, the split fill (split_fill) may give one
-large site that did not fit a DRAM head: the first h bytes of each of its
-objects in DRAM, the rest in the slow tier (placement.json `dram_bytes`).
+After the cost policy's knapsack, the split fill (split_fill) may give a
+site that did not fit a DRAM head: the first h bytes of each of its objects
+in DRAM, the rest in the slow tier (placement.json `dram_bytes`); then
+more_heads gives further sites heads where DRAM is still free.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -38,8 +40,10 @@ DOMINANCE_MAX_COLUMNS = 4000
 DOMINANCE_MAX_WORK = 2 * 10**8
 LIFETIME_EXACT_MAX = 64  # candidates the lifetime-aware search proves optimal
 PAGE = 4096  # the runtime splits an object at a page boundary
-SPLIT_MIN_SITE = 1 << 20  # smaller sites are left whole
-SPLIT_MIN_HEAD = 64 << 10  # smaller heads are not worth a split object
+SPLIT_MIN_HEAD = 64 << 10  # smaller heads are not worth a split object (budgets >= 1 MiB)
+SPLIT_HEAD_SHARE = 16  # under a smaller budget, the least head is budget / 16 (min_head)
+SPLIT_MAX_HEADS = 256  # the runtime keeps at most 256 split objects live at once
+MORE_HEADS_WORK_LIMIT = 2 * 10**8  # more_heads: eligible sites x instants, all rounds
 SPLIT_CANDIDATES = 8  # sites (by benefit per byte) the search tries as the split one
 SPLIT_NODE_LIMIT = 20_000  # search nodes per candidate
 SPLIT_WORK_LIMIT = 2 * 10**8  # search nodes x live-matrix cells, all candidates
@@ -363,21 +367,20 @@ def merge_instants(m: np.ndarray, most: int) -> np.ndarray:
 def planned_timeline(
     live: np.ndarray,
     rows: Iterable[int],
-    split: int | None,
-    head: int,
+    heads: dict,
     most: int = PLAN_INSTANTS,
 ) -> dict:
     """Row -> planned DRAM bytes at each instant where the plan's DRAM use
-    can peak: the chosen rows of `live` (whole sites) and the split row's
-    head (min(head, its live bytes)), dominated instants dropped, at most
-    `most` of them (merge_instants: never below the plan). Empty when one
-    instant is all there is (every site at its peak at once: the sum of the
-    planned bytes says the same)."""
+    can peak: the chosen rows of `live` (whole sites) and each split row's
+    head (`heads`: row -> h; min(h, its live bytes)), dominated instants
+    dropped, at most `most` of them (merge_instants: never below the plan).
+    Empty when one instant is all there is (every site at its peak at once:
+    the sum of the planned bytes says the same)."""
     rows = sorted(int(r) for r in rows)
     parts = [live[rows]] if rows else []
-    if split is not None:
-        parts.append(np.minimum(head, live[split])[None, :])
-        rows = rows + [int(split)]
+    for r, h in sorted(heads.items()):
+        parts.append(np.minimum(h, live[r])[None, :])
+        rows.append(int(r))
     if not rows or live.shape[1] < 2:
         return {}
     m = _prune_dominated(np.vstack(parts))
@@ -389,10 +392,23 @@ def planned_timeline(
 
 
 def split_supported(model: TierModel) -> bool:
-    """The runtime realises a DRAM head (placement.json `dram_bytes`) only
-    for objects whose tier is pmem; elsewhere the object would go whole to
-    its tier, so the split fill is for a dram / pmem model only."""
-    return model.fast.name == "dram" and model.slow.name == "pmem"
+    """The runtime realises a DRAM head (placement.json `dram_bytes`) for
+    objects whose tier has a split tail: pmem, kmem and numa:N (the node
+    backend; the cxl, numa-remote and auto models name a numa:N slow tier).
+    Elsewhere (hbw, a model whose fast tier is not dram) the object would go
+    whole to its tier, so the split fill is off."""
+    slow = model.slow.name
+    return model.fast.name == "dram" and (
+        slow in ("pmem", "kmem") or re.fullmatch(r"numa:\d+", slow) is not None
+    )
+
+
+def min_head(capacity: int) -> int:
+    """The least DRAM head worth a split object under a budget of
+    `capacity` bytes: SPLIT_MIN_HEAD (64 KiB) from a 1 MiB budget up, else
+    budget / SPLIT_HEAD_SHARE, a multiple of PAGE and at least one page (a
+    small budget: a small hot array still gets a head)."""
+    return max(PAGE, min(SPLIT_MIN_HEAD, int(capacity) // SPLIT_HEAD_SHARE // PAGE * PAGE))
 
 
 def one_at_a_time(profile: Profile, sites: pd.Index) -> pd.Series:
@@ -418,22 +434,20 @@ def one_at_a_time(profile: Profile, sites: pd.Index) -> pd.Series:
 
 def split_eligible(profile: Profile, cand: pd.DataFrame) -> pd.Series:
     """Sites of `cand` (rows of cost.site_costs) that may get a DRAM head:
-    a benefit, at least SPLIT_MIN_SITE bytes, objects one at a time."""
-    return (
-        (cand["benefit"] > 0)
-        & (cand["bytes"] >= SPLIT_MIN_SITE)
-        & one_at_a_time(profile, cand.index)
-    )
+    a benefit, more than a page (a head is a page multiple below the
+    object's size), objects one at a time. No least size otherwise: the
+    head's least size is relative to the budget (min_head)."""
+    return (cand["benefit"] > 0) & (cand["bytes"] > PAGE) & one_at_a_time(profile, cand.index)
 
 
-def _head(live_s: np.ndarray, slack: np.ndarray, cap: int) -> int:
+def _head(live_s: np.ndarray, slack: np.ndarray, cap: int, least: int = SPLIT_MIN_HEAD) -> int:
     """The largest head h (a multiple of PAGE, at most cap) with
-    min(h, live_s) <= slack at every instant; 0 below SPLIT_MIN_HEAD.
+    min(h, live_s) <= slack at every instant; 0 below `least` (min_head).
     Never grows as slack shrinks (what the search's bound relies on)."""
     bind = live_s > slack
     h = min(cap, int(slack[bind].min())) if bind.any() else cap
     h = h // PAGE * PAGE
-    return h if h >= SPLIT_MIN_HEAD else 0
+    return h if h >= least else 0
 
 
 def split_fill(
@@ -444,15 +458,14 @@ def split_fill(
     rows: Iterable[int],
     eligible: Iterable[int],
 ) -> tuple[Any, ...]:
-    """One split site beside a whole-site selection. A head of h bytes of
-    site s is worth values[s] * h / sizes[s]: accesses are assumed uniform
-    over the object's bytes. At most one site is split (the simplest case
-    the runtime and the model share; a second head would rarely find room).
-    It must fit where s is live: at every instant (column of `live`, whose
-    row s holds the one live object's bytes, see one_at_a_time),
-    whole-site bytes + min(h, live[s]) <= capacity; h is a multiple of
-    PAGE, at least SPLIT_MIN_HEAD and less than sizes[s] (the largest
-    object).
+    """The first split site beside a whole-site selection (more_heads adds
+    others where DRAM stays free). A head of h bytes of site s is worth
+    values[s] * h / sizes[s]: accesses are assumed uniform over the
+    object's bytes. It must fit where s is live: at every instant (column
+    of `live`, whose row s holds the one live object's bytes, see
+    one_at_a_time), whole-site bytes + min(h, live[s]) <= capacity; h is a
+    multiple of PAGE, at least min_head(capacity) and less than sizes[s]
+    (the largest object).
 
     Three steps, each keeping the best so far (so the result is never below
     the whole-site value of `rows`):
@@ -478,9 +491,10 @@ def split_fill(
     size = np.asarray(sizes, dtype="float64")
     dens = v / np.maximum(size, 1)
     cap = {int(s): (int(size[s]) - 1) // PAGE * PAGE for s in eligible}
+    least = min_head(capacity)
     empty = np.zeros(live.shape[1])
     usage_of = lambda rs: live[sorted(rs)].sum(axis=0) if rs else empty
-    head = lambda s, usage: _head(live[s], capacity - usage, cap[s])
+    head = lambda s, usage: _head(live[s], capacity - usage, cap[s], least)
     rows = {int(r) for r in rows}
     best = [float(v[sorted(rows)].sum()) if rows else 0.0, set(rows), None, 0]
 
@@ -542,6 +556,63 @@ def split_fill(
     return best[0], best[1], best[2], best[3], exact
 
 
+def more_heads(
+    live: np.ndarray,
+    values: Sequence[float],
+    sizes: Sequence[int],
+    capacity: int,
+    rows: Iterable[int],
+    heads: dict,
+    eligible: Iterable[int],
+) -> tuple[dict, bool]:
+    """Further heads beside the whole rows and the heads of split_fill:
+    in rounds, every eligible site that is neither whole nor split gets its
+    largest head in the DRAM still free at every instant (min_head at
+    least, as split_fill), and the one worth most (values[s] * h /
+    sizes[s]) is added; until no head fits, SPLIT_MAX_HEADS heads are
+    planned (each site's objects are one at a time, so as many split
+    objects are live at most: the runtime's limit), or the work
+    (sites x instants, summed over rounds) passes MORE_HEADS_WORK_LIMIT.
+    Only adds: the value never drops below split_fill's. Greedy, not
+    proven best over plans of several heads; with one instant (no timeline)
+    a second head rarely finds room, since the first takes the free bytes
+    unless its object is smaller. Returns (row -> head, work limit hit)."""
+    v = np.asarray(values, dtype="float64")
+    size = np.asarray(sizes, dtype="float64")
+    heads = {int(r): int(h) for r, h in heads.items()}
+    taken = {int(r) for r in rows} | set(heads)
+    cand = np.array(sorted(int(s) for s in eligible if int(s) not in taken), dtype=np.intp)
+    if not len(cand) or len(heads) >= SPLIT_MAX_HEADS:
+        return heads, False
+    rs = sorted(taken - set(heads))
+    usage = live[rs].sum(axis=0) if rs else np.zeros(live.shape[1])
+    for r, h in heads.items():
+        usage = usage + np.minimum(h, live[r])
+    cap = (size[cand].astype("int64") - 1) // PAGE * PAGE
+    dens = v[cand] / np.maximum(size[cand], 1)
+    least = min_head(capacity)
+    work = 0
+    while len(cand) and len(heads) < SPLIT_MAX_HEADS:
+        work += live.shape[1] * len(cand)
+        if work > MORE_HEADS_WORK_LIMIT:
+            return heads, True
+        slack = capacity - usage
+        lv = live[cand]
+        h = np.where(lv > slack, slack, np.inf).min(axis=1)
+        h = np.minimum(h, cap)
+        h = np.where(np.isfinite(h), h, cap).astype("int64") // PAGE * PAGE
+        gain = np.where(h >= least, dens * h, 0.0)
+        k = int(np.argmax(gain))
+        if gain[k] <= 0:
+            break
+        s = int(cand[k])
+        heads[s] = int(h[k])
+        usage = usage + np.minimum(h[k], live[s])
+        keep = np.arange(len(cand)) != k
+        cand, cap, dens = cand[keep], cap[keep], dens[keep]
+    return heads, False
+
+
 def scores(sites: pd.DataFrame, policy: str) -> pd.Series:
     """Rank key of a greedy policy: larger first (size: smaller first)."""
     b = sites["peak_bytes"].astype("float64").fillna(0).clip(lower=1)
@@ -564,8 +635,8 @@ def select(
     partial: bool = True,
 ) -> Selection:
     """Choose the fast-tier sites of `profile` (costs from cost.site_costs).
-    Cost policy with `partial`: then the split fill may give one large site
-    a DRAM head (Selection.partial)."""
+    Cost policy with `partial`: then the split fill may give sites that do
+    not fit whole a DRAM head (Selection.partial)."""
     cand = costs[costs["placeable"]]
     notes = []
     if policy == "cost":
@@ -580,23 +651,34 @@ def select(
             value, rows, exact = knapsack(cand["bytes"].to_numpy(), benefit, budget)
         if not exact:
             notes.append("search limit reached: best placement found, optimality not proven")
-        split, head = None, 0
+        heads: dict = {}
         if partial:
             eligible = np.flatnonzero(split_eligible(profile, cand).to_numpy())
             if len(eligible):
+                size = cand["bytes"].to_numpy()
                 _, rows, split, head, split_exact = split_fill(
-                    live, benefit, cand["bytes"].to_numpy(), budget, rows, eligible
+                    live, benefit, size, budget, rows, eligible
                 )
                 if not split_exact:
                     notes.append(
                         "split fill: search limit reached, the DRAM head found is not proven best"
                     )
+                first = {split: head} if split is not None else {}
+                heads, limited = more_heads(live, benefit, size, budget, rows, first, eligible)
+                if len(heads) > 1:
+                    notes.append(
+                        f"split fill: {len(heads)} heads; the first from the split search, "
+                        f"{len(heads) - 1} more added greedily where DRAM stayed free at "
+                        "every instant (a plan of several heads is not proven best)"
+                    )
+                if limited:
+                    notes.append("split fill: work limit reached while adding heads")
         usage = live[sorted(rows)].sum(axis=0) if rows else np.zeros(live.shape[1])
-        if split is not None:
-            usage = usage + np.minimum(head, live[split])
+        for r, h in heads.items():
+            usage = usage + np.minimum(h, live[r])
         fast = {cand.index[i] for i in rows}
-        part = {cand.index[split]: int(head)} if split is not None else {}
-        timeline = planned_timeline(live, rows, split, head) if use_timeline else {}
+        part = {cand.index[r]: int(h) for r, h in sorted(heads.items())}
+        timeline = planned_timeline(live, rows, heads) if use_timeline else {}
         timeline = {cand.index[r]: v for r, v in timeline.items()}
         return Selection(policy, budget, fast, int(usage.max()), notes, part, timeline)
     key = scores(profile.sites.loc[cand.index], policy).to_numpy(dtype="float64")

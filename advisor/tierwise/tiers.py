@@ -2,8 +2,9 @@
 """Tier models: the fast and slow tier of a machine (latency, bandwidth,
 capacity, how to allocate) and the cost-model parameters, read from a preset
 in tierwise/tiers/*.toml or a user TOML file (format `tierwise-tiers` v1,
-grammar in advisor/FORMATS.md, read by formats.tiers), or built from this machine (`auto`: NUMA
-distances and HMAT, see tierwise/machine.py). A model whose slow tier
+grammar in advisor/FORMATS.md, read by formats.tiers), a slow tier's name
+(`kmem`, `numa:N`: the cxl preset's numbers with that slow tier), or built
+from this machine (`auto`: NUMA distances and HMAT, see tierwise/machine.py). A model whose slow tier
 names a NUMA node says which node of this machine it means (`resolve_slow`),
 and one naming a tier this machine cannot serve says so, in `notes`."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,10 +28,21 @@ DEFAULT_PRESET = "optane-appdirect"
 AUTO = "auto"
 # Presets whose slow tier is a NUMA node: candidates for `auto`'s parameters.
 NUMA_PRESETS = ("cxl", "numa-remote", "optane-kmem")
+# `--tiers kmem` and `--tiers numa:N`: this preset's numbers with the named
+# slow tier, as named (not resolved): the tier names `doctor` shows.
+NAMED_SLOW_BASE = "cxl"
+NAMED_SLOW = "kmem, numa:N"
 
 
 def presets() -> list:
     return sorted(p.stem for p in PRESET_DIR.glob("*.toml"))
+
+
+def named_slow(spec: str) -> bool:
+    """`kmem` or `numa:N` (and no file of that name): a preset of the
+    NAMED_SLOW_BASE preset's numbers with that slow tier."""
+    named = spec == "kmem" or re.fullmatch(r"numa:\d+", spec) is not None
+    return named and not Path(spec).exists()
 
 
 def load(spec: str | None = None, sysfs: str | os.PathLike[str] | None = None) -> TierModel:
@@ -44,6 +57,11 @@ def load(spec: str | None = None, sysfs: str | os.PathLike[str] | None = None) -
     model, resolve = _load_file(spec)
     ns = machine.nodes(sysfs)
     notes = []
+    if named_slow(spec):
+        notes.append(
+            f"tier model {spec}: the {NAMED_SLOW_BASE} preset's latencies and bandwidths, "
+            f"slow tier {spec} as named"
+        )
     if resolve:
         node = machine.slow_node(ns, resolve)
         what = "memory-only NUMA node" if resolve == "memory-only" else "other NUMA node"
@@ -94,7 +112,7 @@ def _auto(machine, sysfs) -> TierModel:
             f"--tiers auto: {root}/devices/system/node shows {len(ns)} NUMA node(s)"
             + (" and none with CPUs" if ns and local is None else "")
             + ", no second node with memory to be the slow tier; use a preset "
-            f"({', '.join(presets())}) or a TOML file"
+            f"({', '.join(presets())}, {NAMED_SLOW}) or a TOML file"
         )
     d_local = local.distance.get(local.node, 10) or 10
     ratio = node_distance(local, slow) / d_local
@@ -149,7 +167,18 @@ def _auto(machine, sysfs) -> TierModel:
 
 
 def _load_file(spec):
-    """(model, resolve_slow or None) of a preset name or TOML file."""
+    """(model, resolve_slow or None) of a preset name (kmem and numa:N
+    included) or TOML file."""
+    if named_slow(spec):
+        base, _ = read_file(PRESET_DIR / f"{NAMED_SLOW_BASE}.toml")
+        alloc = "kmem-dax" if spec == "kmem" else spec
+        model = dataclasses.replace(
+            base,
+            name=spec,
+            source=f"{base.source} (the {NAMED_SLOW_BASE} preset's numbers, slow tier {spec})",
+            slow=dataclasses.replace(base.slow, name=spec, alloc=alloc),
+        )
+        return model, None
     path = Path(spec)
     if not path.suffix == ".toml" or not path.exists():
         if (PRESET_DIR / f"{spec}.toml").exists():
@@ -158,7 +187,7 @@ def _load_file(spec):
             raise ValueError(f"--tiers {spec}: no such file")
         else:
             raise ValueError(
-                f"--tiers {spec}: not a preset ({', '.join(presets())}), {AUTO} "
+                f"--tiers {spec}: not a preset ({', '.join(presets())}, {NAMED_SLOW}), {AUTO} "
                 "(this machine) nor a .toml file"
             )
     return read_file(path)

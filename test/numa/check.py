@@ -326,6 +326,39 @@ def cxl_slow_sites(d):
     }
 
 
+def cxl_heads(d):
+    """{make_x: site entry} of the probe's sites that advise --tiers cxl gave
+    a DRAM head (their tier is the slow one, the head's pages are on node 0)."""
+    placement = json.loads((d / "cxl.json").read_text())
+    return {
+        f: s
+        for s in placement["sites"]
+        for f in ("make_a", "make_b", "make_c")
+        if f in s.get("location", "") + s.get("stack", "") and "dram_bytes" in s
+    }
+
+
+def on_split(o, site):
+    """(ok, text): object o's head as placement entry `site` says (its
+    dram_fraction of the object, rounded to the nearest page, else
+    dram_bytes) on node 0, the rest on node 1 (move_pages), within TOL pages
+    each."""
+    if "dram_fraction" in site:
+        head_pages = round(site["dram_fraction"] * o["bytes"] / PAGE)
+    else:
+        head_pages = min(site["dram_bytes"], o["bytes"]) // PAGE
+    mp = o["mp_nodes"]
+    ok = (
+        abs(mp.get(0, 0) - head_pages) <= TOL
+        and abs(mp.get(1, 0) - (o["pages"] - head_pages)) <= TOL
+        and o["none"] <= TOL
+    )
+    return ok, (
+        f"{o['name']}: move_pages {o['mp']} of {o['pages']} pages "
+        f"(want {head_pages} on N0, the rest on N1)"
+    )
+
+
 # The runtime's cases (check_runtime.py, which uses this module's helpers).
 sys.modules.setdefault("check", sys.modules[__name__])
 import check_runtime  # noqa: E402

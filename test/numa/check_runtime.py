@@ -116,9 +116,20 @@ def check_runtime_plain(d):
     cxl = c.Case(d, "cxl")
     if (d / "cxl.json").exists() and cxl.rc is not None:
         slow = c.cxl_slow_sites(d)
-        where = {f[-1]: 1 if f in slow else 0 for f in ("make_a", "make_b", "make_c")}
+        heads = c.cxl_heads(d)  # split sites: head on N0, tail on N1
+        where = {
+            f[-1]: 1 if f in slow else 0 for f in ("make_a", "make_b", "make_c") if f not in heads
+        }
         if c.expect_nodes(cfg, "cxl-advice-slow-sites-on-N1", cxl, where):
             c.same_checksum(cfg, cxl, ref)
+        if heads:
+            res = [
+                c.on_split(cxl.objs[f[-1]], site) if f[-1] in cxl.objs
+                else (False, f"no page counts for {f[-1]}")
+                for f, site in sorted(heads.items())
+            ]
+            c.check(f"{cfg}/cxl-advice-heads-on-N0-tails-on-N1", all(ok for ok, _ in res),
+                    "; ".join(t for _, t in res))
     else:
         c.check(f"{cfg}/cxl-advice-slow-sites-on-N1", False, "no cxl.json advice or no cxl run")
 

@@ -165,10 +165,23 @@ def geometry(args: argparse.Namespace) -> dict[str, Any]:
         if getattr(args, key, None):
             geo[key] = parse_size(getattr(args, key))
             source = "options"
+    given = set()
     for key in ("llc_ways", "l1_ways", "line_size"):
         if getattr(args, key, None):
             geo[key] = int(getattr(args, key))
+            given.add(key)
             source = "options"
+    for lvl in ("l1", "llc"):
+        lines = geo[f"{lvl}_size"] // geo["line_size"]
+        if f"{lvl}_ways" not in given and lines and lines % geo[f"{lvl}_ways"]:
+            # A size given alone keeps the host's associativity where it
+            # divides the lines into sets; else the nearest way count that
+            # does (a 15-way 105 MiB L3 and --llc-size 256K: 16 ways).
+            want = geo[f"{lvl}_ways"]
+            geo[f"{lvl}_ways"] = min(
+                (w for w in range(1, min(lines, 64) + 1) if lines % w == 0),
+                key=lambda w: (abs(w - want), -w),
+            )
     for lvl in ("l1", "llc"):
         lines = geo[f"{lvl}_size"] // geo["line_size"]
         if lines < geo[f"{lvl}_ways"] or lines % geo[f"{lvl}_ways"]:

@@ -56,10 +56,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--tiers",
         metavar="PRESET|FILE",
-        help=f"tier model: {', '.join(tiers.presets())}, {tiers.AUTO} (this machine: NUMA "
-        "distances and HMAT latencies/bandwidths, else the nearest preset) or a TOML file "
-        f"(default {tiers.DEFAULT_PRESET}); cxl and numa-remote name this machine's "
-        "memory-only / nearest other node",
+        help=f"tier model: {', '.join(tiers.presets())}, {tiers.NAMED_SLOW} (the "
+        f"{tiers.NAMED_SLOW_BASE} preset's numbers with that slow tier), {tiers.AUTO} (this "
+        "machine: NUMA distances and HMAT latencies/bandwidths, else the nearest preset) or "
+        f"a TOML file (default {tiers.DEFAULT_PRESET}); cxl and numa-remote name this "
+        "machine's memory-only / nearest other node",
     )
     p.add_argument(
         "--policy",
@@ -123,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
     for line in format_partial(table, sel, model):
         print(line)
     summary = f"{model.fast.name}: {format_size(sel.used_bytes)} in {len(sel.fast)} sites"
-    summary += " and 1 head; " if sel.partial else "; "
+    n = len(sel.partial)
+    summary += f" and {n} head{'s' if n > 1 else ''}; " if n else "; "
     if ms["all_fast"] > 0:
         summary += (
             f"modelled time {ms['placement']:.4g} s = {ms['placement'] / ms['all_fast']:.3f}x all-"

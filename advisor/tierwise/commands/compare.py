@@ -33,7 +33,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="DRAM budgets in %% of the peak live footprint (default 5,10,20,30,50)",
     )
     p.add_argument(
-        "--tiers", metavar="PRESET|FILE", help=f"tier model (default {tiers.DEFAULT_PRESET})"
+        "--tiers",
+        metavar="PRESET|FILE",
+        help=f"tier model: a preset, {tiers.NAMED_SLOW}, {tiers.AUTO} or a TOML file "
+        f"(default {tiers.DEFAULT_PRESET})",
     )
     p.add_argument(
         "--oracle",

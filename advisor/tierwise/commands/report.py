@@ -30,7 +30,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile directory")
     p.add_argument("-o", "--output", metavar="DIR", help="write report.csv and sites.png here")
     p.add_argument(
-        "--tiers", metavar="PRESET|FILE", help=f"tier model (default {tiers.DEFAULT_PRESET})"
+        "--tiers",
+        metavar="PRESET|FILE",
+        help=f"tier model: a preset, {tiers.NAMED_SLOW}, {tiers.AUTO} or a TOML file "
+        f"(default {tiers.DEFAULT_PRESET})",
     )
     p.add_argument("--top", type=int, default=20, metavar="N", help="table rows (default 20)")
     return p

@@ -32,7 +32,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--tiers",
         metavar="PRESET|FILE",
-        help="tier model (default: the placement's tier_model, else " f"{tiers.DEFAULT_PRESET})",
+        help=f"tier model: a preset, {tiers.NAMED_SLOW}, {tiers.AUTO} or a TOML file "
+        f"(default: the placement's tier_model, else {tiers.DEFAULT_PRESET})",
     )
     p.add_argument("--profile", metavar="DIR", help="reuse this unplaced sim profile of CMD")
     p.add_argument("-o", "--output", metavar="DIR", help="work directory (default simulate.<pid>)")
