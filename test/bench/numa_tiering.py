@@ -409,7 +409,7 @@ def main() -> int:
             runs = [(f"{prog}.{m.split('@')[0]}", m.split("@")[0], info[prog]["target"] >> 10, prog,
                      " ".join(run_args(prog))) for prog in programs for m in ms]
             env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
-                   "INTERVAL_MS": a.interval_ms, **env_pl}
+                   "INTERVAL_MS": a.interval_ms, "COMMIT": rev, **env_pl}
             if a.collect:
                 d = a.out / "guest" / kern["kver"]
             else:
@@ -435,6 +435,9 @@ def main() -> int:
                             r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3],
                                            info[prog]["target"]))
                         r["mem"] = (d / f"{name}.mem").read_text()
+                        m = re.search(r"^commit (\S+)$", r["mem"], re.M)
+                        if m:  # the tree the run was started from
+                            r["commit"] = m[1]
                     results[key] = r
                     rpath.write_text(json.dumps(results, indent=1, default=str))
     text = table(results, [p for p in PROGRAMS if any(k.startswith(p + "|") for k in results)])

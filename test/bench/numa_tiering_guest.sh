@@ -9,7 +9,8 @@
 # the mode's kernel switches, runs PROGRAM under test/bench/numa_sample
 # (pages of each object sampled during the kernel, /proc/vmstat counters)
 # and leaves DIR/NAME.{samples,out,err,rc,mem,report.json}. DIR/env.sh names
-# SRC, BUILD, MODDIR, INTERVAL_MS and, for the tierwise modes, PLACEMENT_<program>.
+# SRC, BUILD, MODDIR, INTERVAL_MS, COMMIT (the tree's, noted in NAME.mem) and,
+# for the tierwise modes, PLACEMENT_<program>.
 # Modes: first-touch (numa_balancing 0, no demotion), linux
 # (numa_balancing=2 + demotion_enabled), damon (DAMON migrate_hot to node 0
 # and migrate_cold to node 1, plus demotion; 6.11+), tierwise (the runtime
@@ -166,6 +167,7 @@ while read -r name mode target prog args; do
     fills="$fills $fill"
   done
   {
+    echo "commit ${COMMIT:-?}"
     echo "filler_mib$fills"
     echo "free_before_kib N0=$(free_kib 0) N1=$(free_kib 1)"
     echo "switches $(switches "$mode")"
