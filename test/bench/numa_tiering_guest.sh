@@ -32,6 +32,16 @@ kmem_dax_setup "$MODDIR" "$dir/kmem-dax.txt" || { echo "no KMEM-DAX node 1" > "$
 uname -r > "$dir/kernel"
 stamp "kmem-dax set up"
 
+# a memory cgroup for the fillers: DAMON works on physical addresses and
+# migrate_cold moved the mlocked fillers to node 1 (node 0 541 MiB free after
+# a run); its schemes filter the cgroup out. (Reclaim and demotion leave
+# mlocked pages alone, NUMA balancing promotes only pages on slower nodes.)
+if ! [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+  mount -t cgroup2 none /sys/fs/cgroup 2>> "$dir/kmem-dax.txt"
+fi
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>> "$dir/kmem-dax.txt"
+mkdir -p /sys/fs/cgroup/tw-filler
+
 # node ranges from their memory blocks (for DAMON's physical-address targets)
 node_range() {
   local bs=$((0x$(cat /sys/devices/system/memory/block_size_bytes))) lo= hi= b id
@@ -56,7 +66,7 @@ damon_off() {
 # tiering with DAMON" setup: node 0's range with migrate_cold to node 1
 # (regions not accessed for 2 s), node 1's with migrate_hot to node 0
 # (regions accessed in >= 5% of the samples). Sampling 5 ms, aggregation
-# 100 ms; quotas 256 MiB per second each.
+# 100 ms; quotas 256 MiB per second each; the fillers' cgroup filtered out.
 damon_on() {
   local a=/sys/kernel/mm/damon/admin/kdamonds k c s node action nid range
   [ -d $a ] || { echo "no DAMON sysfs" >> "$dir/damon.txt"; return 1; }
@@ -96,6 +106,11 @@ damon_on() {
       echo 20 > $s/access_pattern/nr_accesses/max
       echo 0 > $s/access_pattern/age/min
     fi
+    # the fillers' memory is not the program's: filtered out
+    echo 1 > $s/filters/nr_filters
+    echo memcg > $s/filters/0/type
+    echo /tw-filler > $s/filters/0/memcg_path
+    echo Y > $s/filters/0/matching
     echo 1000 > $s/quotas/reset_interval_ms
     echo $((256 << 20)) > $s/quotas/bytes
     echo none > $s/watermarks/metric
@@ -160,7 +175,9 @@ while read -r name mode target prog args; do
     fill=$((($(free_kib 0) - target) / 1024 - (k == 1 ? 16 : 0)))
     [ $fill -gt 0 ] || fill=0
     # (7>&-: a filler holding the fifo's write end would never see its end)
-    numactl --membind=0 "$sampler" --hold $fill < "$f" 7>&- > "$name.fill$k.out" 2>&1 &
+    # (in the memory cgroup /tw-filler: DAMON's schemes filter it out)
+    sh -c 'echo $$ > /sys/fs/cgroup/tw-filler/cgroup.procs 2> /dev/null; exec "$@"' sh \
+      numactl --membind=0 "$sampler" --hold $fill < "$f" 7>&- > "$name.fill$k.out" 2>&1 &
     fpids[$k]=$!
     [ $k = 1 ] && exec 7> "$f"
     for i in $(seq 1200); do grep -q '^held' "$name.fill$k.out" 2> /dev/null && break; sleep 0.1; done
