@@ -238,14 +238,16 @@ int main(int argc, char **argv) {
     }
     if (WIFSTOPPED(st)) {
       stops++;
+      /* the counters bracket the kernel's run, not the samples taken
+       * while it is stopped (the kernel's tiering works on meanwhile) */
       if (stops == 1) {
         t0 = now();
         read_objects(errfile);
-        vmstat("start");
         sample(pid, i++, "start");
+        vmstat("start");
       } else if (stops == 2) {
-        sample(pid, i++, "end");
         vmstat("end");
+        sample(pid, i++, "end");
       }
       kill(pid, SIGCONT);
       continue;

@@ -305,7 +305,9 @@ def price(prof: Path, sam: dict, model, work: float = 1.0, target: float = 0.0) 
     ) * PAGE / len(later)
     orc = fractional_oracle(costs, live, held_obj)
     t_orc = work * cost.placement_seconds(sites, costs, model, {**full, **{i: 0.0 for i in live}, **orc})
-    held = sam["held"]
+    # the process's node-0 pages over the same samples as the objects'
+    idx = [k for k, s in enumerate(sam["samples"]) if s in later]
+    held = [sam["held"][k] for k in idx if k < len(sam["held"])] or sam["held"]
     orc_t = fractional_oracle(costs, live, target)
     t_orc_t = work * cost.placement_seconds(sites, costs, model, {**full, **{i: 0.0 for i in live}, **orc_t})
     return {
