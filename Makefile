@@ -54,7 +54,7 @@ venv: deps $(VENV)/.stamp
 
 configure: venv
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DTIERWISE_PYTHON=$(abspath $(PY))
+	  -DTIERWISE_PYTHON=$(abspath $(PY)) -DTIERWISE_WERROR=$(if $(CI),ON,OFF)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)

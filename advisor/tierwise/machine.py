@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tierwise.formats.placement import valid_tier
+
 HMAT_FIELDS = ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth")
 
 
@@ -170,7 +172,7 @@ def servable(
     """(True, why) if this machine can serve `tier` (a placement tier name);
     (False, why) otherwise. kinds: memkind_kinds()["kinds"] (asked when None
     and the tier is hbw: its availability comes only from memkind)."""
-    m = re.fullmatch(r"numa:(\d+)", tier)
+    m = re.fullmatch(r"numa:(\d+)", tier) if valid_tier(tier) else None
     if m:
         n = next((x for x in ns if x.node == int(m[1])), None)
         if n is None or n.memory_bytes == 0:

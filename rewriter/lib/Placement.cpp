@@ -81,10 +81,12 @@ std::optional<Frame> parseLocation(const std::string &Location) {
   return F;
 }
 
-// numa:N for the N tierwise.h has (TW_TIER_NUMA(0) .. TW_TIER_NUMA(15)).
+// numa:N for the N tierwise.h has (TW_TIER_NUMA(0) .. TW_TIER_NUMA(15)),
+// written as FORMATS.md "Tier names" says: decimal, no sign or leading zero.
 static std::optional<unsigned> numaNode(StringRef Tier) {
   unsigned N;
-  if (Tier.consume_front("numa:") && !Tier.getAsInteger(10, N) && N < 16)
+  if (Tier.consume_front("numa:") && !Tier.getAsInteger(10, N) && N < 16 &&
+      Tier == std::to_string(N))
     return N;
   return std::nullopt;
 }

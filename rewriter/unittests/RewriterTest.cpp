@@ -12,6 +12,7 @@
 
 #include "clang/Tooling/Tooling.h"
 
+#include <fstream>
 #include <gtest/gtest.h>
 
 using namespace tierwise;
@@ -85,6 +86,24 @@ TEST(Placement, BaseFunctionNames) {
   EXPECT_EQ(*tierTagName("numa:2"), "tw::tier_tag{TW_TIER_NUMA(2)}");
   EXPECT_FALSE(tierEnumName("numa:16"));
   EXPECT_FALSE(tierEnumName("numa:x"));
+}
+
+// The shared tier-name vectors (test/runtime/Inputs/tier-vectors.txt): the
+// rewriter takes exactly the names the runtime and the advisor take.
+TEST(Placement, TierNamesMatchSharedVectors) {
+  std::ifstream In(TW_TIER_VECTORS);
+  ASSERT_TRUE(In) << TW_TIER_VECTORS;
+  std::string Line;
+  int N = 0;
+  while (std::getline(In, Line)) {
+    size_t Tab = Line.rfind('\t');
+    if (Line.empty() || Line[0] == '#' || Tab == std::string::npos)
+      continue;
+    std::string Name = Line.substr(0, Tab), Want = Line.substr(Tab + 1);
+    EXPECT_EQ(tierEnumName(Name) ? "ok" : "error", Want) << '"' << Name << '"';
+    N++;
+  }
+  EXPECT_GT(N, 20);
 }
 
 TEST(IncludeInsertion, AfterFeatureMacrosInNameOrder) {

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,8 +45,10 @@ typedef struct tw_config {
   const char *maps_copy;
   const char *sysfs_node; /* tests: instead of /sys/devices/system/node */
   uint64_t dram_limit; /* 0: none */
+  int dram_limit_auto;  /* TIERWISE_DRAM_LIMIT=auto: the DRAM node's room */
+  int room;             /* TIERWISE_ROOM (default 1): tw_room.c */
+  int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
-  int verbose;
 } tw_config;
 
 TW_HIDDEN extern tw_config tw_cfg;
@@ -99,6 +102,16 @@ TW_HIDDEN long tw_sys_mbind(void *addr, size_t len, int mode,
                             unsigned flags);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
 TW_HIDDEN void tw_sys_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* A module's lock across fork (tw_lifecycle.c calls each module's atfork in
+ * layer order): taken before fork (phase 0), released after it in the
+ * parent (1) and in the child (2), so that no lock is left held in the child
+ * by a thread that does not exist there. */
+static inline void tw_mutex_atfork(pthread_mutex_t *m, int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(m);
+  else
+    pthread_mutex_unlock(m);
+}
 /* This process's command line (/proc/self/cmdline): its arguments, each
  * NUL-terminated, at most cap - 1 bytes, and a final NUL; returns the bytes
  * read (0 when it cannot be read). */

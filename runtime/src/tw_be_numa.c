@@ -104,7 +104,7 @@ int tw_numa_memory_only(tw_nodeset *out) {
 }
 
 /* "Node N <field>: <v> kB" of node N's meminfo, in bytes (0: unknown). */
-static uint64_t tw_node_meminfo(unsigned node, const char *field) {
+uint64_t tw_node_meminfo(unsigned node, const char *field) {
   char path[96] = "node", buf[2048];
   size_t n = strlen(path);
   n += tw_fmt_u64(path + n, node);

@@ -115,7 +115,6 @@ void tw_config_read(void) {
   tw_cfg.report_path = secure_getenv("TIERWISE_REPORT");
   tw_cfg.maps_copy = secure_getenv("TIERWISE_MAPS_COPY");
   tw_cfg.sysfs_node = secure_getenv("TIERWISE_SYSFS_NODE");
-  tw_cfg.verbose = secure_getenv("TIERWISE_VERBOSE") != NULL;
   tw_cfg.depth = (int)tw_env_size("TIERWISE_DEPTH", TW_DEFAULT_DEPTH);
   if (tw_cfg.depth < 1 || tw_cfg.depth > TW_MAX_DEPTH)
     tw_cfg.depth = TW_DEFAULT_DEPTH;
@@ -123,7 +122,17 @@ void tw_config_read(void) {
   tw_cfg.fast_max = tw_env_size("TIERWISE_FASTPATH_MAX", 64 << 10);
   tw_cfg.fast_learn = (unsigned)tw_env_size("TIERWISE_FASTPATH_LEARN", 8);
   tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 1024);
-  tw_cfg.dram_limit = tw_env_size("TIERWISE_DRAM_LIMIT", 0);
+  const char *lim = secure_getenv("TIERWISE_DRAM_LIMIT");
+  tw_cfg.dram_limit_auto = lim && !strcmp(lim, "auto");
+  /* auto: set from the DRAM node's room when the placement loads
+   * (tw_room.c) */
+  tw_cfg.dram_limit =
+      tw_cfg.dram_limit_auto ? 0 : tw_env_size("TIERWISE_DRAM_LIMIT", 0);
+  tw_cfg.room = tw_env_size("TIERWISE_ROOM", 1) != 0;
+  const char *nm = secure_getenv("TIERWISE_NUMA_MODE");
+  tw_cfg.numa_migrate = nm && !strcmp(nm, "migrate");
+  if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))
+    tw_warn("TIERWISE_NUMA_MODE: not policy or migrate: ", nm, "");
   tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
 #ifdef TW_WITH_PMU
   /* libtierwise-pmu.so: the pmu profiler is the census into

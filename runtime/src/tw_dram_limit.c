@@ -60,6 +60,8 @@ static tw_dram_rec *tw_recs;
 static _Atomic unsigned tw_nrecs;
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void tw_dram_limit_atfork(int phase) { tw_mutex_atfork(&tw_lock, phase); }
+
 static uint64_t tw_live_now(void) {
   int64_t v = atomic_load(&tw_live);
   return v > 0 ? (uint64_t)v : 0;
@@ -253,4 +255,13 @@ int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved,
 uint64_t tw_dram_reserved_total(int *instants) {
   *instants = tw_instants;
   return tw_reserved;
+}
+
+uint64_t tw_dram_rest(void) {
+  if (!tw_cfg.dram_limit)
+    return UINT64_MAX;
+  pthread_mutex_lock(&tw_lock);
+  uint64_t used = tw_live_now() + tw_unspent;
+  pthread_mutex_unlock(&tw_lock);
+  return used < tw_cfg.dram_limit ? tw_cfg.dram_limit - used : 0;
 }

@@ -29,6 +29,7 @@ typedef struct tw_dram_ticket {
 /* After the placement is loaded: the reservation, admitting sites in rank
  * order. */
 TW_HIDDEN void tw_dram_limit_init(void);
+TW_HIDDEN void tw_dram_limit_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Room under the limit for \p n DRAM bytes of site \p s (NULL: none)? 1:
  * charged (fill *t), 0: no room, nothing charged (*t empty). Without a
  * limit: 1, nothing charged. */
@@ -50,3 +51,6 @@ TW_HIDDEN int tw_dram_plan(int slot, uint64_t *planned, uint64_t *reserved,
 /* Bytes reserved in all (the admitted sites' most at one instant), and in
  * *instants the number of instants of the plan (1: none given). */
 TW_HIDDEN uint64_t tw_dram_reserved_total(int *instants);
+/* The unreserved rest of the limit not on the account now (what a site
+ * without a reservation could take; UINT64_MAX without a limit). */
+TW_HIDDEN uint64_t tw_dram_rest(void);

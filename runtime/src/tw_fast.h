@@ -70,6 +70,9 @@ static inline tw_fast_entry *tw_fast_hit(size_t size, void *ra, void *sp) {
 TW_HIDDEN uint32_t tw_fast_site(size_t size, void *ra, void *sp,
                                 tw_fast_entry **hit);
 TW_HIDDEN void tw_fast_count_hit(void);
+TW_HIDDEN void tw_fast_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* After dlclose: every trusted key is validated (unwound) at its next use. */
+TW_HIDDEN void tw_fast_revalidate(void);
 TW_HIDDEN void tw_fast_stats(uint64_t out[4]); /* hits, validations,
                                                   mismatches, unwinds; flushes
                                                   pending counts */

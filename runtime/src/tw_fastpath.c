@@ -29,6 +29,20 @@ static pthread_mutex_t tw_fast_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t tw_fast_key;
 static pthread_once_t tw_fast_once = PTHREAD_ONCE_INIT;
 
+void tw_fast_atfork(int phase) { tw_mutex_atfork(&tw_fast_lock, phase); }
+
+/* Other threads' tables too: their owners may be using them, so only the
+ * countdown is written (a racing decrement may undo it for one entry,
+ * which is then validated at its regular turn). */
+void tw_fast_revalidate(void) {
+  pthread_mutex_lock(&tw_fast_lock);
+  for (int i = 0; i < tw_ntables; i++)
+    for (int k = 0; k < TW_FAST_SLOTS; k++)
+      if (tw_tables[i]->e[k].state == TW_TRUSTED)
+        __atomic_store_n(&tw_tables[i]->e[k].left, 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&tw_fast_lock);
+}
+
 /* Move an entry's pending counts into its site (and its hits into the
  * table's count). */
 static void tw_flush(tw_fast_table *t, tw_fast_entry *e) {

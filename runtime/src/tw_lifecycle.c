@@ -10,38 +10,107 @@
 #include "tw_paths.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 /* fork: the runtime's locks are held across fork so that the child's copies
  * of the tables are consistent (taken top-down: sites, then the memory
  * below them); the child keeps tracking (census output under per-pid
- * names, see tw_census.c; run report path with %p). */
-static void tw_atfork_prepare(void) {
-  tw_policy_atfork(0);
+ * names, see tw_census.c; run report path with %p). Two sets, around
+ * memkind's jemalloc, which registers fork handlers of its own when a tier
+ * opens it, and whose locks sit between ours: the runtime calls into memkind
+ * holding its upper locks (a tier opened under tw_open_lock, a block
+ * allocated under the split table's), and memkind calls back into the
+ * runtime's mmap holding its own, which takes the lower ones (the page
+ * map's, the file-mapping table's). fork runs prepare handlers in reverse
+ * order of registration: the upper set is registered after the tiers are
+ * open (its prepare runs before jemalloc's), the lower set first (its
+ * prepare runs after). One order everywhere, so fork cannot deadlock beside
+ * a thread inside memkind (helgrind checks it, check_sanitizers.sh). */
+static void tw_atfork_upper(int phase) {
+  if (phase == 0) {
+    tw_policy_atfork(0);
+    tw_fast_atfork(0);
+    tw_dram_limit_atfork(0);
+    tw_stack_atfork(0);
+    tw_census_atfork(0);
+    tw_sample_atfork(0);
+    tw_split_atfork(0);
+    tw_maps_atfork(0);
+    tw_tiers_atfork(0);
+    return;
+  }
+  tw_tiers_atfork(phase);
+  tw_maps_atfork(phase);
+  tw_split_atfork(phase);
+  tw_sample_atfork(phase);
+  tw_census_atfork(phase);
+  tw_stack_atfork(phase);
+  tw_dram_limit_atfork(phase);
+  tw_fast_atfork(phase);
+  tw_policy_atfork(phase);
+}
+static void tw_upper_prepare(void) { tw_atfork_upper(0); }
+static void tw_upper_parent(void) { tw_atfork_upper(1); }
+static void tw_upper_child(void) { tw_atfork_upper(2); }
+static void tw_lower_prepare(void) {
   tw_fork_atfork(0);
-  tw_stack_atfork(0);
-  tw_census_atfork(0);
-  tw_sample_atfork(0);
-  tw_tiers_atfork(0);
   tw_sys_atfork(0);
 }
-static void tw_atfork_parent(void) {
+static void tw_lower_parent(void) {
   tw_sys_atfork(1);
-  tw_tiers_atfork(1);
-  tw_sample_atfork(1);
-  tw_census_atfork(1);
-  tw_stack_atfork(1);
   tw_fork_atfork(1);
-  tw_policy_atfork(1);
 }
-static void tw_atfork_child(void) {
+static void tw_lower_child(void) {
   tw_sys_atfork(2);
-  tw_tiers_atfork(2);
-  tw_sample_atfork(2);
-  tw_census_atfork(2);
-  tw_stack_atfork(2);
   tw_fork_atfork(2); /* private copies of shared file mappings */
-  tw_policy_atfork(2);
+}
+
+/* The end of tracking: census output or the run report, once. At exit (the
+ * destructor) or at a terminating signal (tw_on_signal). */
+static void tw_finish(void) {
+  static atomic_int finished;
+  if (atomic_exchange(&finished, 1))
+    return;
+  int mode = tw_mode_now;
+  tw_in_core++;
+  tw_mode_now = TW_MODE_PASS; /* later allocations: served, not tracked */
+  tw_fast_limit = 0;
+  if (mode == TW_MODE_CENSUS) {
+    tw_sample_stop();
+    tw_census_write();
+    tw_sample_end();
+  } else if (mode == TW_MODE_PLACE)
+    tw_report_write();
+  tw_in_core--;
+}
+
+/* SIGTERM and SIGINT (how a scheduler or Ctrl-C ends a job) kill a program
+ * whose disposition is the default without running destructors: the report
+ * is written here, then the signal's default action happens (re-raised with
+ * SIG_DFL). Installed only over SIG_DFL at start; a program that installs
+ * its own handler replaces this one, and its handler runs as without the
+ * runtime (exit() from it writes the report through the destructor).
+ * Writing takes the runtime's locks, so a thread interrupted inside the
+ * runtime (tw_in_core) cannot write it without deadlocking on a lock it
+ * holds itself: then the signal takes its default action with no report.
+ * SIGKILL cannot be caught: no report. */
+static void tw_on_signal(int sig) {
+  if (!tw_in_core)
+    tw_finish();
+  signal(sig, SIG_DFL);
+  raise(sig); /* delivered when this handler returns */
+}
+
+static void tw_catch_signals(void) {
+  static const int sigs[] = {SIGTERM, SIGINT};
+  for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+    struct sigaction old, sa = {.sa_handler = tw_on_signal};
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+        old.sa_handler == SIG_DFL)
+      sigaction(sigs[i], &sa, NULL);
+  }
 }
 
 static void tw_init(void) {
@@ -50,7 +119,7 @@ static void tw_init(void) {
   if (atomic_exchange(&done, 1))
     return;
   tw_in_core++;
-  pthread_atfork(tw_atfork_prepare, tw_atfork_parent, tw_atfork_child);
+  pthread_atfork(tw_lower_prepare, tw_lower_parent, tw_lower_child);
   tw_glibc_init();
   if (tw_cfg.mode == TW_MODE_CENSUS && tw_cfg.sampling && tw_sample_start()) {
     /* pmu profiler without its events: no profile (the backend says why) */
@@ -68,22 +137,14 @@ static void tw_init(void) {
     if (tw_cfg.fast_learn && !tw_cfg.dram_limit)
       tw_fast_limit = tw_cfg.fast_max;
   }
+  /* after the tiers the placement uses are open (see tw_atfork_upper) */
+  pthread_atfork(tw_upper_prepare, tw_upper_parent, tw_upper_child);
+  if ((tw_cfg.mode == TW_MODE_CENSUS && !tw_cfg.sampling) ||
+      (tw_cfg.mode == TW_MODE_PLACE && tw_cfg.report_path))
+    tw_catch_signals();
   tw_in_core--;
 }
 
 __attribute__((constructor(101))) static void tw_ctor(void) { tw_init(); }
 
-__attribute__((destructor(101))) static void tw_dtor(void) {
-  int mode = tw_mode_now;
-  tw_in_core++;
-  tw_mode_now = TW_MODE_PASS; /* later allocations: served, not tracked */
-  tw_fast_limit = 0;
-  if (mode == TW_MODE_CENSUS) {
-    tw_sample_stop();
-    tw_census_write();
-    tw_sample_end();
-  }
-  else if (mode == TW_MODE_PLACE)
-    tw_report_write();
-  tw_in_core--;
-}
+__attribute__((destructor(101))) static void tw_dtor(void) { tw_finish(); }

@@ -27,6 +27,11 @@ typedef struct tw_atable {
 static tw_atable tw_maps = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static tw_atable tw_objs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+void tw_maps_atfork(int phase) {
+  tw_mutex_atfork(&tw_maps.lock, phase);
+  tw_mutex_atfork(&tw_objs.lock, phase);
+}
+
 static unsigned tw_map_slot(uintptr_t a) {
   return (unsigned)((a >> 12) * 0x9e3779b1u) & (TW_MAPS_SLOTS - 1);
 }

@@ -83,6 +83,12 @@ typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
                              const char *build_id);
 TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
 TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* Site lookups that found no slot in the raw-stack table (full around the
+ * stack's hash) and were formatted instead. */
+TW_HIDDEN uint64_t tw_stack_overflows(void);
+/* After dlclose: forget the modules that are gone and the raw stacks that
+ * may point into them. */
+TW_HIDDEN void tw_modules_closed(void);
 
 /* ---- tiers: one backend per tier, an ops table each (memkind_ops) ---- */
 /* Every operation gets the tier it serves (a backend may serve several:
@@ -151,6 +157,32 @@ TW_HIDDEN int tw_numa_memory_only(tw_nodeset *out);
 TW_HIDDEN size_t tw_numa_pages(const void *p, size_t len, uint64_t *per_node,
                                unsigned nnodes, size_t max);
 
+/* "Node N <field>: <v> kB" of node N's /sys meminfo, in bytes (0:
+ * unknown; TIERWISE_SYSFS_NODE: another directory). */
+TW_HIDDEN uint64_t tw_node_meminfo(unsigned node, const char *field);
+
+/* tw_pages.c: a node's real room, moving pages between nodes */
+/* Node \p node's room: its MemFree above its zones' low watermarks and its
+ * DMA zone's free pages (/proc/zoneinfo); *free and *wmark (either may be
+ * NULL): the parts. */
+TW_HIDDEN uint64_t tw_node_room(unsigned node, uint64_t *free, uint64_t *wmark);
+TW_HIDDEN int tw_cpu_node(void); /* the calling thread's node, -1 */
+/* Move resident pages of [lo, hi) (pages inside it) that are on node
+ * \p from (any node but \p to: from < 0) to node \p to with move_pages(2),
+ * walking from the low end (from the high end: \p backward) until \p want
+ * bytes moved or the target refuses; returns the bytes moved, *stop (may be
+ * NULL) how far it looked. No policy changes. */
+TW_HIDDEN size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to,
+                               size_t want, int backward, uintptr_t *stop);
+/* [lo, hi)'s later faults prefer node \p node (mbind MPOL_PREFERRED, never
+ * bound); 0 or -1. */
+TW_HIDDEN int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node);
+/* Fault every page of [lo, hi) in under its policy now (fresh anonymous
+ * memory), then set the range's policy back to the default: the pages stay
+ * on their node and the NUMA-balancing scanner, which skips ranges with an
+ * mbind policy, sees them. 0 or -1. */
+TW_HIDDEN int tw_range_fault_default(uintptr_t lo, uintptr_t hi);
+
 /* tw_tiers.c: the tier table (which backend serves which tier) */
 TW_HIDDEN const tw_tier_ops *tw_tier_backend(int tier);
 /* Open the tiers marked in \p used now (warnings at start). */
@@ -192,6 +224,7 @@ typedef struct tw_split_info {
 /* The split block holding \p p: 1 and *out, or 0. */
 TW_HIDDEN int tw_split_find(const void *p, tw_split_info *out);
 TW_HIDDEN uint64_t tw_split_free(void *p); /* its DRAM head */
+TW_HIDDEN void tw_split_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_split_each(void (*fn)(const tw_split_info *));
 
 /* ---- tw_maps.c: tracked objects and where their pages are ---- */
@@ -218,6 +251,7 @@ TW_HIDDEN void tw_site_sample_pages(uint32_t site, const void *p, size_t len);
 /* At exit: sample the tracked mappings and large blocks still live (split
  * objects: tw_split_each). */
 TW_HIDDEN void tw_maps_sample_live(void);
+TW_HIDDEN void tw_maps_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 
 /* ---- tw_census.c: the census's records and output ---- */
 /* A census block's header (tw_hdr.c), immediately below the user pointer:

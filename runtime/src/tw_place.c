@@ -61,6 +61,8 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     *fell = 1; /* its DRAM part did not fit */
     return NULL;
   }
+  if (TW_UNLIKELY(tw_room_on))
+    tw_room_before(s, head); /* the head's room on the DRAM node */
   void *p = tw_split_alloc(s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE,
                            size, align, &head, *tier);
   if (!p) {
@@ -68,6 +70,10 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     return NULL;
   }
   tw_dram_keep(&t, p, head);
+  if (TW_UNLIKELY(tw_cfg.numa_migrate))
+    tw_room_split_made(p, head, size, *tier);
+  if (TW_UNLIKELY(tw_room_on))
+    tw_room_track(s, p, size, head, *tier);
   if (s)
     tw_site_served(s, size, *tier, head);
   return p;
@@ -89,6 +95,8 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
     tier = tw_dram_overflow_tier(); /* over the DRAM limit (tw_dram_limit.c) */
     fell = 1;
   }
+  if (TW_UNLIKELY(tw_room_on) && tier == TW_TIER_DRAM)
+    tw_room_before(s, size); /* its room on the DRAM node */
   void *p = tw_tier_block(tier, size, align, zero);
   if (!p && tier != TW_TIER_DRAM) {
     tier = TW_TIER_DRAM;
@@ -101,6 +109,8 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
   }
   if (tier == TW_TIER_DRAM && tw_cfg.dram_limit)
     tw_dram_keep(&t, p, tw_glibc_usable(p));
+  if (TW_UNLIKELY(tw_room_on) && tier == TW_TIER_DRAM)
+    tw_room_track(s, p, size, size, -1);
   if (s && tier != TW_TIER_DRAM && size >= TW_SAMPLE_MIN && tw_cfg.report_path)
     /* the report samples where its pages are, at free or exit */
     tw_obj_put((uintptr_t)p, size, (uint32_t)(s - tw_site_get(0)), tier);
@@ -199,14 +209,23 @@ static void tw_pl_resized(void *p, void *q, size_t size, tw_site *s,
     tw_obj_put((uintptr_t)q, size, site, tier);
 }
 
+/* A glibc block large enough for tw_room.c to track (one load of its
+ * chunk header, so that small frees skip the table). */
+static int tw_pl_room_big(void *p) {
+  return p && tw_glibc_usable(p) >= ((size_t)1 << 20);
+}
+
 /* free() of a block of \p owner (not glibc's). */
 static void tw_owner_free(int owner, void *p) {
   if (owner == TW_OWNER_SPLIT) {
     if (TW_UNLIKELY(tw_cfg.maps_copy))
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
+    int tracked = TW_UNLIKELY(tw_room_on) && tw_room_forget(p);
     uint64_t head = tw_split_free(p);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
       tw_dram_give(p, head);
+    if (tracked)
+      tw_room_freed(); /* the DRAM node has more room: promotions */
     return;
   }
   tw_unannounce(p, owner);
@@ -222,7 +241,11 @@ void tw_pl_free(void *p) {
     tw_unannounce(p, TW_TIER_DRAM);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
       tw_dram_give(p, tw_glibc_usable(p));
+    int tracked = TW_UNLIKELY(tw_room_on) && tw_pl_room_big(p) &&
+                  tw_room_forget(p);
     __libc_free(p);
+    if (tracked)
+      tw_room_freed(); /* the DRAM node has more room: promotions */
     return;
   }
   tw_owner_free(owner, p);
@@ -275,7 +298,10 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
   /* Under another Valgrind tool a memkind block always moves: memkind's
    * realloc would copy into memory the tool saw freed (FREELIKE: no access),
    * and re-announcing a block kept in place marks its contents undefined. */
-  if (tier == from && (tier != TW_TIER_DRAM || !tw_cfg.dram_limit) &&
+  if (tier == from &&
+      (tier != TW_TIER_DRAM ||
+       (!tw_cfg.dram_limit &&
+        !(tw_room_on && tw_pl_room_big(p) && tw_room_tracked(p)))) &&
       (tier == TW_TIER_DRAM || tw_vg != TW_VG_OTHER) &&
       ((q = tier == TW_TIER_DRAM ? __libc_realloc(p, size)
                                  : tw_tier_realloc(tier, p, size)) ||

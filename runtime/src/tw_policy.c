@@ -63,12 +63,7 @@ void tw_decide(tw_site *s) {
 }
 
 
-void tw_policy_atfork(int phase) {
-  if (phase == 0)
-    pthread_mutex_lock(&tw_decide_lock);
-  else
-    pthread_mutex_unlock(&tw_decide_lock);
-}
+void tw_policy_atfork(int phase) { tw_mutex_atfork(&tw_decide_lock, phase); }
 
 int tw_policy_init(void) {
   int placed =
@@ -81,6 +76,7 @@ int tw_policy_init(void) {
   for (int i = 0; i < tw_placement_nsites(); i++)
     used[tw_placement_tier(i)] = 1;
   tw_tiers_open(used);
+  tw_room_init(); /* the DRAM node's room (and a limit set to it: auto) */
   if (tw_cfg.dram_limit) /* (an unavailable tier says so when opened) */
     tw_dram_overflow_tier();
   if (placed)

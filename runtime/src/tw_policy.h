@@ -56,3 +56,46 @@ TW_HIDDEN int tw_policy_init(void);
 /* The tier DRAM objects over the limit go to: the first slow tier the
  * placement names that is available, else pmem; -1: none available. */
 TW_HIDDEN int tw_dram_overflow_tier(void);
+
+/* ---- tw_room.c: the DRAM node's real room (runtime/README.md "Room on
+ * the DRAM node"); active when the placement's slow tier is a NUMA node
+ * other than the one the program starts on ---- */
+TW_HIDDEN extern int tw_room_on;
+typedef struct tw_room_stats {
+  int on, node, slow_node;           /* DRAM node, slow node (-1: none) */
+  uint64_t room_bytes, free_bytes;   /* at start: room = free - watermark */
+  uint64_t watermark_bytes;
+  uint64_t asked_bytes;              /* room short for ranked objects */
+  uint64_t demoted_bytes;            /* moved to the slow node for them */
+  uint64_t restored_bytes;           /* moved back / spilled pages fetched */
+  uint64_t promoted_bytes;           /* split tails grown into DRAM */
+  uint64_t promoted_moved_bytes;     /* of them, resident pages moved */
+  uint64_t phases;                   /* large DRAM frees that promoted */
+  uint64_t migrate_bytes;            /* TIERWISE_NUMA_MODE=migrate tails */
+} tw_room_stats;
+/* After the placement is loaded, before the DRAM limit's reservations:
+ * the DRAM node's room (TIERWISE_DRAM_LIMIT=auto takes it as the limit). */
+TW_HIDDEN void tw_room_init(void);
+/* Before serving \p n DRAM bytes (a block, a split head) for \p s: room
+ * made for a ranked site's large object (worse-ranked pages moved out). */
+TW_HIDDEN void tw_room_before(const tw_site *s, uint64_t n);
+/* Served: \p p of \p size, its first \p dram bytes DRAM, the rest of
+ * \p tail_tier (-1: a plain DRAM block). Large ones are tracked. */
+TW_HIDDEN void tw_room_track(const tw_site *s, const void *p, size_t size,
+                             uint64_t dram, int tail_tier);
+TW_HIDDEN int tw_room_tracked(const void *p);
+/* Before releasing \p p: 1 if it was tracked (call tw_room_freed after the
+ * release: the DRAM node's room grew). Its pages are sampled (report). */
+TW_HIDDEN int tw_room_forget(const void *p);
+TW_HIDDEN void tw_room_freed(void);
+/* Run report: placement site \p slot's demoted, restored, promoted bytes;
+ * the totals (live DRAM objects sampled first). */
+TW_HIDDEN void tw_room_site(int slot, uint64_t out[3]);
+TW_HIDDEN const tw_room_stats *tw_room_report(void);
+/* TIERWISE_NUMA_MODE=migrate: split object \p p of \p size was made with
+ * its tail (after \p head) in NUMA tier \p tier: its pages are faulted
+ * onto the slow node now and its policy set back to the default, so that
+ * Linux's NUMA balancing can still promote them (runtime/README.md "Linux
+ * tiering beside it"). */
+TW_HIDDEN void tw_room_split_made(const void *p, uint64_t head, size_t size,
+                                  int tier);

@@ -139,6 +139,51 @@ static void tw_report_plan(tw_out *o, int p) {
   tw_out_u64(o, held);
 }
 
+/* The DRAM node's room and what moved for the ranked sites (tw_room.c;
+ * advisor/FORMATS.md "room"). */
+static void tw_report_room(tw_out *o, const tw_room_stats *r) {
+  const char *k[] = {"room_bytes", "free_bytes", "watermark_bytes",
+                     "asked_bytes", "demoted_bytes", "restored_bytes",
+                     "promoted_bytes", "promoted_moved_bytes", "phases",
+                     "migrate_bytes"};
+  const uint64_t v[] = {r->room_bytes,     r->free_bytes,
+                        r->watermark_bytes, r->asked_bytes,
+                        r->demoted_bytes,   r->restored_bytes,
+                        r->promoted_bytes,  r->promoted_moved_bytes,
+                        r->phases,          r->migrate_bytes};
+  if (r->node < 0)
+    return;
+  tw_out_str(o, ",\n \"room\": {\"active\": ");
+  tw_out_str(o, r->on ? "true" : "false");
+  tw_out_str(o, ", \"node\": ");
+  tw_out_u64(o, (uint64_t)r->node);
+  tw_out_str(o, ", \"slow_node\": ");
+  if (r->slow_node < 0)
+    tw_out_str(o, "null");
+  else
+    tw_out_u64(o, (uint64_t)r->slow_node);
+  for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    tw_out_str(o, ", \"");
+    tw_out_str(o, k[i]);
+    tw_out_str(o, "\": ");
+    tw_out_u64(o, v[i]);
+  }
+  tw_out_str(o, "}");
+}
+
+/* A placement site's pages moved by tw_room.c, where any moved. */
+static void tw_report_room_site(tw_out *o, int p) {
+  const char *k[] = {", \"demoted_bytes\": ", ", \"restored_bytes\": ",
+                     ", \"promoted_bytes\": "};
+  uint64_t v[3];
+  tw_room_site(p, v);
+  for (int i = 0; i < 3; i++)
+    if (v[i]) {
+      tw_out_str(o, k[i]);
+      tw_out_u64(o, v[i]);
+    }
+}
+
 /* Fast-path mismatches are the allocations the cache may have served from
  * another call path's tier (runtime/README.md "what it can get wrong"): a
  * warning, so that the summary and the report's warnings say so. */
@@ -178,8 +223,17 @@ void tw_report_write(void) {
   tw_fast_stats(fs); /* first: flushes the cache hits' counts into the sites */
   if (fs[2])
     tw_warn_mismatches(fs[2]);
+  uint64_t overflows = tw_stack_overflows();
+  if (overflows) {
+    char num[24];
+    tw_fmt_u64(num, overflows);
+    tw_warn("the raw-stack table was full: ", num,
+            " allocation(s) formatted their call path instead of finding it "
+            "there (slower, same sites)");
+  }
   tw_maps_sample_live(); /* where the live objects' pages are */
   tw_split_each(tw_sample_split);
+  const tw_room_stats *room = tw_room_report(); /* its DRAM objects too */
   uint32_t n = tw_site_count();
   int np = tw_placement_nsites();
   uint64_t totals[TW_TIER_COUNT] = {0};
@@ -211,6 +265,7 @@ void tw_report_write(void) {
     tw_out_str(o, reserved ? ", \"policy\": \"rank reservations\"}"
                            : ", \"policy\": \"first-come\"}");
   }
+  tw_report_room(o, room);
   tw_out_str(o, ",\n \"sites\": [");
   /* per placement site, summed in one pass over the sites (a placement of
    * 12,000 sites against as many sites: no product) */
@@ -250,6 +305,7 @@ void tw_report_write(void) {
     tw_out_u64(o, fa);
     tw_nodes(o, sum[p].nodes, sum[p].sampled);
     tw_report_plan(o, p);
+    tw_report_room_site(o, p);
     tw_out_str(o, ", \"matched\": ");
     tw_out_str(o, allocs ? "true}" : "false}");
   }
@@ -284,6 +340,8 @@ void tw_report_write(void) {
   tw_out_u64(o, fs[3]);
   tw_out_str(o, ", \"max_bytes\": ");
   tw_out_u64(o, tw_cfg.fast_max);
+  tw_out_str(o, ", \"stack_overflows\": ");
+  tw_out_u64(o, overflows);
   tw_out_str(o, "},\n \"warnings\": [");
   for (int i = 0, nw = tw_warnings_count(); i < nw; i++) {
     tw_out_str(o, i ? ", " : "");

@@ -48,6 +48,7 @@ static int tw_nev;
 static int tw_ev_rings[TW_PMU_MAX_EVENTS]; /* rings opened per event */
 static tw_ring tw_rings[TW_RINGS_MAX];
 static int tw_nrings;
+static int tw_rings_lost; /* threads' rings past TW_RINGS_MAX (tw_slock) */
 static tw_pmu_attr *tw_attr;
 static tw_pmu_ring_stats tw_stats;
 static pthread_mutex_t tw_slock = PTHREAD_MUTEX_INITIALIZER;
@@ -70,11 +71,18 @@ void tw_sample_thread(void) {
       continue;
     }
     pthread_mutex_lock(&tw_slock);
-    if (tw_nrings < TW_RINGS_MAX) {
+    int kept = tw_nrings < TW_RINGS_MAX;
+    if (kept) {
       tw_rings[tw_nrings++] = (tw_ring){m, fd, e};
       tw_ev_rings[e]++;
-    }
+    } else
+      tw_rings_lost++;
     pthread_mutex_unlock(&tw_slock);
+    if (!kept) { /* no room to drain it: never enabled, nothing leaks */
+      tw_sys_munmap(m, (TW_RING_PAGES + 1) * tw_page);
+      close(fd);
+      continue;
+    }
     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   }
 }
@@ -250,6 +258,8 @@ void tw_sample_params(tw_out *o) {
   }
   tw_out_str(o, "], \"rings\": ");
   tw_out_u64(o, (uint64_t)tw_nrings);
+  tw_out_str(o, ", \"rings_lost\": ");
+  tw_out_u64(o, (uint64_t)tw_rings_lost);
   tw_out_str(o, ", \"samples\": ");
   tw_out_u64(o, tw_stats.samples);
   tw_out_str(o, ", \"lost_samples\": ");

@@ -38,6 +38,8 @@ static pthread_mutex_t tw_splits_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tw_split_warned;
 static int tw_splits_used; /* a split object was ever made */
 
+void tw_split_atfork(int phase) { tw_mutex_atfork(&tw_splits_lock, phase); }
+
 static void tw_split_warn(const char *why) {
   if (!__atomic_exchange_n(&tw_split_warned, 1, __ATOMIC_RELAXED))
     tw_warn("dram_bytes: ", why,

@@ -23,6 +23,11 @@
 
 #define TW_RAW_MAX (TW_MAX_DEPTH + 12)
 #define TW_RAW_SLOTS (1u << 17)
+/* Slots a raw stack is looked for in (linear probing): past them the table
+ * counts as full for that stack, which is then formatted and interned without
+ * a raw slot - a bounded cost per allocation instead of a scan of the whole
+ * table (tw_raw_overflow, in the run report). */
+#define TW_RAW_PROBES 64
 #define TW_SITES_MAX (1u << 16)
 #define TW_MODULES_MAX 1024
 
@@ -38,6 +43,9 @@ typedef struct tw_module {
   char *path;
   const char *base;
   char build_id[41];
+  char closed; /* unloaded (dlclose): kept for the module list, never found
+                  by address again */
+  char seen;   /* tw_modules_closed: still loaded */
 } tw_module;
 
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,6 +58,7 @@ static uint32_t tw_nsites; /* atomic */
 static uint32_t *tw_site_index;
 static tw_module tw_mods[TW_MODULES_MAX];
 static int tw_nmods;
+static uint64_t tw_raw_overflow; /* lookups with no raw slot (atomic) */
 
 static char *tw_strdup_internal(const char *s) {
   size_t n = strlen(s) + 1;
@@ -104,7 +113,8 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   if (lo >= hi)
     return 0;
   for (int i = 0; i < tw_nmods; i++)
-    if (tw_mods[i].start == lo && tw_mods[i].bias == info->dlpi_addr)
+    if (!tw_mods[i].closed && tw_mods[i].start == lo &&
+        tw_mods[i].bias == info->dlpi_addr)
       return 0;
   if (tw_nmods == TW_MODULES_MAX)
     return 1;
@@ -135,13 +145,49 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
 
 static const tw_module *tw_find_module(uintptr_t a, int refresh) {
   for (int i = 0; i < tw_nmods; i++)
-    if (a >= tw_mods[i].start && a < tw_mods[i].end)
+    if (!tw_mods[i].closed && a >= tw_mods[i].start && a < tw_mods[i].end)
       return &tw_mods[i];
   if (refresh) {
     dl_iterate_phdr(tw_add_module, NULL);
     return tw_find_module(a, 0);
   }
   return NULL;
+}
+
+static int tw_mark_loaded(struct dl_phdr_info *info, size_t sz, void *ctx) {
+  (void)sz;
+  (void)ctx;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD)
+      continue;
+    uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+    for (int k = 0; k < tw_nmods; k++)
+      if (!tw_mods[k].closed && tw_mods[k].bias == info->dlpi_addr &&
+          s >= tw_mods[k].start && s < tw_mods[k].end)
+        tw_mods[k].seen = 1;
+  }
+  return 0;
+}
+
+/* After a dlclose: the modules no longer loaded are closed, so that a
+ * library loaded later at their addresses is named after itself, and the
+ * raw-stack table is emptied (its return addresses may point into the closed
+ * module; each stack is formatted again once, to the same site where its
+ * frames did not change). */
+void tw_modules_closed(void) {
+  pthread_mutex_lock(&tw_lock);
+  for (int i = 0; i < tw_nmods; i++)
+    tw_mods[i].seen = 0;
+  dl_iterate_phdr(tw_mark_loaded, NULL);
+  int closed = 0;
+  for (int i = 0; i < tw_nmods; i++)
+    if (!tw_mods[i].closed && !tw_mods[i].seen)
+      tw_mods[i].closed = closed = 1;
+  if (closed && tw_raws)
+    for (uint32_t i = 0; i < TW_RAW_SLOTS; i++)
+      __atomic_store_n(&tw_raws[i].hash, 0, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&tw_lock);
 }
 
 void tw_modules_each(tw_module_fn fn, void *ctx) {
@@ -154,12 +200,7 @@ void tw_modules_each(tw_module_fn fn, void *ctx) {
 
 /* fork: hold the table lock across fork so the child's copy is consistent
  * (phase 0 prepare, 1 parent, 2 child). */
-void tw_stack_atfork(int phase) {
-  if (phase == 0)
-    pthread_mutex_lock(&tw_lock);
-  else
-    pthread_mutex_unlock(&tw_lock);
-}
+void tw_stack_atfork(int phase) { tw_mutex_atfork(&tw_lock, phase); }
 
 /* ---- sites ---- */
 
@@ -253,7 +294,7 @@ uint32_t tw_site_here(void) {
     return TW_SITE_NONE;
   uint64_t h = tw_hash_ips(ips, n);
   uint32_t slot = (uint32_t)h & (TW_RAW_SLOTS - 1);
-  for (uint32_t probe = 0; probe < TW_RAW_SLOTS; probe++) {
+  for (uint32_t probe = 0; probe < TW_RAW_PROBES; probe++) {
     tw_raw *r = &tw_raws[(slot + probe) & (TW_RAW_SLOTS - 1)];
     uint64_t rh = __atomic_load_n(&r->hash, __ATOMIC_ACQUIRE);
     if (rh == h) {
@@ -279,5 +320,15 @@ uint32_t tw_site_here(void) {
     pthread_mutex_unlock(&tw_lock);
     return site;
   }
-  return TW_SITES_MAX - 1;
+  /* No raw slot near its hash: the same site, found through the formatted
+   * stack (tw_site_intern's index), at a formatting's cost. */
+  __atomic_fetch_add(&tw_raw_overflow, 1, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&tw_lock);
+  uint32_t site = tw_site_new(ips, n);
+  pthread_mutex_unlock(&tw_lock);
+  return site;
+}
+
+uint64_t tw_stack_overflows(void) {
+  return __atomic_load_n(&tw_raw_overflow, __ATOMIC_RELAXED);
 }

@@ -45,11 +45,11 @@ size_t tw_sys_cmdline(char *buf, size_t cap) {
 }
 
 /* fork: held across it, so the child's bump pointer is consistent. */
+static pthread_mutex_t tw_pmap_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void tw_sys_atfork(int phase) {
-  if (phase == 0)
-    pthread_mutex_lock(&tw_internal_lock);
-  else
-    pthread_mutex_unlock(&tw_internal_lock);
+  tw_mutex_atfork(&tw_internal_lock, phase);
+  tw_mutex_atfork(&tw_pmap_lock, phase);
 }
 
 void *tw_internal_alloc(size_t size) {
@@ -75,7 +75,6 @@ void *tw_internal_alloc(size_t size) {
 }
 
 uint8_t *tw_pmap[TW_PMAP_TOP];
-static pthread_mutex_t tw_pmap_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void tw_pmap_mark(uintptr_t a, size_t len, int owner) {
   uintptr_t end = a + len;

@@ -149,6 +149,8 @@ def check_runtime_plain(d):
         c.check(f"{cfg}/dram-limit-report", ok,
                 "unmatched 16 MiB sites: " + "; ".join(
                     f"tier_bytes {u['tier_bytes']} fallback {u['fallback_bytes']}" for u in un))
+    check_room_plain(d)
+    check_balance_plain(d)
 
 
 def check_runtime_hmat_small(d):
@@ -181,3 +183,97 @@ def check_runtime_kmem_dax(d):
                 f"a: VMA policy {pol!r} (want preferred:1, never bind)")
     head_case(cfg, c.Case(d, "kmem-head"), "kmem", ref)
     fill_check(cfg, d, "kmem-fill", "fill-ref")
+
+
+def n0_mib(o):
+    """MiB of object o's pages on node 0 (move_pages)."""
+    return o["mp_nodes"].get(0, 0) * c.PAGE / MiB
+
+
+def check_room_plain(d):
+    """numa_probe --phases, each run under fillers that leave node 0 about
+    96 MiB of room (guest_runtime.sh room_cases): the hot object allocated
+    last gets node 0 when the runtime makes room for it (worse-ranked pages
+    moved to node 1), and the split object's tail is promoted into the DRAM
+    its temporary buffer left (the phase change). Before (TIERWISE_ROOM=0)
+    the hot object lands on node 1: the scenario really runs short of node
+    0."""
+    cfg = "plain"
+    ref, off, on = c.Case(d, "room-ref"), c.Case(d, "room-off"), c.Case(d, "room")
+    for name in ("room-base", "room-ref-top", "room-off-top", "room-top"):
+        held = c.Case(d, f"{name}.hold")
+        c.check(f"{cfg}/{name}-filler-ran", held.rc == 0 and "held" in held.out,
+                f"numactl --membind=0 numa_probe --hold: {held.why()}; "
+                + c.read(d / "room.filler").strip().replace("\n", "; "))
+    names = ("p1-hot", "p1-tmp", "p1-cold", "p1-split", "p2-hot", "p2-split", "p2-cold")
+    for case in (ref, off, on):
+        if case.rc != 0 or any(n not in case.objs for n in names):
+            c.check(f"{cfg}/{case.name}-ran", False, f"{case.name}: {case.why()}")
+            return
+
+    def summary(case):
+        return ", ".join(f"{n} {n0_mib(case.objs[n]):.1f}" for n in names) + " MiB on N0"
+
+    hot_pages = on.objs["p1-hot"]["pages"]
+    c.check(f"{cfg}/room-before-hot-spills",
+            off.objs["p1-hot"]["mp_nodes"].get(0, 0) < hot_pages // 2,
+            f"TIERWISE_ROOM=0: {summary(off)}; first touch: {summary(ref)} "
+            "(want the hot object mostly off N0 with TIERWISE_ROOM=0: node 0 really short)")
+    c.check(f"{cfg}/room-hot-on-N0",
+            on.objs["p1-hot"]["mp_nodes"].get(0, 0) >= hot_pages * 9 // 10,
+            f"room: {summary(on)} (want p1-hot >= 90% on N0)")
+    r = (on.report or {}).get("room", {})
+    split = c.report_site(on, "make_split") or {}
+    grown = on.objs["p2-split"]["mp_nodes"].get(0, 0) - on.objs["p1-split"]["mp_nodes"].get(0, 0)
+    vm = vmstat_delta(d, "room")
+    c.check(f"{cfg}/room-promotes-after-phase",
+            r.get("active") and r.get("demoted_bytes", 0) > 0
+            and r.get("promoted_bytes", 0) >= 8 * MiB and grown * c.PAGE >= 8 * MiB,
+            f"report room {r}; make_split promoted {split.get('promoted_bytes')} bytes; "
+            f"split pages on N0 grew by {grown} ({grown * c.PAGE / MiB:.1f} MiB) after tmp was freed; "
+            f"vmstat {vm}")
+    c.same_checksum(cfg, off, ref)
+    c.same_checksum(cfg, on, ref)
+    no_kill(cfg, d, on)
+
+
+def vmstat_delta(d, name):
+    """{counter: after - before} of the guest's /proc/vmstat around a run."""
+    def read(which):
+        p = d / f"{name}.vmstat-{which}"
+        return dict((k, int(v)) for k, v in (line.split() for line in c.read(p).splitlines() if line.strip()))
+    before, after = read("before"), read("after")
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+def check_balance_plain(d):
+    """NUMA balancing on (mode 1) beside a split object whose 24 MiB tail is
+    placed on node 1 by policy (mbind: the kernel's scanner skips it, its
+    pages stay) or by migration (TIERWISE_NUMA_MODE=migrate: faulted onto
+    node 1, default policy: the scanner sees them and moves the ones the
+    CPUs of node 0 read to node 0)."""
+    cfg = "plain"
+    pol, mig = c.Case(d, "bal-policy"), c.Case(d, "bal-migrate")
+    for case in (pol, mig):
+        if case.rc != 0 or "p1-split" not in case.objs or "p2-split" not in case.objs:
+            c.check(f"{cfg}/{case.name}-ran", False, f"{case.name}: {case.why()}")
+            return
+    def n1(case, when):
+        return case.objs[f"{when}-split"]["mp_nodes"].get(1, 0)
+
+    tail = 24 * MiB // c.PAGE
+    vpol, vmig = vmstat_delta(d, "bal-policy"), vmstat_delta(d, "bal-migrate")
+    room = (mig.report or {}).get("room") or {}
+    text = (f"split tail pages on N1 after allocation/after 20 s: policy {n1(pol, 'p1')}/{n1(pol, 'p2')} "
+            f"(vmstat {vpol}), migrate {n1(mig, 'p1')}/{n1(mig, 'p2')} (vmstat {vmig}); "
+            f"migrate_bytes {room.get('migrate_bytes')}")
+    # placed by migration: the 24 MiB tail faulted onto node 1, policy reset
+    c.check(f"{cfg}/migrate-mode-tail-placed", room.get("migrate_bytes") == 24 * MiB, text)
+    # the policy tail is never scanned (stays on N1, nothing migrated); the
+    # migrated tail is, and the pages node 0's CPUs read move to node 0
+    c.check(f"{cfg}/migrate-mode-visible-to-balancing",
+            n1(pol, "p2") >= tail - c.TOL and vpol.get("numa_pages_migrated", 0) <= c.TOL
+            and n1(mig, "p2") <= tail - 256 and vmig.get("numa_pages_migrated", 0) >= 256,
+            text + " (want the policy tail kept on N1, at least 1 MiB of the migrated one "
+            "moved to N0 by the kernel)")
+    c.same_checksum(cfg, mig, pol)

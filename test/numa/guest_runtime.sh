@@ -44,6 +44,86 @@ fill_case() {
   stamp "end $name"
 }
 
+# room_cases: numa_probe --phases (cold 64, tmp 32, hot 16 MiB in dram,
+# split 48 MiB in numa:1 with an 8 MiB head; ranked hot 1, split 2, tmp 3,
+# cold 4) run unplaced (first touch), placed with TIERWISE_ROOM=0 (the
+# placement as it was before the room on the DRAM node) and placed (room
+# kept for the ranked objects, the split tail promoted when tmp is freed),
+# each with node 0 left about 96 MiB of room (as the runtime counts it:
+# MemFree less the zones' low watermarks and the DMA zone's free pages) by
+# fillers (`numactl --membind=0 numa_probe --hold`: anonymous memory, no
+# swap here): one large one for the three runs, and a small one per run
+# that takes what is left above the target just before it.
+room_left_mib() { # node 0's room above TARGET MiB, as the runtime counts it
+  local wm free
+  wm=$(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
+            on && $1=="low"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3}
+            END{print s*4}' /proc/zoneinfo)
+  free=$(awk '/MemFree/{print $4}' /sys/devices/system/node/node0/meminfo)
+  echo $(( (free - wm) / 1024 - $1 ))
+}
+# room_filler_start NAME MIB: a filler of MIB on node 0, kept until
+# room_filler_stop NAME (file descriptor FD holds its stdin open)
+room_filler_start() {
+  local name=$1 mib=$2 fd=$3 i
+  rm -f /dev/shm/$name.fifo && mkfifo /dev/shm/$name.fifo
+  numactl --membind=0 "$probe" --hold "$mib" < /dev/shm/$name.fifo > $name.hold.out 2> $name.hold.err &
+  eval "room_pid_$fd=\$!"
+  eval "exec $fd> /dev/shm/$name.fifo"
+  for i in $(seq 900); do grep -q '^held' $name.hold.out 2> /dev/null && break; sleep 0.1; done
+  echo "$name: held $mib MiB; node 0 $(grep MemFree /sys/devices/system/node/node0/meminfo)" >> room.filler
+}
+room_filler_stop() {
+  local name=$1 fd=$2 pid
+  eval "exec $fd>&-"
+  eval "pid=\$room_pid_$fd"
+  wait $pid
+  echo $? > $name.hold.rc
+  rm -f /dev/shm/$name.fifo
+}
+room_case() { # NAME [place args...]: one run under a top-up filler
+  local name=$1 top
+  shift
+  top=$(room_left_mib 96)
+  [ "$top" -lt 1 ] && top=1
+  room_filler_start $name-top $top 9
+  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > $name.vmstat-before
+  grep -A12 '^Node 0, zone' /proc/zoneinfo > $name.zoneinfo
+  "$@"
+  grep -E '^(pgmigrate_success|numa_pages_migrated) ' /proc/vmstat > $name.vmstat-after
+  room_filler_stop $name-top 9
+}
+room_cases() {
+  local args=(--phases 64,32,16,48) base
+  base=$(room_left_mib 160)
+  echo "base filler: $base MiB" > room.filler
+  room_filler_start room-base $base 8
+  room_case room-ref run room-ref -- "$probe" "${args[@]}" -o "$OUT/room-ref.objs"
+  room_case room-off place room-off "$HOST/phases.json" TIERWISE_ROOM=0 -- "${args[@]}"
+  room_case room place room "$HOST/phases.json" -- "${args[@]}"
+  room_filler_stop room-base 8
+}
+
+# balance_cases: Linux's NUMA balancing beside the placement (numa_balancing
+# on for these runs only; node 1 is no lower memory tier in this guest, so
+# mode 1, whose scanner is the one tiering mode 2 uses): numa_probe --phases
+# reading its hot and split objects for 20 s, the split object's 24 MiB tail
+# placed on node 1 by policy (mbind, the default: the scanner skips it) and
+# by migration (TIERWISE_NUMA_MODE=migrate: faulted onto node 1, policy
+# back to the default). TIERWISE_ROOM=0: only the kernel moves pages.
+balance_cases() {
+  local name mode
+  echo 1 > /proc/sys/kernel/numa_balancing
+  for name in bal-policy bal-migrate; do
+    mode=policy
+    [ $name = bal-migrate ] && mode=migrate
+    grep -E '^(numa_hint_faults|numa_pages_migrated|pgpromote_success|pgmigrate_success) ' /proc/vmstat > $name.vmstat-before
+    place $name "$HOST/phases.json" TIERWISE_ROOM=0 TIERWISE_NUMA_MODE=$mode -- --phases 8,4,4,32,20
+    grep -E '^(numa_hint_faults|numa_pages_migrated|pgpromote_success|pgmigrate_success) ' /proc/vmstat > $name.vmstat-after
+  done
+  echo 0 > /proc/sys/kernel/numa_balancing
+}
+
 runtime_cases() {
   case $CONFIG in
     plain)
@@ -56,6 +136,8 @@ runtime_cases() {
       sed -E 's/("stack": "[^;"]*)[^"]*"/\1"/' "$HOST/numa1.json" > "$OUT/numa1-frame.json"
       place fork "$OUT/numa1-frame.json" -- -f
       place limit "$HOST/numa1.json" TIERWISE_DRAM_LIMIT=8M --
+      room_cases
+      balance_cases
       ;;
     hmat-small)
       run big-ref -- "$probe" -a 300 -o "$OUT/big-ref.objs"

@@ -25,7 +25,17 @@
  *             objects (named child-*) in FILE.child
  *   -o FILE   write the object lines to FILE (default stderr)
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
- *             (fills a node under `numactl --membind`) */
+ *             (fills a node under `numactl --membind`)
+ *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS] [-o FILE]
+ *   --phases  the program's phases for the runtime's room on the DRAM node
+ *             (runtime/README.md "Room on the DRAM node"): four objects of
+ *             the given MiB from four sites, allocated and touched in this
+ *             order - make_cold (read once), make_tmp (a temporary buffer),
+ *             make_hot (the hot one, allocated last), make_split (a head
+ *             site) - then their pages (objects p1-NAME), then make_tmp's
+ *             buffer is freed (the phase change) and the three others are
+ *             worked on (hot and split read for SECONDS, default once)
+ *             and reported again (p2-NAME) */
 #define _GNU_SOURCE
 #include <numaif.h>
 #include <stdint.h>
@@ -33,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096UL
@@ -165,6 +176,71 @@ static void totals(FILE *out) {
   fprintf(out, "\n");
 }
 
+__attribute__((noinline)) static unsigned char *make_cold(size_t n) { return malloc(n); }
+
+__attribute__((noinline)) static unsigned char *make_tmp(size_t n) { return malloc(n); }
+
+__attribute__((noinline)) static unsigned char *make_hot(size_t n) { return malloc(n); }
+
+__attribute__((noinline)) static unsigned char *make_split(size_t n) { return malloc(n); }
+
+/* --phases: see the comment at the top. */
+static int phases(const char *sizes, const char *outpath) {
+  double m[4] = {48, 32, 16, 48}, spin = 0;
+  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin) < 4) {
+    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS] (MiB)\n");
+    return 2;
+  }
+  size_t n[4];
+  for (int i = 0; i < 4; i++)
+    n[i] = (size_t)(m[i] * 1048576.0);
+  unsigned char *cold = make_cold(n[0]);
+  uint64_t sum = cold ? work(cold, n[0], 11, 1) : 0;
+  unsigned char *tmp = make_tmp(n[1]);
+  sum += tmp ? work(tmp, n[1], 12, 1) : 0;
+  unsigned char *hot = make_hot(n[2]);
+  sum += hot ? work(hot, n[2], 13, 2) : 0;
+  unsigned char *split = make_split(n[3]);
+  sum += split ? work(split, n[3], 14, 1) : 0;
+  FILE *out = outpath ? fopen(outpath, "w") : stderr;
+  if (!cold || !tmp || !hot || !split || !out) {
+    fprintf(stderr, "numa_probe: allocation failed\n");
+    return 1;
+  }
+  report(out, "p1-cold", cold, n[0]);
+  report(out, "p1-tmp", tmp, n[1]);
+  report(out, "p1-hot", hot, n[2]);
+  report(out, "p1-split", split, n[3]);
+  free(tmp); /* the phase change: the temporary buffer dies */
+  /* the kernel phase: hot and split, read for SECONDS (wall clock: time for
+   * the NUMA-balancing scanner), at least once; the checksum counts one */
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int pass = 0;; pass++) {
+    uint64_t s = 0;
+    for (size_t i = 0; i < n[2]; i += 64)
+      s += hot[i];
+    for (size_t i = 0; i < n[3]; i += 64)
+      s += split[i];
+    if (!pass)
+      sum += s;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >= spin)
+      break;
+  }
+  report(out, "p2-cold", cold, n[0]);
+  report(out, "p2-hot", hot, n[2]);
+  report(out, "p2-split", split, n[3]);
+  totals(out);
+  if (outpath)
+    fclose(out);
+  printf("checksum: %lx\n", (unsigned long)sum);
+  free(cold);
+  free(hot);
+  free(split);
+  return 0;
+}
+
 static int hold(size_t n) {
   char *p = malloc(n);
   if (!p)
@@ -180,11 +256,13 @@ static int hold(size_t n) {
 int main(int argc, char **argv) {
   size_t na = 16 << 20, nb = 16 << 20, nc = 16 << 20, nsmall = 1000;
   int passes = 6, wait = 0, forkit = 0;
-  const char *outpath = NULL;
+  const char *outpath = NULL, *phase_sizes = NULL;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(argv[i], "--hold"))
       return hold(mib(v));
+    else if (!strcmp(argv[i], "--phases"))
+      phase_sizes = v, i++;
     else if (!strcmp(argv[i], "-a"))
       na = mib(v), i++;
     else if (!strcmp(argv[i], "-b"))
@@ -207,6 +285,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (phase_sizes)
+    return phases(phase_sizes, outpath);
   nb &= ~7UL;
   unsigned char *a = make_a(na), *b = make_b(nb), *c = make_c(nc);
   if (!a || !b || !c) {

@@ -22,3 +22,22 @@ twcheck place "$dir/prof" numa:1 "make_a " --dram-bytes 4194304 -o "$dir/head.js
 twcheck place "$dir/prof" kmem "make_a " --dram-bytes 4194304 -o "$dir/kmem-head.json"
 # Access counts for the cost model (small objects: only site identity matters).
 "$tw" profile --backend sim -o "$dir/simprof" -- "$probe" -a 1 -b 1 -c 1 -n 100
+# The program's phases (numa_probe --phases, runtime/README.md "Room on the
+# DRAM node"): make_cold, make_tmp and make_hot in dram, ranked as a
+# placement by `advise` is (hot 1, split head 2, tmp 3, cold 4), make_split
+# in numa:1 with an 8 MiB head (phases.json).
+"$tw" profile --backend alloc -o "$dir/phprof" -- "$probe" --phases 1,1,1,2 > /dev/null
+twcheck place "$dir/phprof" dram "make_cold " "make_tmp " "make_hot " -o "$dir/ph-dram.json"
+twcheck place "$dir/phprof" numa:1 "make_split " --dram-bytes 8388608 -o "$dir/ph-split.json"
+"$py" - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/ph-dram.json"))
+doc["sites"] += json.load(open(f"{d}/ph-split.json"))["sites"]
+plan = {"make_hot ": (1, 16 << 20), "make_split ": (2, 8 << 20),
+        "make_tmp ": (3, 32 << 20), "make_cold ": (4, 48 << 20)}
+for s in doc["sites"]:
+    key = next(k for k in plan if k in s["stack"] or k in s["location"])
+    s["rank"], s["planned_bytes"] = plan[key]
+json.dump(doc, open(f"{d}/phases.json", "w"), indent=1)
+PY

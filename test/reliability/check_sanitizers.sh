@@ -175,6 +175,33 @@ for tool in memcheck helgrind; do
   run_vg $tool TIERWISE_PLACEMENT="$OUT/dram.json" TIERWISE_REPORT="$OUT/r2.json"
   check_report "$OUT/r2.json" "no fast-path hit" 'r["totals"]["dram"] > 0 and r["cache"]["hits"] > 0'
 done
+# fork under load (test/runtime/fork-stress.test): two threads allocate
+# through a headed site and a ranked DRAM site under a DRAM limit while the
+# main thread forks; helgrind checks the parent's locking around fork (the
+# atfork handlers take every runtime lock, in one order with memkind's:
+# tw_lifecycle.c). The children are not checked (--child-silent-after-fork;
+# they leave by exec): helgrind cannot follow glibc's and jemalloc's
+# re-initialisation of their locks in a fork child and reports them held.
+FS=$BUILD/test/runtime/Inputs/tw_fork_stress
+"$BUILD/bin/tierwise" profile --backend alloc -o "$OUT/fscen" -- "$FS" 3 > /dev/null 2>&1
+python3 - "$OUT/fscen/sites.csv" > "$OUT/fork.json" <<'PY'
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+head = [r["stack"] for r in rows if r["location"].startswith("headed ")]
+ranked = [r["stack"] for r in rows if r["location"].startswith("ranked ")]
+assert head and ranked, "no headed/ranked site in the census"
+print(json.dumps({"format": "tierwise-placement", "version": 1, "default_tier": "dram",
+  "sites": [{"stack": s, "tier": "pmem", "dram_bytes": 1 << 20} for s in head]
+         + [{"stack": s, "tier": "dram", "rank": 1, "planned_bytes": 262144} for s in ranked]}))
+PY
+step "Valgrind helgrind: fork under load (8 forks; headed + ranked site, DRAM limit 4M)"
+env LD_PRELOAD="$RT" TIERWISE_PLACEMENT="$OUT/fork.json" TIERWISE_PMEM_DIR="$OUT/pmem" \
+  TIERWISE_DRAM_LIMIT=4M TIERWISE_REPORT="$OUT/r5.json" $VG --tool=helgrind --child-silent-after-fork=yes "$FS" 8 exec \
+  > "$OUT/vg.out" 2> "$OUT/vg.err" || { cat "$OUT/vg.err"; echo "check-sanitizers: helgrind found errors"; exit 1; }
+grep -q '^children stuck: 0$' "$OUT/vg.out" && grep -q '^children failed: 0$' "$OUT/vg.out" ||
+  { cat "$OUT/vg.out"; echo "check-sanitizers: a forked child was stuck or failed"; exit 1; }
+check_report "$OUT/r5.json" "the headed site was not split" 'any(
+  x["bytes"].get("dram", 0) > 0 and x["bytes"].get("pmem", 0) > 0 for x in placed)'
 step "Valgrind memcheck: runtime, census"
 run_vg memcheck TIERWISE_CENSUS="$OUT/cen"
 check_census "$OUT/cen"

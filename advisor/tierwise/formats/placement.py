@@ -13,10 +13,14 @@ from typing import Any, Iterable, Optional
 FORMAT = "tierwise-placement"
 VERSION = 1
 TIERS = ("dram", "pmem", "kmem", "hbw")
+# The tier-name grammar (FORMATS.md "Tier names"): numa:N for the 16 nodes
+# tierwise.h's TW_TIER_NUMA(N) covers, N without a leading zero. The runtime
+# and the rewriter check the same vectors (test/runtime/Inputs/tier-vectors.txt).
+TIER_NAME = re.compile(r"dram|pmem|kmem|hbw|numa:(?:1[0-5]|[0-9])")
 
 
 def valid_tier(name: Any) -> bool:
-    return name in TIERS or bool(re.fullmatch(r"numa:\d+", str(name)))
+    return isinstance(name, str) and TIER_NAME.fullmatch(name) is not None
 
 
 def validate(doc: Any, source: str = "placement") -> dict:

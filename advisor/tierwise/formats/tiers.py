@@ -16,13 +16,13 @@ if sys.version_info >= (3, 11):
 else:  # Python < 3.11
     import tomli as tomllib
 
+from tierwise.formats.placement import TIER_NAME
 from tierwise.sizes import parse_size
 
 FORMAT = "tierwise-tiers"
 VERSION = 1
-TIER_NAME = re.compile(r"dram|pmem|kmem|hbw|numa:\d+")
 TIER_FIELDS = ("read_latency_ns", "write_latency_ns", "read_bandwidth_gbs", "write_bandwidth_gbs")
-ALLOC_KINDS = re.compile(r"default|memkind-pmem|kmem-dax|hbw|numa:\d+")
+ALLOC_KINDS = re.compile(r"default|memkind-pmem|kmem-dax|hbw|numa:(?:1[0-5]|[0-9])")
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,9 @@ def read(path: Path) -> Tuple[TierModel, Optional[str]]:
         raise ValueError(
             f"{path}: resolve_slow = {resolve!r}: expected \"memory-only\" or \"nearest\""
         )
-    if resolve is not None and not re.fullmatch(r"numa:\d+", doc["slow"]):
+    if resolve is not None and not (
+        TIER_NAME.fullmatch(doc["slow"]) and doc["slow"].startswith("numa:")
+    ):
         raise ValueError(f"{path}: resolve_slow needs a numa:N slow tier, not {doc['slow']!r}")
     model = doc.get("model", {})
     return TierModel(

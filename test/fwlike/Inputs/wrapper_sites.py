@@ -20,7 +20,11 @@ def main():
     sources = {p.name: p for p in srcdir.rglob("*") if p.suffix in (".h", ".cc", ".c")}
     for spec in sys.argv[3:]:
         wrapper, use = spec.split("=", 1)
-        rows = re.findall(r" (\S+):(\d+) \(via " + re.escape(wrapper) + r":\d+\)", table)
+        # table rows only (they start with the site number): not the notes
+        # under the table, e.g. "site 10 (... graph.h:75 (via util.h:23)) is split"
+        rows = re.findall(
+            r"(?m)^ *\d+ .* (\S+):(\d+) \(via " + re.escape(wrapper) + r":\d+\)", table
+        )
         if not rows:
             sys.exit(f"no row names a caller of {wrapper}")
         callers = [f"{f}:{n}" for f, n in rows]

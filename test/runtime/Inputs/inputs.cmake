@@ -4,7 +4,7 @@ set(TW_RT_IN ${CMAKE_SOURCE_DIR}/test/runtime/Inputs)
 set(TW_RT_OUT ${CMAKE_BINARY_DIR}/test/runtime/Inputs)
 foreach(prog tw_sites tw_threads tw_edge tw_fork_private tw_mismatch tw_system
              tw_rank_order tw_time_share tw_job_parent tw_job_helper
-             tw_mmap_huge)
+             tw_mmap_huge tw_fork_stress tw_signal tw_stacks)
   add_executable(${prog} ${TW_RT_IN}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
   target_link_libraries(${prog} PRIVATE pthread)
@@ -30,11 +30,23 @@ set_target_properties(tw_api_head PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OU
 add_library(tw_plugin SHARED ${TW_RT_IN}/tw_plugin.c)
 target_compile_options(tw_plugin PRIVATE -O1 -g)
 set_target_properties(tw_plugin PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${TW_RT_OUT})
+# dlclose: the same plugin code as two libraries, loaded one after the other.
+foreach(plug twplugA twplugB)
+  add_library(${plug} SHARED ${TW_RT_IN}/tw_plugin.c)
+  target_compile_options(${plug} PRIVATE -O1 -g)
+  set_target_properties(${plug} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${TW_RT_OUT})
+endforeach()
+add_executable(tw_dlswap ${TW_RT_IN}/tw_dlswap.c)
+target_link_libraries(tw_dlswap PRIVATE dl)
+set_target_properties(tw_dlswap PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
 add_executable(tw_dlopen ${TW_RT_IN}/tw_dlopen.c)
 target_compile_options(tw_dlopen PRIVATE -O1 -g)
 target_link_libraries(tw_dlopen PRIVATE dl)
 set_target_properties(tw_dlopen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
-# The size grammar's C implementation against the shared vectors (sizes.test).
-add_executable(tw_size_check ${TW_RT_IN}/tw_size_check.c ${CMAKE_SOURCE_DIR}/runtime/common/tw_size.c)
-target_include_directories(tw_size_check PRIVATE ${CMAKE_SOURCE_DIR}/runtime/common)
-set_target_properties(tw_size_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
+# The size and tier-name grammars' C implementations against the shared
+# vectors (sizes.test, tiers.test).
+add_executable(tw_vector_check ${TW_RT_IN}/tw_vector_check.c
+  ${CMAKE_SOURCE_DIR}/runtime/common/tw_size.c ${CMAKE_SOURCE_DIR}/runtime/src/tw_tiername.c)
+target_include_directories(tw_vector_check PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include
+  ${CMAKE_SOURCE_DIR}/runtime/common ${CMAKE_SOURCE_DIR}/runtime/src)
+set_target_properties(tw_vector_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})

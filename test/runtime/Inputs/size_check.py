@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Checks the advisor's size parser (tierwise/sizes.py) against the shared
-vectors, as tw_size_check.c does the runtime's: one FAIL line per
+vectors, as tw_vector_check.c does the runtime's: one FAIL line per
 disagreement, then "sizes: N vectors ok" or "sizes: N failed".
 Usage: python size_check.py size-vectors.txt"""
 

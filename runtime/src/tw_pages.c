@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 1 (mechanisms): a NUMA node's real room and moving pages between
+ * nodes, for the policy's use of the DRAM that is really there (tw_room.c).
+ * The room of a node is its free memory (MemFree of its /sys meminfo) above
+ * the low watermarks of its zones (/proc/zoneinfo), less its DMA zone's
+ * free pages: below the low watermark the page allocator takes first-touch
+ * pages from the next node (zone_reclaim_mode 0) and wakes kswapd, so free
+ * memory under it is not room for a new block, and down to it first touch
+ * still gets local pages (the high watermark, tried first, left room
+ * unused that first touch took). Pages move with move_pages(2) (resident
+ * pages only, no change of policy) or, for a range whose future faults must
+ * go to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
+ * MPOL_BIND (a full node must not kill the program). Decides nothing: which
+ * pages move where is the policy's.
+ */
+#define _GNU_SOURCE
+#include "tw_mech.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mempolicy.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TW_PAGE 4096u
+#define TW_HUGE ((uintptr_t)2 << 20) /* a PMD-sized huge page */
+#define TW_MOVE_CHUNK 512                  /* pages of one TW_HUGE */
+
+/* One line of /proc/zoneinfo: `Node N, zone NAME` sets *cur (and *dma
+ * for zone DMA); `low  V` (pages) of node \p node adds to *sum, and so do
+ * the `pages free  V` of its DMA zone: the 16 MiB that lowmem_reserve keeps
+ * from ordinary allocations. */
+static void tw_zone_line(const char *s, unsigned node, long *cur, int *dma,
+                         uint64_t *sum) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  const char *num = NULL;
+  if (!strncmp(s, "Node ", 5)) {
+    *cur = 0;
+    for (s += 5; *s >= '0' && *s <= '9'; s++)
+      *cur = *cur * 10 + (*s - '0');
+    const char *z = strstr(s, "zone");
+    for (z = z ? z + 4 : s; *z == ' '; z++)
+      ;
+    *dma = !strcmp(z, "DMA");
+  } else if (*cur == (long)node && !strncmp(s, "low", 3) &&
+             (s[3] == ' ' || s[3] == '\t'))
+    num = s + 3;
+  else if (*cur == (long)node && *dma && !strncmp(s, "pages free", 10))
+    num = s + 10;
+  if (num) {
+    uint64_t v = 0;
+    while (*num == ' ' || *num == '\t')
+      num++;
+    while (*num >= '0' && *num <= '9')
+      v = v * 10 + (uint64_t)(*num++ - '0');
+    *sum += v;
+  }
+}
+
+/* What of node \p node's free memory is no room, in bytes: its zones' low
+ * watermarks and its DMA zone's free pages, from /proc/zoneinfo
+ * (TIERWISE_SYSFS_NODE: DIR/zoneinfo); read in pieces (the file grows with
+ * the CPUs). */
+static uint64_t tw_zone_not_room(unsigned node) {
+  char path[4096], buf[4096];
+  const char *dir = tw_cfg.sysfs_node;
+  if (dir) {
+    size_t n = strlen(dir);
+    if (n + 10 > sizeof(path))
+      return 0;
+    memcpy(path, dir, n);
+    memcpy(path + n, "/zoneinfo", 10);
+  } else
+    memcpy(path, "/proc/zoneinfo", 15);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  uint64_t sum = 0;
+  long cur = -1;
+  int dma = 0;
+  size_t have = 0;
+  for (int eof = 0; !eof;) {
+    ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
+    have += got > 0 ? (size_t)got : 0;
+    eof = got <= 0;
+    size_t start = 0;
+    while (start < have) {
+      char *nl = memchr(buf + start, '\n', have - start);
+      if (!nl && !eof && (start || have < sizeof(buf) - 1))
+        break; /* a partial line: read more (one too long is cut) */
+      char *end = nl ? nl : buf + have;
+      *end = 0;
+      tw_zone_line(buf + start, node, &cur, &dma, &sum);
+      start = (size_t)(end - buf) + 1;
+    }
+    start = start < have ? start : have;
+    memmove(buf, buf + start, have - start);
+    have -= start;
+  }
+  close(fd);
+  return sum * TW_PAGE;
+}
+
+uint64_t tw_node_room(unsigned node, uint64_t *free_out, uint64_t *wmark_out) {
+  uint64_t free = tw_node_meminfo(node, "MemFree");
+  uint64_t wmark = tw_zone_not_room(node);
+  if (free_out)
+    *free_out = free;
+  if (wmark_out)
+    *wmark_out = wmark;
+  return free > wmark ? free - wmark : 0;
+}
+
+int tw_cpu_node(void) {
+  unsigned cpu, node;
+  if (getcpu(&cpu, &node) || node >= TW_NODES_MAX)
+    return -1;
+  return (int)node;
+}
+
+/* One chunk of move_pages: the nodes of \p n pages into status (nodes
+ * NULL) or their move (to *nodes). 0, or -1. */
+static int tw_move_chunk(void **pages, unsigned long n, const int *nodes,
+                         int *status) {
+  return syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE)
+             < 0
+             ? -1
+             : 0;
+}
+
+/* Pages of \p status (\p n) on node \p node. */
+static unsigned long tw_on_node(const int *status, unsigned long n, int node) {
+  unsigned long k = 0;
+  for (unsigned long i = 0; i < n; i++)
+    k += status[i] == node;
+  return k;
+}
+
+size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
+                     int backward, uintptr_t *stop) {
+  void *pages[TW_MOVE_CHUNK], *sel[TW_MOVE_CHUNK];
+  int status[TW_MOVE_CHUNK], nodes[TW_MOVE_CHUNK];
+  lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
+  hi &= ~(uintptr_t)(TW_PAGE - 1);
+  size_t moved = 0;
+  uintptr_t at = backward ? hi : lo; /* how far it has looked */
+  while (moved < want && (backward ? at > lo : at < hi)) {
+    /* one 2 MiB-aligned piece: a transparent huge page moves whole when
+     * one of its subpages does, so it must lie in one chunk to be counted
+     * once */
+    uintptr_t first, last;
+    if (backward) {
+      first = (at - 1) & ~(uintptr_t)(TW_HUGE - 1);
+      first = first > lo ? first : lo;
+      last = at;
+    } else {
+      first = at;
+      last = (at & ~(uintptr_t)(TW_HUGE - 1)) + TW_HUGE;
+      last = last < hi ? last : hi;
+    }
+    unsigned long n = (unsigned long)((last - first) / TW_PAGE);
+    for (unsigned long i = 0; i < n; i++)
+      pages[i] = (void *)(first + i * TW_PAGE);
+    at = backward ? first : last;
+    if (tw_move_chunk(pages, n, NULL, status))
+      break;
+    unsigned long before = tw_on_node(status, n, to), k = 0;
+    /* the pages on `from` (any other node than `to` when from < 0), nearest
+     * the end it walks from, until `want` */
+    for (unsigned long j = 0; j < n && moved + k * TW_PAGE < want; j++) {
+      unsigned long i = backward ? n - 1 - j : j;
+      int st = status[i];
+      if (st < 0 || st == to || (from >= 0 && st != from))
+        continue;
+      sel[k] = pages[i];
+      nodes[k++] = to;
+    }
+    if (!k)
+      continue;
+    /* moved: the chunk's pages on `to` now less before (the move's own
+     * status says -EBUSY for a huge page's other subpages); the target
+     * full (-ENOMEM): stop */
+    if (tw_move_chunk(sel, k, nodes, status) < 0)
+      break;
+    int full = 0;
+    for (unsigned long i = 0; i < k; i++)
+      full |= status[i] == -ENOMEM;
+    if (tw_move_chunk(pages, n, NULL, status))
+      break;
+    unsigned long after = tw_on_node(status, n, to);
+    moved += after > before ? (after - before) * TW_PAGE : 0;
+    if (full)
+      break;
+  }
+  if (stop)
+    *stop = at;
+  return moved;
+}
+
+int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node) {
+  lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
+  hi &= ~(uintptr_t)(TW_PAGE - 1);
+  if (hi <= lo || node < 0)
+    return 0;
+  tw_nodeset one = {{0}};
+  tw_set_add(&one, (unsigned)node);
+  return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_PREFERRED, one.bits,
+                           TW_NODES_MAX + 1, 0);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+int tw_range_fault_default(uintptr_t lo, uintptr_t hi) {
+  lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
+  hi &= ~(uintptr_t)(TW_PAGE - 1);
+  if (hi <= lo)
+    return 0;
+  /* fault every page in under the range's policy now: fresh anonymous
+   * memory, not yet handed to the program (before 5.14: a write of the zero
+   * each fresh page reads as) */
+  if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
+    for (uintptr_t a = lo; a < hi; a += TW_PAGE)
+      *(volatile char *)a = 0;
+  /* the pages stay where they are; the range's policy is the default one
+   * again, which the NUMA-balancing scanner samples */
+  return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_DEFAULT, NULL, 0, 0);
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 2 (policy): the DRAM that is really there, when the slow tier is a
+ * NUMA node (numa:N, kmem) - runtime/README.md "Room on the DRAM node".
+ * A placement that says `dram` gets first-touch pages from the node the
+ * program runs on only while that node has free memory above the kernel's
+ * watermark; after that its pages come from the slow node, whatever the
+ * report says. So, for the large DRAM objects (TW_ROOM_MIN or more: heap
+ * blocks of DRAM sites and split objects' heads), the policy:
+ *
+ * - keeps the best-ranked DRAM data there (placement `rank`, 1 best): before
+ *   a ranked object is served it reads the DRAM node's room (tw_node_room:
+ *   free memory above the low watermarks),
+ *   and when that is short it moves pages of worse-ranked (or unranked)
+ *   live objects to the slow node (move_pages), from their ends, so that
+ *   the new object's pages find room at first touch, whatever the
+ *   allocation order;
+ * - follows the program's phases: when a large DRAM object is freed (the
+ *   node's room grows), the best-ranked live objects get DRAM first: their
+ *   pages on other nodes (moved out above, or spilled at first touch) come
+ *   back, and split objects whose tail is a NUMA node grow their head: the
+ *   tail's first pages are preferred to the DRAM node (mbind MPOL_PREFERRED)
+ *   and moved there, charged to the DRAM limit's account (credited at free);
+ * - says where the pages of those DRAM objects are: sampled at free and at
+ *   exit into the site's `nodes` (run report), a warning when a DRAM site's
+ *   pages are mostly elsewhere.
+ *
+ * Only the objects it tracks move (a table of TW_ROOM_SLOTS live ones); the
+ * policy never binds (MPOL_BIND): a full node must not kill the program.
+ * pmem tails are file pages and cannot move this way.
+ */
+#define _GNU_SOURCE
+#include "tw_dram_limit.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+
+#define TW_ROOM_MIN ((uint64_t)1 << 20)    /* DRAM parts tracked, room made */
+#define TW_ROOM_SLOTS 256                  /* live objects tracked */
+#define TW_ROOM_MARGIN ((uint64_t)2 << 20) /* kept free above the watermark */
+#define TW_ROOM_PAGE ((uintptr_t)4096)
+
+typedef struct tw_room_blk {
+  uintptr_t p;      /* the program's pointer; 0: free slot */
+  uintptr_t lo, hi; /* the DRAM part (pages inside it) */
+  uintptr_t grown;  /* split: [hi, grown) of the tail promoted to DRAM */
+  uintptr_t end;    /* split: end of the tail; plain block: hi */
+  uint64_t charged; /* promoted bytes on the DRAM limit's account */
+  size_t size;      /* the object's requested bytes */
+  int rank;         /* placement rank, INT_MAX: none */
+  int slot;         /* placement site, -1 */
+  uint32_t site;
+  int split;
+  int settled; /* all its resident DRAM-part pages were on the DRAM node at
+                  the last promotion pass, and none moved out since */
+} tw_room_blk;
+
+int tw_room_on;
+static int tw_room_local = -1, tw_room_slow = -1;
+static tw_room_blk tw_rb[TW_ROOM_SLOTS];
+static int tw_rb_live;
+static pthread_mutex_t tw_room_lock = PTHREAD_MUTEX_INITIALIZER;
+static tw_room_stats tw_rs;
+static uint64_t *tw_rs_site; /* per placement site: demoted, restored,
+                                promoted (3 each) */
+
+/* The slow NUMA node the placement's tiers name (numa:N, or kmem's first
+ * memory-only node), -1: none. */
+static int tw_room_slow_node(void) {
+  int n = tw_placement_nsites();
+  for (int i = -1; i < n; i++) {
+    int t = i < 0 ? tw_placement_default_tier() : tw_placement_tier(i);
+    if (tw_tier_is_numa(t))
+      return t - TW_TIER_NUMA0;
+    if (t == TW_TIER_KMEM) {
+      tw_nodeset m;
+      if (tw_numa_memory_only(&m))
+        for (unsigned k = 0; k < TW_NODES_MAX; k++)
+          if (tw_set_has(&m, k))
+            return (int)k;
+    }
+  }
+  return -1;
+}
+
+void tw_room_init(void) {
+  int slow = tw_room_slow_node(), local = tw_cpu_node();
+  tw_rs.node = tw_rs.slow_node = -1;
+  /* (zoneinfo grows with the CPUs: read only when it is used) */
+  if (!tw_cfg.dram_limit_auto && !tw_cfg.numa_migrate &&
+      (slow < 0 || !tw_cfg.room))
+    return;
+  uint64_t room = 0;
+  if (local >= 0 && tw_node_meminfo((unsigned)local, "MemTotal"))
+    room = tw_node_room((unsigned)local, &tw_rs.free_bytes,
+                        &tw_rs.watermark_bytes);
+  tw_rs.room_bytes = room;
+  tw_rs.node = local;
+  tw_rs.slow_node = slow;
+  if (tw_cfg.dram_limit_auto) {
+    tw_cfg.dram_limit = room ? room : 1; /* 1: no room at all */
+    tw_free_slow = 1;
+  }
+  if (!tw_cfg.room || !room || slow < 0 || slow == local)
+    return;
+  int n = tw_placement_nsites();
+  size_t bytes = (size_t)(n > 0 ? n : 1) * 3 * sizeof(uint64_t);
+  tw_rs_site = tw_internal_alloc(bytes);
+  if (!tw_rs_site)
+    return;
+  memset(tw_rs_site, 0, bytes);
+  tw_room_local = local;
+  tw_room_slow = slow;
+  tw_free_slow = 1; /* frees of tracked objects must be seen */
+  __atomic_store_n(&tw_room_on, 1, __ATOMIC_RELEASE);
+}
+
+/* The DRAM node's room now: MemFree above the watermarks (and DMA zone)
+ * read at start
+ * (they change only with sysctls or memory hotplug). */
+static uint64_t tw_room_now(void) {
+  uint64_t free = tw_node_meminfo((unsigned)tw_room_local, "MemFree");
+  return free > tw_rs.watermark_bytes ? free - tw_rs.watermark_bytes : 0;
+}
+
+static int tw_room_rank(const tw_site *s) {
+  uint64_t planned;
+  int r = s && s->placed >= 0 ? tw_placement_rank(s->placed, &planned) : 0;
+  return r > 0 ? r : INT_MAX;
+}
+
+static void tw_room_count(int slot, int what, uint64_t bytes) {
+  if (slot >= 0 && bytes)
+    tw_rs_site[3 * slot + what] += bytes;
+}
+
+/* Move \p need bytes of worse-ranked (than \p rank) objects' DRAM pages to
+ * the slow node, worst first, each from its end. */
+static void tw_room_demote(int rank, uint64_t need) {
+  tw_rs.asked_bytes += need;
+  int tried[TW_ROOM_SLOTS] = {0};
+  while (need >= TW_ROOM_PAGE) {
+    int v = -1;
+    for (int i = 0; i < TW_ROOM_SLOTS; i++)
+      if (tw_rb[i].p && !tried[i] && tw_rb[i].rank > rank &&
+          (v < 0 || tw_rb[i].rank > tw_rb[v].rank))
+        v = i;
+    if (v < 0)
+      break;
+    tried[v] = 1;
+    tw_room_blk *b = &tw_rb[v];
+    size_t moved = 0;
+    if (b->grown > b->hi) { /* a promoted tail goes back first */
+      tw_range_prefer(b->hi, b->grown, tw_room_slow);
+      moved += tw_pages_move(b->hi, b->grown, tw_room_local, tw_room_slow,
+                             need, 1, NULL);
+      b->grown = b->hi;
+      tw_dram_give(NULL, b->charged);
+      b->charged = 0;
+    }
+    if (moved < need)
+      moved += tw_pages_move(b->lo, b->hi, tw_room_local, tw_room_slow,
+                             need - moved, 1, NULL);
+    tw_rs.demoted_bytes += moved;
+    tw_room_count(b->slot, 0, moved);
+    b->settled = 0;
+    need = moved < need ? need - moved : 0;
+  }
+}
+
+void tw_room_before(const tw_site *s, uint64_t n) {
+  int rank = tw_room_rank(s);
+  if (n < TW_ROOM_MIN || rank == INT_MAX)
+    return; /* only ranked data makes room */
+  pthread_mutex_lock(&tw_room_lock);
+  uint64_t room = tw_room_now();
+  if (room < n + TW_ROOM_MARGIN)
+    tw_room_demote(rank, n + TW_ROOM_MARGIN - room);
+  pthread_mutex_unlock(&tw_room_lock);
+}
+
+void tw_room_track(const tw_site *s, const void *p, size_t size,
+                   uint64_t dram, int tail_tier) {
+  if (dram < TW_ROOM_MIN || !s)
+    return;
+  uintptr_t a = (uintptr_t)p;
+  tw_room_blk b = {
+      .p = a,
+      .lo = (a + TW_ROOM_PAGE - 1) & ~(TW_ROOM_PAGE - 1),
+      .hi = (a + dram) & ~(TW_ROOM_PAGE - 1),
+      .size = size,
+      .rank = tw_room_rank(s),
+      .slot = s->placed,
+      .site = (uint32_t)(s - tw_site_get(0)),
+      .split = tail_tier >= 0,
+  };
+  b.grown = b.hi;
+  /* only a NUMA node's tail can move (pmem's is file pages) */
+  b.end = tail_tier >= 0 && (tw_tier_is_numa(tail_tier) ||
+                             tail_tier == TW_TIER_KMEM)
+              ? (a + size) & ~(TW_ROOM_PAGE - 1)
+              : b.hi;
+  pthread_mutex_lock(&tw_room_lock);
+  for (int i = 0; i < TW_ROOM_SLOTS; i++)
+    if (!tw_rb[i].p) {
+      tw_rb[i] = b;
+      tw_rb_live++;
+      break;
+    }
+  pthread_mutex_unlock(&tw_room_lock);
+}
+
+int tw_room_tracked(const void *p) {
+  int found = 0;
+  if (!__atomic_load_n(&tw_rb_live, __ATOMIC_RELAXED))
+    return 0;
+  pthread_mutex_lock(&tw_room_lock);
+  for (int i = 0; i < TW_ROOM_SLOTS && !found; i++)
+    found = tw_rb[i].p == (uintptr_t)p;
+  pthread_mutex_unlock(&tw_room_lock);
+  return found;
+}
+
+int tw_room_forget(const void *p) {
+  tw_room_blk b = {0};
+  if (!p || !__atomic_load_n(&tw_rb_live, __ATOMIC_RELAXED))
+    return 0;
+  pthread_mutex_lock(&tw_room_lock);
+  for (int i = 0; i < TW_ROOM_SLOTS; i++)
+    if (tw_rb[i].p == (uintptr_t)p) {
+      b = tw_rb[i];
+      tw_rb[i].p = 0;
+      tw_rb_live--;
+      break;
+    }
+  pthread_mutex_unlock(&tw_room_lock);
+  if (!b.p)
+    return 0;
+  if (b.charged)
+    tw_dram_give(NULL, b.charged);
+  if (!b.split) /* (split objects: sampled by tw_split_free) */
+    tw_site_sample_pages(b.site, p, b.size);
+  return 1;
+}
+
+/* Room grew: the best-ranked tracked objects get DRAM first - their pages
+ * elsewhere come back, then split objects' tails are promoted - up to the
+ * room (less a margin) and the DRAM limit's unreserved rest. */
+void tw_room_freed(void) {
+  pthread_mutex_lock(&tw_room_lock);
+  uint64_t room = tw_room_now();
+  uint64_t budget = room > TW_ROOM_MARGIN ? room - TW_ROOM_MARGIN : 0;
+  int done[TW_ROOM_SLOTS] = {0};
+  while (budget >= TW_ROOM_PAGE) {
+    int v = -1;
+    for (int i = 0; i < TW_ROOM_SLOTS; i++)
+      if (tw_rb[i].p && !done[i] && (v < 0 || tw_rb[i].rank < tw_rb[v].rank))
+        v = i;
+    if (v < 0)
+      break;
+    done[v] = 1;
+    tw_room_blk *b = &tw_rb[v];
+    /* (a settled object is not looked at again: a pass per large free
+     * must not cost all the tracked objects' pages each time) */
+    uintptr_t stop = b->hi;
+    size_t back = b->settled ? 0
+                             : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
+                                             budget, 0, &stop);
+    b->settled = stop >= b->hi && back < budget;
+    tw_rs.restored_bytes += back;
+    tw_room_count(b->slot, 1, back);
+    budget -= back < budget ? back : budget;
+    uint64_t grow = b->end - b->grown;
+    grow = grow < budget ? grow : budget;
+    if (tw_cfg.dram_limit) {
+      uint64_t rest = tw_dram_rest();
+      grow = grow < rest ? grow : rest;
+    }
+    grow &= ~(uint64_t)(TW_ROOM_PAGE - 1);
+    tw_dram_ticket t;
+    if (grow < TW_ROOM_PAGE || !tw_dram_take(NULL, grow, &t))
+      continue;
+    tw_dram_keep(&t, NULL, grow); /* (no block: not recorded) */
+    if (tw_range_prefer(b->grown, b->grown + grow, tw_room_local)) {
+      tw_dram_give(NULL, grow);
+      continue;
+    }
+    size_t moved = tw_pages_move(b->grown, b->grown + grow, -1, tw_room_local,
+                                 grow, 0, NULL);
+    b->grown += grow;
+    b->charged += grow;
+    tw_rs.promoted_bytes += grow;
+    tw_rs.promoted_moved_bytes += moved;
+    tw_room_count(b->slot, 2, grow);
+    budget -= grow; /* its untouched pages will fault into DRAM too */
+  }
+  tw_rs.phases++;
+  pthread_mutex_unlock(&tw_room_lock);
+}
+
+void tw_room_site(int slot, uint64_t out[3]) {
+  for (int k = 0; k < 3; k++)
+    out[k] = tw_rs_site && slot >= 0 ? tw_rs_site[3 * slot + k] : 0;
+}
+
+/* A ranked DRAM site whose sampled pages are mostly off the DRAM node (it
+ * was full at first touch and nothing moved them back): one warning each. */
+static void tw_room_warn_landed(void) {
+  for (uint32_t i = 0, n = tw_site_count(); i < n; i++) {
+    tw_site *s = tw_site_get(i);
+    uint64_t on = 0, all = 0;
+    for (int k = 0; k < TW_REPORT_NODES; k++)
+      all += s->node_pages[k];
+    if (tw_room_local < TW_REPORT_NODES)
+      on = s->node_pages[tw_room_local];
+    if (s->tier != TW_TIER_DRAM || tw_room_rank(s) == INT_MAX || all < 256 ||
+        on * 10 >= all * 9)
+      continue;
+    char pct[24] = "";
+    tw_fmt_u64(pct, (all - on) * 100 / all);
+    strcat(pct, "%");
+    tw_warn(tw_placement_field(s->placed, 1),
+            ": a dram site, but this share of its sampled pages is off the "
+            "DRAM node (full at first touch): ",
+            pct);
+  }
+}
+
+const tw_room_stats *tw_room_report(void) {
+  if (tw_room_on) {
+    /* where the live plain DRAM objects' pages are (run report `nodes`;
+     * split objects: the report samples them) */
+    pthread_mutex_lock(&tw_room_lock);
+    for (int i = 0; i < TW_ROOM_SLOTS; i++)
+      if (tw_rb[i].p && !tw_rb[i].split)
+        tw_site_sample_pages(tw_rb[i].site, (const void *)tw_rb[i].p,
+                             tw_rb[i].size);
+    pthread_mutex_unlock(&tw_room_lock);
+  }
+  tw_rs.on = tw_room_on;
+  if (tw_room_on)
+    tw_room_warn_landed();
+  return &tw_rs;
+}
+
+void tw_room_split_made(const void *p, uint64_t head, size_t size, int tier) {
+  if (!tw_tier_is_numa(tier) && tier != TW_TIER_KMEM)
+    return; /* (a pmem tail is a file mapping) */
+  uintptr_t a = (uintptr_t)p;
+  if (!tw_range_fault_default(a + head, a + size))
+    __atomic_fetch_add(&tw_rs.migrate_bytes, size - head, __ATOMIC_RELAXED);
+}

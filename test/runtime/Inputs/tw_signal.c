@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* Test program: a job ended by a signal. Allocates a 4 MiB array from one
+ * site (`keep`), prints "ready" and waits (up to 30 s). Usage: tw_signal
+ * default | own | once. once: no waiting (for the profile).
+ * default: the signals keep their default action (the job is killed);
+ * own: the program's own SIGTERM/SIGINT handler sets a flag, the program
+ * then prints "handler ran" and returns from main. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t got;
+
+static void on_signal(int sig) { got = sig; }
+
+__attribute__((noinline)) static char *keep(size_t n) { return malloc(n); }
+
+int main(int argc, char **argv) {
+  int own = argc > 1 && !strcmp(argv[1], "own");
+  if (own) {
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+  }
+  char *a = keep(4u << 20);
+  memset(a, 1, 4u << 20);
+  printf("ready\n");
+  fflush(stdout);
+  int wait = strcmp(argc > 1 ? argv[1] : "", "once") ? 3000 : 0;
+  for (int i = 0; i < wait && !got; i++)
+    usleep(10000);
+  printf("%s (signal %d, sum %d)\n", got ? "handler ran" : "timed out", got,
+         a[12345]);
+  free(a);
+  return 0;
+}
