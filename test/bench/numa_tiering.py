@@ -371,6 +371,8 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--fraction", type=float, default=0.25)
     ap.add_argument("--interval-ms", type=int, default=1000)
+    ap.add_argument("--above-watermarks", action="store_true",
+                    help="leave node 0 the fraction above its zones' low watermarks, not as MemFree")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per guest boot")
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "build" / "bench" / "numa-tiering")
     ap.add_argument("--table-only", action="store_true", help="print the table of results.json")
@@ -411,7 +413,8 @@ def main() -> int:
             runs = [(f"{prog}.{m.split('@')[0]}", m.split("@")[0], info[prog]["target"] >> 10, prog,
                      " ".join(run_args(prog))) for prog in programs for m in ms]
             env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
-                   "INTERVAL_MS": a.interval_ms, "COMMIT": rev, **env_pl}
+                   "INTERVAL_MS": a.interval_ms, "COMMIT": rev,
+                   "ABOVE_WMARK": int(a.above_watermarks), **env_pl}
             if a.collect:
                 d = a.out / "guest" / kern["kver"]
             else:

@@ -168,6 +168,11 @@ while read -r name mode target prog args; do
   # the fillers: node 0 down to TARGET KiB free - a first one leaves 16 MiB
   # more (its page tables and the kernel's own allocations take some), a
   # second one takes what is left above the target
+  # ABOVE_WMARK=1: the target is room above the kernel's low watermarks
+  # of node 0's zones (below them the allocator falls back to node 1)
+  if [ "${ABOVE_WMARK:-0}" = 1 ]; then
+    target=$((target + $(awk '/^Node 0, zone/{on=1; next} /^Node/{on=0} on && $1=="low"{s+=$2} END{print s*4}' /proc/zoneinfo)))
+  fi
   f=/dev/shm/$name.fill
   rm -f "$f" && mkfifo "$f"
   fills=
@@ -185,6 +190,7 @@ while read -r name mode target prog args; do
   done
   {
     echo "commit ${COMMIT:-?}"
+    echo "target_kib $target"
     echo "filler_mib$fills"
     echo "free_before_kib N0=$(free_kib 0) N1=$(free_kib 1)"
     echo "switches $(switches "$mode")"
