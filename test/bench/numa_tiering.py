@@ -379,6 +379,7 @@ def main() -> int:
     ap.add_argument("--collect", action="store_true",
                     help="price what the last guests left (also of a guest still running) without booting")
     a = ap.parse_args()
+    a.out = a.out.resolve()  # the guest sees the host's / as /
     programs = a.programs.split(",")
     modes = a.modes.split(",")
     for m in modes:
