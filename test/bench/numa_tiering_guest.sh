@@ -169,9 +169,12 @@ while read -r name mode target prog args; do
   # more (its page tables and the kernel's own allocations take some), a
   # second one takes what is left above the target
   # ABOVE_WMARK=1: the target is room above the kernel's low watermarks
-  # of node 0's zones (below them the allocator falls back to node 1)
+  # of node 0's zones (below them the allocator falls back to node 1) and
+  # besides the DMA zone's free pages (kept for DMA by lowmem_reserve), as
+  # the runtime's room counts it
   if [ "${ABOVE_WMARK:-0}" = 1 ]; then
-    target=$((target + $(awk '/^Node 0, zone/{on=1; next} /^Node/{on=0} on && $1=="low"{s+=$2} END{print s*4}' /proc/zoneinfo)))
+    target=$((target + $(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
+      on && $1=="low"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3} END{print s*4}' /proc/zoneinfo)))
   fi
   f=/dev/shm/$name.fill
   rm -f "$f" && mkfifo "$f"
