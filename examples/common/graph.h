@@ -93,7 +93,10 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 double tw_ex_now(void);
-/* Called when the kernel starts: opens the region of interest
+/* With TW_EX_STOP_AT_KERNEL in the environment, both stop the process
+ * (SIGSTOP) once, at the kernel's start and when it is done, for a tracing
+ * parent (test/bench/numa_sample) to sample where its pages are.
+ * Called when the kernel starts: opens the region of interest
  * (TIERWISE_ROI_BEGIN of tierwise.h, for `tierwise profile --roi markers`,
  * a no-op outside the profiler) and returns tw_ex_now(). */
 double tw_ex_kernel_start(void);

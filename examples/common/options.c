@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,13 +188,23 @@ void tw_ex_note(const tw_ex_options *o, const char *fmt, ...) {
 
 double tw_ex_now(void) { return omp_get_wtime(); }
 
+/* TW_EX_STOP_AT_KERNEL set: the process stops itself (SIGSTOP) when the
+ * kernel starts and when it is done, so that a parent that traces it
+ * (test/bench/numa_sample) sees where its pages are at those instants. */
+static void stop_at_kernel(void) {
+  if (getenv("TW_EX_STOP_AT_KERNEL"))
+    raise(SIGSTOP);
+}
+
 double tw_ex_kernel_start(void) {
+  stop_at_kernel();
   TIERWISE_ROI_BEGIN();
   return tw_ex_now();
 }
 
 void tw_ex_kernel_done(const tw_ex_options *o, double seconds) {
   TIERWISE_ROI_END();
+  stop_at_kernel();
   fprintf(stderr, "time: %.6f s\n", seconds);
   if (!maps_out)
     return;

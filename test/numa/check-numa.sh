@@ -9,16 +9,17 @@
 # BUILD/numa/out/CONFIG/ over 9p, and test/numa/check.py judges them here.
 #   usage: test/numa/check-numa.sh [BUILD_DIR]
 #   env:   TW_NUMA_TIMEOUT  seconds per guest (default 600)
-#          TW_NUMA_CONFIGS  guests to boot (default "plain hmat-small")
+#          TW_NUMA_CONFIGS  guests to boot (default "plain hmat-small kmem-dax")
 # Cached under BUILD/numa: the kernel .deb (the linux-image-6.1.0-*-amd64 that
 # apt's linux-image-amd64 depends on), its unpacked tree and the initramfs.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
+source "$src/test/numa/kernel.sh"
 build=$(cd "${1:-build}" && pwd)
 top=$build/numa
 out=$top/out
 timeout_s=${TW_NUMA_TIMEOUT:-600}
-configs=${TW_NUMA_CONFIGS:-plain hmat-small}
+configs=${TW_NUMA_CONFIGS:-plain hmat-small kmem-dax}
 say() { echo "check-numa: $*"; }
 die() { echo "check-numa: $*" >&2; exit 1; }
 mkdir -p "$top"
@@ -33,49 +34,18 @@ kernel_pkg() {
     awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.1\.0-[0-9]+-amd64$/ {print $2; exit}'
 }
 pkg=$(kernel_pkg)
-if [ -z "$pkg" ] && ! ls -d "$top"/kernel/linux-image-* > /dev/null 2>&1; then
+if [ -z "$pkg" ] && ! ls -d "$top"/kernel/linux-image-6.1.0-* > /dev/null 2>&1; then
   apt-get update -q > /dev/null 2>&1 || true  # fresh machine without package lists
   pkg=$(kernel_pkg)
 fi
 if [ -z "$pkg" ]; then  # apt lists unavailable: use a cached kernel if there is one
-  pkg=$(ls -d "$top"/kernel/linux-image-* 2> /dev/null | sort -V | tail -1 | xargs -r basename)
+  pkg=$(ls -d "$top"/kernel/linux-image-6.1.0-* 2> /dev/null | sort -V | tail -1 | xargs -r basename)
   [ -n "$pkg" ] || die "apt-cache names no linux-image-6.1.0-*-amd64 for linux-image-amd64 and none is cached in $top/kernel"
 fi
-kdir=$top/kernel/$pkg
-if ! ls "$kdir"/boot/vmlinuz-* > /dev/null 2>&1; then
-  say "fetching $pkg (apt-get download)"
-  rm -f "$top"/"$pkg"_*.deb
-  (cd "$top" && apt-get -q -o APT::Sandbox::User=root download "$pkg") ||
-    die "apt-get download $pkg failed"
-  rm -rf "$kdir.tmp" && mkdir -p "$kdir.tmp"
-  dpkg-deb -x "$top"/"$pkg"_*.deb "$kdir.tmp" && rm -rf "$kdir" && mv "$kdir.tmp" "$kdir"
-fi
-vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -1)
-kver=${vmlinuz##*/vmlinuz-}
+tw_kernel "$top" "$pkg"
 
 # --- initramfs: busybox-static, the virtio/9p modules, test/numa/init.sh ----
-initrd=$top/initrd-$kver.gz
-if [ ! -s "$initrd" ] || [ "$src/test/numa/init.sh" -nt "$initrd" ]; then
-  say "building the initramfs for $kver"
-  ir=$(mktemp -d "$top/initramfs.XXXXXX")
-  mkdir -p "$ir"/{bin,modules,proc,sys,dev,host}
-  cp "$(readlink -f "$(command -v busybox)")" "$ir/bin/busybox"
-  ! ldd "$ir/bin/busybox" > /dev/null 2>&1 || die "$(command -v busybox) is not static (install busybox-static)"
-  cp "$src/test/numa/init.sh" "$ir/init" && chmod 755 "$ir/init"
-  for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci \
-    netfs fscache 9pnet 9pnet_virtio 9p; do
-    ko=$(find "$kdir/lib/modules/$kver" \( -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" \) | head -1)
-    [ -n "$ko" ] || die "module $m not in $kdir/lib/modules/$kver"
-    case "$ko" in
-      *.xz) xz -dc "$ko" > "$ir/modules/$m.ko" ;;
-      *.zst) zstd -qdc "$ko" > "$ir/modules/$m.ko" ;;
-      *) cp "$ko" "$ir/modules/$m.ko" ;;
-    esac
-  done
-  (cd "$ir" && find . | busybox cpio -o -H newc -R 0:0 2> /dev/null | gzip -1) > "$initrd.tmp"
-  mv "$initrd.tmp" "$initrd"
-  rm -rf "$ir"
-fi
+tw_initramfs "$top" "$src"
 
 # --- host-side preparation (placements: the advisor is slow under TCG) -------
 rm -rf "$out" && mkdir -p "$out"
@@ -95,10 +65,10 @@ boot() {  # boot CONFIG QEMU_ARGS...
   local cfg=$1 dir=$out/$1 t0=$SECONDS rc=0
   shift
   mkdir -p "$dir"
-  printf 'SRC=%q\nBUILD=%q\nOUT=%q\nHOST=%q\nCONFIG=%q\n' "$src" "$build" "$dir" "$out/host" "$cfg" > "$dir/env.sh"
+  printf 'SRC=%q\nBUILD=%q\nOUT=%q\nHOST=%q\nCONFIG=%q\nMODDIR=%q\n' "$src" "$build" "$dir" "$out/host" "$cfg" "$moddir" > "$dir/env.sh"
   say "booting guest '$cfg' (QEMU TCG, limit ${timeout_s}s)"
   timeout -k 10 "$timeout_s" qemu-system-x86_64 "${qemu_common[@]}" "$@" \
-    -append "console=ttyS0 quiet panic=-1 nokaslr tw_script=$src/test/numa/guest.sh tw_arg=$dir" \
+    -append "console=ttyS0 quiet panic=-1 nokaslr ${append:-}tw_script=$src/test/numa/guest.sh tw_arg=$dir" \
     < /dev/null > "$dir/console.log" 2>&1 || rc=$?
   if [ $rc = 124 ] || [ $rc = 137 ]; then
     echo "guest '$cfg' timed out after ${timeout_s}s" > "$dir/timeout"
@@ -119,7 +89,10 @@ for cfg in $configs; do
         -numa hmat-lb,initiator=0,target=0,hierarchy=memory,data-type=access-bandwidth,bandwidth=20G \
         -numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-latency,latency=270 \
         -numa hmat-lb,initiator=0,target=1,hierarchy=memory,data-type=access-bandwidth,bandwidth=8G ;;
-    *) die "unknown guest configuration '$cfg' (plain, hmat-small)" ;;
+    kmem-dax)  # node 1: 384 MiB Soft Reserved, hot-added by kmem (256 MiB): a KMEM-DAX node
+      tw_kmem_dax 1024 384
+      append="$kmem_dax_append " boot kmem-dax "${qemu_numa[@]}" ;;
+    *) die "unknown guest configuration '$cfg' (plain, hmat-small, kmem-dax)" ;;
   esac
 done
 

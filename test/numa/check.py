@@ -293,6 +293,28 @@ def check_hmat_small(d):
     )
 
 
+def check_kmem_dax(d):
+    """node 1 is a KMEM-DAX node: memory only, dax0.0 bound to kmem, in a
+    lower memory tier than node 0 (memory_tierN: a larger N is a larger
+    abstract distance)."""
+    cfg = "kmem-dax"
+    check_machine(cfg, d, 256)
+    text = read(d / "kmem-dax.txt")
+    drv = re.search(r"^dax0.0 driver: (\S*)", text, re.M)
+    check(f"{cfg}/dax0.0-kmem", drv and drv[1].endswith("/kmem"),
+          f"dax0.0 driver {drv[1] if drv else '(none)'}; " + " | ".join(
+              l for l in text.splitlines() if l.startswith(("insmod", "onlined", "dax")))[:400])
+    tier = {}
+    for m in re.finditer(r"^memory_tier(\d+) (\S+)$", text, re.M):
+        for part in m[2].split(","):
+            lo, _, hi = part.partition("-")
+            for n in range(int(lo), int(hi or lo) + 1):
+                tier[n] = int(m[1])
+    check(f"{cfg}/node1-lower-tier", 0 in tier and 1 in tier and tier[1] > tier[0],
+          f"memory tiers {sorted(set(tier.values()))}: node 0 in {tier.get(0)}, node 1 in "
+          f"{tier.get(1)} (want node 1 in a larger-numbered, lower tier)")
+
+
 def cxl_slow_sites(d):
     """{make_x: tier} of the probe's sites that advise --tiers cxl put off dram."""
     placement = json.loads((d / "cxl.json").read_text())
@@ -344,6 +366,7 @@ import check_runtime  # noqa: E402
 CONFIGS = {
     "plain": (check_plain, check_runtime.check_runtime_plain),
     "hmat-small": (check_hmat_small, check_runtime.check_runtime_hmat_small),
+    "kmem-dax": (check_kmem_dax, check_runtime.check_runtime_kmem_dax),
 }
 
 

@@ -44,6 +44,60 @@ def no_kill(cfg, d, case):
     )
 
 
+def head_case(cfg, head, tier, ref):
+    """numa_probe's object a placed in `tier` with a 4 MiB DRAM head: one
+    mapping, the head's pages first on N0, then the tail on N1; the report
+    says 4 MiB dram and 12 MiB in the tier."""
+    if head.rc == 0 and "a" in head.objs:
+        a = head.objs["a"]
+        runs = a["run_list"]
+        n0 = a["mp_nodes"].get(0, 0)
+        n1 = a["mp_nodes"].get(1, 0)
+        head_pages = 4 * MiB // c.PAGE
+        ok = (
+            abs(n0 - head_pages) <= c.TOL
+            and abs(n1 - (a["pages"] - head_pages)) <= c.TOL
+            and len(runs) <= 3
+            and runs[0][0] == 0
+            and runs[-1][0] == 1
+        )
+        c.check(f"{cfg}/{head.name}-on-N0-tail-on-N1", ok,
+                f"a: move_pages {a['mp']} runs {a['runs']} (want {head_pages} pages on N0, then the rest on N1)")
+        s = c.report_site(head, "make_a") or {}
+        b = s.get("bytes", {})
+        c.check(f"{cfg}/{head.name}-report", b.get("dram") == 4 * MiB and b.get(tier) == 12 * MiB,
+                f"site make_a bytes {b} (want dram 4 MiB, {tier} 12 MiB)")
+        report_nodes(cfg, head, "make_a", "both")
+        c.same_checksum(cfg, head, ref)
+    else:
+        c.check(f"{cfg}/{head.name}-on-N0-tail-on-N1", False, f"{head.name}: {head.why()}")
+
+
+def fill_check(cfg, d, name, ref_name):
+    """node 1 filled (150 MiB held by another process) between the
+    allocation of a 200 MiB slow-tier object and its first touch: the
+    program finishes, its pages are on N1 as far as they fit and on N0
+    after that, nothing is killed."""
+    ref, fill = c.Case(d, ref_name), c.Case(d, name)
+    held = c.Case(d, f"{name}.hold")
+    c.check(f"{cfg}/{name}-holder-ran", held.rc == 0 and "held" in held.out,
+            f"numactl --membind=1 numa_probe --hold 150: {held.why()}; "
+            f"node 1 {c.read(d / f'{name}.free-before').strip()} before, "
+            f"{c.read(d / f'{name}.free-held').strip()} while held")
+    if fill.rc == 0 and "a" in fill.objs:
+        a = fill.objs["a"]
+        n0, n1 = a["mp_nodes"].get(0, 0), a["mp_nodes"].get(1, 0)
+        c.check(f"{cfg}/{name}-pages-on-N1-then-N0",
+                n0 > 0 and n1 > 0 and n0 + n1 >= a["pages"] - c.TOL,
+                f"a: move_pages {a['mp']} numa_maps {a['nm']} of {a['pages']} pages "
+                "(want some on N1, the rest on N0)")
+        c.same_checksum(cfg, fill, ref)
+        report_nodes(cfg, fill, "make_a", "both")
+    else:
+        c.check(f"{cfg}/{name}-pages-on-N1-then-N0", False, f"{name}: {fill.why()}")
+    no_kill(cfg, d, fill)
+
+
 def check_runtime_plain(d):
     cfg = "plain"
     ref = c.Case(d, "unplaced")
@@ -79,31 +133,7 @@ def check_runtime_plain(d):
     else:
         c.check(f"{cfg}/cxl-advice-slow-sites-on-N1", False, "no cxl.json advice or no cxl run")
 
-    head = c.Case(d, "head")
-    if head.rc == 0 and "a" in head.objs:
-        a = head.objs["a"]
-        runs = a["run_list"]
-        n0 = a["mp_nodes"].get(0, 0)
-        n1 = a["mp_nodes"].get(1, 0)
-        head_pages = 4 * MiB // c.PAGE
-        # one mapping: the head's pages first on N0, then the tail on N1
-        ok = (
-            abs(n0 - head_pages) <= c.TOL
-            and abs(n1 - (a["pages"] - head_pages)) <= c.TOL
-            and len(runs) <= 3
-            and runs[0][0] == 0
-            and runs[-1][0] == 1
-        )
-        c.check(f"{cfg}/head-on-N0-tail-on-N1", ok,
-                f"a: move_pages {a['mp']} runs {a['runs']} (want {head_pages} pages on N0, then the rest on N1)")
-        s = c.report_site(head, "make_a") or {}
-        b = s.get("bytes", {})
-        c.check(f"{cfg}/head-report", b.get("dram") == 4 * MiB and b.get("numa:1") == 12 * MiB,
-                f"site make_a bytes {b} (want dram 4 MiB, numa:1 12 MiB)")
-        report_nodes(cfg, head, "make_a", "both")
-        c.same_checksum(cfg, head, ref)
-    else:
-        c.check(f"{cfg}/head-on-N0-tail-on-N1", False, f"head: {head.why()}")
+    head_case(cfg, c.Case(d, "head"), "numa:1", ref)
 
     fork = c.Case(d, "fork")
     if c.expect_nodes(cfg, "fork-child-keeps-placement", fork,
@@ -186,27 +216,27 @@ def check_runtime_hmat_small(d):
         c.same_checksum(cfg, big, ref)
         c.expect_report(cfg, big, "make_a", "numa:1", 0, fallback=True)
     no_kill(cfg, d, big)
-    # node 1 filled (150 MiB held by another process) between the
-    # allocation of a 200 MiB numa:1 object and its first touch: the program
-    # finishes, its pages are on N1 as far as they fit and on N0 after that
-    ref, fill = c.Case(d, "fill-ref"), c.Case(d, "fill")
-    held = c.Case(d, "fill.hold")
-    c.check(f"{cfg}/fill-holder-ran", held.rc == 0 and "held" in held.out,
-            f"numactl --membind=1 numa_probe --hold 150: {held.why()}; "
-            f"node 1 {c.read(d / 'fill.free-before').strip()} before, "
-            f"{c.read(d / 'fill.free-held').strip()} while held")
-    if fill.rc == 0 and "a" in fill.objs:
-        a = fill.objs["a"]
-        n0, n1 = a["mp_nodes"].get(0, 0), a["mp_nodes"].get(1, 0)
-        c.check(f"{cfg}/fill-pages-on-N1-then-N0",
-                n0 > 0 and n1 > 0 and n0 + n1 >= a["pages"] - c.TOL,
-                f"a: move_pages {a['mp']} numa_maps {a['nm']} of {a['pages']} pages "
-                "(want some on N1, the rest on N0)")
-        c.same_checksum(cfg, fill, ref)
-        report_nodes(cfg, fill, "make_a", "both")
-    else:
-        c.check(f"{cfg}/fill-pages-on-N1-then-N0", False, f"fill: {fill.why()}")
-    no_kill(cfg, d, fill)
+    fill_check(cfg, d, "fill", "fill-ref")
+
+
+def check_runtime_kmem_dax(d):
+    """KMEM-DAX node 1 (256 MiB, lower memory tier): `kmem` is served on
+    node 1 like numa:1 is on a plain memory-only node - pages on N1, the
+    preferred policy (never MPOL_BIND: a full node must not kill the job),
+    a DRAM head, a full node with nothing killed."""
+    cfg = "kmem-dax"
+    ref = c.Case(d, "unplaced")
+    c.expect_nodes(cfg, "unplaced-on-N0", ref, {"a": 0, "b": 0, "c": 0})
+    kmem = c.Case(d, "kmem")
+    if c.expect_nodes(cfg, "kmem-a-on-N1-others-N0", kmem, {"a": 1, "b": 0, "c": 0}):
+        c.same_checksum(cfg, kmem, ref)
+        c.expect_report(cfg, kmem, "make_a", "kmem", 16 * MiB)
+        report_nodes(cfg, kmem, "make_a", 1)
+        pol = kmem.objs["a"].get("policy", "")
+        c.check(f"{cfg}/kmem-policy-preferred", "bind" not in pol and "prefer" in pol,
+                f"a: VMA policy {pol!r} (want preferred:1, never bind)")
+    head_case(cfg, c.Case(d, "kmem-head"), "kmem", ref)
+    fill_check(cfg, d, "kmem-fill", "fill-ref")
 
 
 def n0_mib(o):

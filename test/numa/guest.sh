@@ -44,6 +44,11 @@ place() {
 }
 
 stamp booted
+if [ "$CONFIG" = kmem-dax ]; then  # node 1 becomes a KMEM-DAX node (test/numa/kmem_dax.sh)
+  source "$SRC/test/numa/kmem_dax.sh"
+  kmem_dax_setup "$MODDIR" "$OUT/kmem-dax.txt"
+  stamp "kmem-dax set up"
+fi
 # Automatic NUMA balancing (on by default with two nodes) unmaps pages at
 # random times to sample accesses (move_pages then says -EFAULT for them)
 # and migrates default-policy pages towards the CPU's node: off, so that
@@ -73,6 +78,7 @@ case $CONFIG in
       advise-cxl advise "$HOST/simprof" --tiers cxl --dram-budget 1.5M -o "$OUT/cxl.json" , \
       advise-auto advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
     ;;
+  kmem-dax) ;;  # no Python: the runtime's cases only (guest_runtime.sh)
   hmat-small)
     cli advise-auto advise "$HOST/simprof" --tiers auto --dram-budget 1.5M -o "$OUT/auto.json"
     ;;

@@ -9,8 +9,12 @@
 # what node-0 memory the runtime holds besides the objects). hmat-small (node 1 = 256 MiB): a 300 MiB object for
 # numa:1 (more than the node has), and node 1 filled by another process
 # between the allocation of a 200 MiB numa:1 object and its first touch.
+# kmem-dax (node 1 = 256 MiB of KMEM-DAX memory): kmem, kmem with a 4 MiB
+# DRAM head, and node 1 filled between the allocation of a 200 MiB kmem
+# object and its first touch.
 
-# fill_case NAME HOLD_MIB -- PROBE_ARGS...: numa_probe -w under numa1.json;
+# fill_case NAME HOLD_MIB -- PROBE_ARGS...: numa_probe -w under
+# $FILL_PLACEMENT (default numa1.json);
 # once it has allocated, `numactl --membind=1 numa_probe --hold HOLD_MIB`
 # takes node 1's memory, then the probe touches its objects.
 fill_case() {
@@ -18,7 +22,7 @@ fill_case() {
   shift 3
   stamp "start $name"
   rm -f "$f" "$h" && mkfifo "$f" "$h"
-  env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="$HOST/numa1.json" \
+  env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${FILL_PLACEMENT:-$HOST/numa1.json}" \
     TIERWISE_REPORT="$OUT/$name.report.json" \
     "$probe" -w -o "$OUT/$name.objs" "$@" < "$f" > "$name.out" 2> "$name.err" &
   local pid=$! hpid i
@@ -147,6 +151,13 @@ runtime_cases() {
       place big "$HOST/numa1.json" -- -a 300
       run fill-ref -- "$probe" -a 200 -o "$OUT/fill-ref.objs"
       fill_case fill 150 -- -a 200
+      ;;
+    kmem-dax)
+      run unplaced -- "$probe" -o "$OUT/unplaced.objs"
+      place kmem "$HOST/kmem.json" --
+      place kmem-head "$HOST/kmem-head.json" --
+      run fill-ref -- "$probe" -a 200 -o "$OUT/fill-ref.objs"
+      FILL_PLACEMENT=$HOST/kmem.json fill_case kmem-fill 150 -- -a 200
       ;;
   esac
 }

@@ -1,7 +1,8 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: MIT
 # /init of the check-numa guest's initramfs (busybox-static): loads the
-# virtio and 9p modules shipped in the initramfs, mounts the host's / over
+# virtio and 9p modules shipped in the initramfs (those the kernel does not
+# build in, in the order /modules/order gives), mounts the host's / over
 # virtio-9p (mount tag "hostroot"), chroots into it and runs the script
 # named by tw_script= on the kernel command line (argument tw_arg=), then
 # powers off. The script's exit status is printed as "tw-guest: exit N" on the
@@ -10,8 +11,7 @@
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-for m in virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci \
-         netfs fscache 9pnet 9pnet_virtio 9p; do
+for m in $(cat /modules/order); do
   insmod /modules/$m.ko || echo "tw-guest: insmod $m failed"
 done
 script= arg=

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/* Sampler of the NUMA tiering yardstick (test/bench/numa_tiering.py; not a
+ * test): runs an example program (examples/, built with
+ * examples/common) with TW_EX_STOP_AT_KERNEL=1, so that it stops itself
+ * when its kernel starts and when the kernel is done, and samples where the
+ * pages of each of its objects are - at the kernel's start, every
+ * INTERVAL ms while the kernel runs, and at its end - with move_pages(2) on
+ * the program's pages (root, or CAP_SYS_NICE). The objects are the
+ * program's `object NAME 0xADDR BYTES` lines (its -v output on stderr, which
+ * the sampler sends to ERRFILE and reads at the kernel's start); an object
+ * whose range a later object overlaps (freed, its memory reused) is left
+ * out. Output (OUT, one record a line):
+ *   object NAME 0xADDR BYTES        each object sampled
+ *   vmstat start|end KEY=VALUE...   /proc/vmstat's promotion, demotion,
+ *                                   migration and NUMA hint-fault counters
+ *   sample I T start|mid|end        sample I, T seconds after the start
+ *   page I NAME N0 N1 NONE          pages of object NAME on node 0, node 1,
+ *                                   and not present (never touched, or
+ *                                   unmapped by the NUMA scanner)
+ *   held I N0=PAGES N1=PAGES anon N0=PAGES N1=PAGES
+ *                                   every page of the process on each node
+ *                                   (/proc/PID/numa_maps), then those of its
+ *                                   anonymous mappings
+ *   exit STATUS                     the program's exit status (128+signal)
+ * Usage: numa_sample [-i MS] -o OUT -e ERRFILE -- PROGRAM ARGS...
+ *        numa_sample --hold MIB
+ *   --hold: maps, mlocks and touches MIB MiB, prints `held`, then waits for
+ *   end of input: run under `numactl --membind=0`, it takes node 0's memory
+ *   for good (mlocked pages are neither reclaimed nor demoted). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <numaif.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096UL
+#define MAXOBJ 64
+#define CHUNK 16384
+
+struct object {
+  char name[64];
+  uintptr_t addr;
+  size_t bytes;
+};
+
+static struct object objs[MAXOBJ];
+static int nobjs;
+static FILE *out;
+static double t0;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "numa_sample: %s: %s\n", what, strerror(errno));
+  exit(3);
+}
+
+static void read_objects(const char *errfile) {
+  FILE *f = fopen(errfile, "r");
+  char line[512];
+  if (!f)
+    die(errfile);
+  nobjs = 0;
+  while (fgets(line, sizeof line, f) && nobjs < MAXOBJ) {
+    struct object *o = &objs[nobjs];
+    if (sscanf(line, "object %63s 0x%" SCNxPTR " %zu", o->name, &o->addr, &o->bytes) == 3)
+      nobjs++;
+  }
+  fclose(f);
+  /* an object whose range a later one overlaps was freed before it (its
+   * memory reused): not sampled */
+  int kept = 0;
+  for (int i = 0; i < nobjs; i++) {
+    int dead = 0;
+    for (int j = i + 1; j < nobjs && !dead; j++)
+      dead = objs[j].addr < objs[i].addr + objs[i].bytes &&
+             objs[i].addr < objs[j].addr + objs[j].bytes;
+    if (!dead)
+      objs[kept++] = objs[i];
+  }
+  nobjs = kept;
+  for (int i = 0; i < nobjs; i++)
+    fprintf(out, "object %s 0x%" PRIxPTR " %zu\n", objs[i].name, objs[i].addr, objs[i].bytes);
+}
+
+static void vmstat(const char *when) {
+  FILE *f = fopen("/proc/vmstat", "r");
+  char key[128];
+  unsigned long long v;
+  if (!f)
+    die("/proc/vmstat");
+  fprintf(out, "vmstat %s", when);
+  while (fscanf(f, "%127s %llu", key, &v) == 2)
+    if (!strncmp(key, "pgpromote", 9) || !strncmp(key, "pgdemote", 8) ||
+        !strncmp(key, "pgmigrate", 9) || !strncmp(key, "numa_", 5) ||
+        !strncmp(key, "thp_migration", 13))
+      fprintf(out, " %s=%llu", key, v);
+  fputc('\n', out);
+  fclose(f);
+}
+
+/* Pages of the whole process per node from numa_maps (all mappings, then
+ * the anonymous ones: those with anon= and no file=). */
+static void held(pid_t pid, int i) {
+  char path[64], line[8192];
+  long all[2] = {0, 0}, anon[2] = {0, 0};
+  snprintf(path, sizeof path, "/proc/%d/numa_maps", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return;
+  while (fgets(line, sizeof line, f)) {
+    int is_anon = strstr(line, " anon=") && !strstr(line, " file=");
+    for (char *p = strstr(line, " N"); p; p = strstr(p + 1, " N")) {
+      int node;
+      long n;
+      if (sscanf(p, " N%d=%ld", &node, &n) == 2 && node >= 0 && node < 2) {
+        all[node] += n;
+        if (is_anon)
+          anon[node] += n;
+      }
+    }
+  }
+  fclose(f);
+  fprintf(out, "held %d N0=%ld N1=%ld anon N0=%ld N1=%ld\n", i, all[0], all[1], anon[0],
+          anon[1]);
+}
+
+static void sample(pid_t pid, int i, const char *kind) {
+  static void *pages[CHUNK];
+  static int status[CHUNK];
+  fprintf(out, "sample %d %.3f %s\n", i, now() - t0, kind);
+  for (int k = 0; k < nobjs; k++) {
+    uintptr_t lo = objs[k].addr & ~(PAGE - 1), hi = objs[k].addr + objs[k].bytes;
+    long n0 = 0, n1 = 0, none = 0;
+    for (uintptr_t a = lo; a < hi;) {
+      unsigned long n = 0;
+      for (; n < CHUNK && a < hi; n++, a += PAGE)
+        pages[n] = (void *)a;
+      if (move_pages(pid, n, pages, NULL, status, 0) < 0) {
+        none += n;
+        continue;
+      }
+      for (unsigned long j = 0; j < n; j++) {
+        if (status[j] == 0)
+          n0++;
+        else if (status[j] == 1)
+          n1++;
+        else
+          none++;
+      }
+    }
+    fprintf(out, "page %d %s %ld %ld %ld\n", i, objs[k].name, n0, n1, none);
+  }
+  held(pid, i);
+  fflush(out);
+}
+
+static int hold(size_t mib) {
+  size_t bytes = mib << 20;
+  char *p = mmap(NULL, bytes ? bytes : PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+  if (p == MAP_FAILED)
+    die("mmap");
+  if (bytes && mlock(p, bytes))
+    die("mlock");
+  for (size_t i = 0; i < bytes; i += PAGE)
+    p[i] = 1;
+  printf("held %zu MiB\n", mib);
+  fflush(stdout);
+  while (getchar() != EOF)
+    ;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  long interval_ms = 1000;
+  if (argc == 3 && !strcmp(argv[1], "--hold"))
+    return hold(strtoul(argv[2], NULL, 10));
+  const char *outfile = NULL, *errfile = NULL;
+  int c;
+  while ((c = getopt(argc, argv, "+i:o:e:")) != -1) {
+    switch (c) {
+    case 'i':
+      interval_ms = atol(optarg);
+      break;
+    case 'o':
+      outfile = optarg;
+      break;
+    case 'e':
+      errfile = optarg;
+      break;
+    default:
+      return 2;
+    }
+  }
+  if (!outfile || !errfile || optind >= argc) {
+    fprintf(stderr, "usage: numa_sample [-i MS] -o OUT -e ERRFILE -- PROGRAM ARGS...\n");
+    return 2;
+  }
+  out = fopen(outfile, "w");
+  if (!out)
+    die(outfile);
+  pid_t pid = fork();
+  if (pid < 0)
+    die("fork");
+  if (pid == 0) {
+    if (!freopen(errfile, "w", stderr))
+      die(errfile);
+    setenv("TW_EX_STOP_AT_KERNEL", "1", 1);
+    execvp(argv[optind], argv + optind);
+    die(argv[optind]);
+  }
+  int st, stops = 0, i = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &st, stops == 1 ? WUNTRACED | WNOHANG : WUNTRACED);
+    if (w < 0)
+      die("waitpid");
+    if (w == 0) { /* the kernel runs */
+      struct timespec d = {interval_ms / 1000, (interval_ms % 1000) * 1000000L};
+      nanosleep(&d, NULL);
+      w = waitpid(pid, &st, WUNTRACED | WNOHANG);
+      if (w == 0) {
+        sample(pid, i++, "mid");
+        continue;
+      }
+    }
+    if (WIFSTOPPED(st)) {
+      stops++;
+      /* the counters bracket the kernel's run, not the samples taken
+       * while it is stopped (the kernel's tiering works on meanwhile) */
+      if (stops == 1) {
+        t0 = now();
+        read_objects(errfile);
+        sample(pid, i++, "start");
+        vmstat("start");
+      } else if (stops == 2) {
+        vmstat("end");
+        sample(pid, i++, "end");
+      }
+      kill(pid, SIGCONT);
+      continue;
+    }
+    if (WIFEXITED(st) || WIFSIGNALED(st))
+      break;
+  }
+  int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  fprintf(out, "exit %d\n", code);
+  fclose(out);
+  return code;
+}

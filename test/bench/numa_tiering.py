@@ -1,0 +1,456 @@
+# SPDX-License-Identifier: MIT
+"""The NUMA tiering yardstick (issue 26; docs/numa-tiering.md): a benchmark,
+not a test. Boots a QEMU (TCG) guest whose node 1 is a real KMEM-DAX node
+(test/numa/kernel.sh, test/numa/kmem_dax.sh), limits node 0 to a stated
+fraction (default 25%) of each program's peak footprint with an mlocked
+`numactl --membind=0` filler, and runs the same program in several modes:
+
+  first-touch@6.1      nothing installed
+  linux@6.1            kernel.numa_balancing=2 + demotion_enabled (Debian 12's 6.1)
+  linux@6.12           the same on the newest bookworm-backports kernel
+  damon@6.12           DAMON migrate_hot/migrate_cold (+ demotion) on 6.12
+  tierwise@6.1         `tierwise advise --tiers kmem --dram-budget <node 0 free>`
+                       on a host-made sim profile, applied with the runtime
+  tierwise+linux@6.1   the same with Linux tiering on
+
+During the program's kernel (examples/common stops the program at its start
+and end: TW_EX_STOP_AT_KERNEL) test/bench/numa_sample samples, with
+move_pages(2), where each object's pages are. The mean node-0 share of each
+object's pages is priced with tierwise's own cost model
+(advisor/tierwise/cost.py, the `cxl` preset, the per-site access counts of
+the program's sim profile with --roi markers) into a ratio to all-DRAM;
+pages the kernel migrated during the kernel region (pgmigrate_success) are
+added at 4 KiB each at the slow tier's read bandwidth; NUMA hint faults are
+reported, not priced. The ORACLE of a case is the best split of the node-0
+capacity the case really held among the objects live in the kernel
+(fractional knapsack by benefit per byte, per-site fractions), so cases are
+compared at equal DRAM. TCG wall times are not NUMA latencies: no time is
+compared.
+
+  .venv/bin/python test/bench/numa_tiering.py [--programs pagerank-pull,...]
+      [--modes tierwise@6.1,...] [--fraction 0.25] [-o build/bench/numa-tiering]
+      [--table-only | --collect]
+
+Results accumulate in OUT/results.json (a rerun of some modes replaces only
+those rows); the table is printed and written to OUT/table.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "advisor"))
+import pandas as pd  # noqa: E402
+
+from tierwise import cost, reader, tiers  # noqa: E402
+from tierwise.select import peak_footprint  # noqa: E402
+
+PAGE = 4096
+MiB = 1 << 20
+# program -> (arguments of the sim profile, simulated LLC, extra arguments of
+# the guest run, kernel work of the run / of the profile). The PageRank runs
+# 5x the profile's iterations in the guest, to give the kernel's tiering
+# time to act (the per-site counts scale with the iterations; the migration
+# cost is priced against the run's own modelled time).
+PROGRAMS = {
+    "pagerank-pull": (["-g", "18", "-n", "10"], "2M", ["-n", "50"], 5.0),
+    "bfs": (["-g", "18"], "2M", [], 1.0),
+    "sssp": (["-g", "18"], "2M", [], 1.0),
+    "fwlike-pagerank": (["-g", "18"], "2M", [], 1.0),
+    "fwlike-bfs": (["-g", "18"], "2M", [], 1.0),
+}
+MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
+         "linux@6.12", "damon@6.12"]
+# guest memory: node 0 (CPUs), node 1 (KMEM-DAX; kmem hot-adds 128 MiB less)
+NODE0_MIB, NODE1_MIB = 1024, 640
+
+
+def sh(cmd, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, text=True, **kw)
+
+
+def tw(*args, **kw) -> subprocess.CompletedProcess:
+    return sh([str(ROOT / "build" / "bin" / "tierwise"), *map(str, args)], **kw)
+
+
+def commit() -> str:
+    head = sh(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True).stdout.strip()
+    dirty = sh(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+               capture_output=True).stdout.strip()
+    return head + ("+dirty" if dirty else "")
+
+
+def run_args(prog: str) -> list:
+    """The guest run's arguments: the profile's, with the run's extras
+    replacing an option of the same name."""
+    args, _, extra, _ = PROGRAMS[prog]
+    out = list(args)
+    for k in range(0, len(extra), 2):
+        if extra[k] in out:
+            out[out.index(extra[k]) + 1] = extra[k + 1]
+        else:
+            out += extra[k : k + 2]
+    return out
+
+
+# --- host side: profile, peak, placement -----------------------------------
+def profile(out: Path, prog: str) -> Path:
+    args, llc = PROGRAMS[prog][:2]
+    d = out / "prof" / f"{prog}{''.join(args)}-llc{llc}"
+    if (d / "meta.json").exists():
+        return d
+    print(f"# {prog}: sim profile {' '.join(args)} --llc-size {llc} --roi markers", flush=True)
+    t0 = time.time()
+    r = tw("profile", "--backend", "sim", "--llc-size", llc, "--llc-ways", "16", "--roi", "markers",
+           "-o", d, "--",
+           ROOT / "build" / "examples" / prog, *args, "-v",
+           env=dict(os.environ, OMP_NUM_THREADS="1"), capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"profiling {prog} failed: {r.stderr.strip().splitlines()[-3:]}")
+    (d / "objects.txt").write_text(r.stderr)
+    (d / "seconds").write_text(f"{time.time() - t0:.1f}\n")
+    return d
+
+
+def advise(out: Path, prog: str, prof: Path, budget: int, reuse: bool = False) -> tuple[Path, str]:
+    """`tierwise advise --tiers kmem` (cxl where kmem is refused) for the
+    node-0 capacity the guest leaves the program; with `reuse`, the
+    placement made before (a guest may be reading it)."""
+    pl = out / "placements" / f"{prog}-{budget >> 10}K.json"
+    pl.parent.mkdir(parents=True, exist_ok=True)
+    for t in ("kmem", "cxl"):
+        cmd = ["advise", prof, "--tiers", t, "--dram-budget", f"{budget >> 10}K", "-o", pl]
+        if reuse and pl.exists() and pl.with_suffix(f".{t}.log").exists():
+            if "wrote" in pl.with_suffix(f".{t}.log").read_text():
+                return pl, "tierwise " + " ".join(map(str, cmd)).replace(str(ROOT) + "/", "")
+            continue
+        r = tw(*cmd, capture_output=True)
+        (pl.with_suffix(f".{t}.log")).write_text(r.stdout + r.stderr)
+        if r.returncode == 0:
+            return pl, "tierwise " + " ".join(map(str, cmd)).replace(str(ROOT) + "/", "")
+    sys.exit(f"advise for {prog} failed: {r.stderr.strip()[-400:]}")
+
+
+# --- guest --------------------------------------------------------------------
+def kernel(out: Path, which: str) -> dict:
+    """vmlinuz, initrd, moddir of Debian 12's 6.1 (what linux-image-amd64
+    depends on) or the newest 6.12 of bookworm-backports (a private apt
+    source list; the system's sources are not touched)."""
+    top = ROOT / "build" / "numa"
+    top.mkdir(parents=True, exist_ok=True)
+    if which == "6.1":
+        pick = ("apt-cache depends linux-image-amd64 | awk '$1 == \"Depends:\" && "
+                "$2 ~ /^linux-image-6\\.1\\.0-[0-9]+-amd64$/ {print $2; exit}'")
+        parts = ""
+    else:
+        parts = str(top / "bpo")
+        Path(parts).mkdir(exist_ok=True)
+        (Path(parts) / "bookworm-backports.sources").write_text(
+            "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\n"
+            "Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n")
+        o = f"-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts={parts} -o Dir::State::Lists={parts}/lists"
+        pick = (f"mkdir -p {parts}/lists/partial; apt-cache {o} show linux-image-amd64 >/dev/null 2>&1 || "
+                f"apt-get -q {o} update >/dev/null 2>&1; apt-cache {o} search --names-only "
+                f"'^linux-image-6\\.12\\.[0-9.]+\\+deb12-amd64$' | cut -d' ' -f1 | sort -V | tail -1")
+        cached = sorted(top.glob("kernel/linux-image-6.12.*+deb12-amd64"))
+    pkg = sh(["bash", "-c", pick], capture_output=True).stdout.strip()
+    if not pkg and which != "6.1" and cached:
+        pkg = cached[-1].name
+    if not pkg:
+        sys.exit(f"no {which} kernel package found")
+    script = (f"say() {{ echo \"numa_tiering: $*\" >&2; }}; die() {{ echo \"numa_tiering: $*\" >&2; exit 1; }}; "
+              f"source {ROOT}/test/numa/kernel.sh; tw_kernel {top} {pkg} {parts}; "
+              f"tw_initramfs {top} {ROOT}; tw_kmem_dax {NODE0_MIB} {NODE1_MIB}; "
+              "echo \"$vmlinuz\"; echo \"$initrd\"; echo \"$moddir\"; echo \"$kver\"; "
+              "echo \"$kmem_dax_append\"; echo \"${qemu_numa[*]}\"")
+    r = sh(["bash", "-c", script], capture_output=True)
+    if r.returncode != 0:
+        sys.exit(r.stderr)
+    v, i, m, k, app, q = r.stdout.strip().splitlines()[-6:]
+    return {"vmlinuz": v, "initrd": i, "moddir": m, "kver": k, "append": app, "qemu": q.split()}
+
+
+def boot(out: Path, kern: dict, runs: list, env: dict, timeout: int) -> Path:
+    d = out / "guest" / kern["kver"]
+    d.mkdir(parents=True, exist_ok=True)
+    for f in ("done", "timeline", "failed"):
+        (d / f).unlink(missing_ok=True)
+    (d / "runs").write_text("".join(" ".join(map(str, r)) + "\n" for r in runs))
+    (d / "env.sh").write_text("".join(f"{k}={shlex.quote(str(v))}\n" for k, v in env.items()))
+    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-nographic", "-no-reboot",
+           "-net", "none", "-smp", "2", "-kernel", kern["vmlinuz"], "-initrd", kern["initrd"],
+           "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap",
+           *kern["qemu"], "-append",
+           f"console=ttyS0 quiet panic=-1 nokaslr {kern['append']} "
+           f"tw_script={ROOT}/test/bench/numa_tiering_guest.sh tw_arg={d}"]
+    print(f"# booting {kern['kver']}: {len(runs)} runs (limit {timeout} s)", flush=True)
+    t0 = time.time()
+    with open(d / "console.log", "w") as con:
+        try:
+            sh(cmd, stdin=subprocess.DEVNULL, stdout=con, stderr=subprocess.STDOUT, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            print(f"# guest {kern['kver']} timed out after {timeout} s", flush=True)
+    print(f"# guest {kern['kver']} done in {time.time() - t0:.0f} s", flush=True)
+    return d
+
+
+# --- pricing ------------------------------------------------------------------
+def parse_samples(path: Path) -> dict:
+    res = {"samples": [], "vmstat": {}, "held": [], "exit": None}
+    cur = None
+    for line in path.read_text().splitlines():
+        f = line.split()
+        if f[0] == "object":
+            continue
+        if f[0] == "sample":
+            cur = {"t": float(f[2]), "kind": f[3], "objs": {}}
+            res["samples"].append(cur)
+        elif f[0] == "page":
+            cur["objs"][f[2]] = tuple(int(x) for x in f[3:6])
+        elif f[0] == "held":
+            kv = dict(x.split("=") for x in f[2:4])
+            an = dict(x.split("=") for x in f[5:7])
+            res["held"].append({"N0": int(kv["N0"]), "N1": int(kv["N1"]),
+                                "anon_N0": int(an["N0"]), "anon_N1": int(an["N1"])})
+        elif f[0] == "vmstat":
+            res["vmstat"][f[1]] = {k: int(v) for k, v in (x.split("=") for x in f[2:])}
+        elif f[0] == "exit":
+            res["exit"] = int(f[1])
+    return res
+
+
+def object_sites(prof: Path, sites: pd.DataFrame, names: list) -> dict:
+    """object name -> site index of the profile: the profile run's `object
+    NAME 0xADDR BYTES` lines matched to objects.csv rows of the same size in
+    allocation order (the k-th object of a size is the k-th row of it)."""
+    objs = pd.read_csv(prof / "objects.csv").sort_values("alloc_time", kind="stable")
+    by_size: dict = {}
+    for site, size in zip(objs["site"], objs["size"]):
+        by_size.setdefault(int(size), []).append(site)
+    out, seen = {}, {}
+    for m in re.finditer(r"^object (\S+) 0x[0-9a-f]+ (\d+)$", (prof / "objects.txt").read_text(), re.M):
+        name, size = m[1], int(m[2])
+        k = seen.get(size, 0)
+        seen[size] = k + 1
+        cand = by_size.get(size, [])
+        if k < len(cand):
+            out[name] = cand[k]
+    key = dict(zip(sites["site"], sites.index)) if "site" in sites else {}
+    return {n: key.get(s, s) for n, s in out.items() if n in names}
+
+
+def fractional_oracle(costs: pd.DataFrame, live: dict, capacity: float) -> dict:
+    """Best split of `capacity` bytes among the sites in `live` ({site:
+    bytes}): fractional knapsack by benefit per byte."""
+    f, left = {}, capacity
+    order = sorted(live, key=lambda i: -costs.at[i, "benefit"] / max(live[i], 1))
+    for i in order:
+        take = min(left, live[i])
+        f[i] = take / live[i] if live[i] else 1.0
+        left -= take
+    return f
+
+
+def price(prof: Path, sam: dict, model, work: float = 1.0, target: float = 0.0) -> dict:
+    """Ratio to all-DRAM of a sampled run, its oracle and what it held;
+    `work`: the run's kernel work over the profile's (iterations), by which
+    the profile's modelled times are scaled against the migration cost."""
+    p = reader.read_profile(prof)
+    sites, costs = p.sites, cost.site_costs(p.sites, model)
+    # objects with no page in any sample were freed before the kernel
+    names = sorted(n for n in (sam["samples"][0]["objs"] if sam["samples"] else {})
+                   if any(sum(s["objs"][n][:2]) for s in sam["samples"]))
+    osite = object_sites(prof, sites, names)
+    # per site: node-0 and present pages summed over the objects and samples
+    n0, present, live = {}, {}, {}
+    for s in sam["samples"]:
+        for name, (a, b, _none) in s["objs"].items():
+            if name not in osite:
+                continue
+            i = osite[name]
+            n0[i] = n0.get(i, 0) + a
+            present[i] = present.get(i, 0) + a + b
+    for name in names:
+        if name in osite:
+            a, b, none = sam["samples"][0]["objs"][name]
+            live[osite[name]] = live.get(osite[name], 0) + (a + b + none) * PAGE
+    frac = {i: n0[i] / present[i] for i in n0 if present[i]}
+    placeable = set(costs.index[costs["placeable"]])
+    # sites without sampled objects (small blocks, freed before the kernel)
+    # are priced as in DRAM in every case, all-DRAM included
+    full = {i: 1.0 for i in placeable}
+    case = {**full, **frac}
+    slow = model.slow
+    vm = sam["vmstat"]
+    delta = {k: vm.get("end", {}).get(k, 0) - vm.get("start", {}).get(k, 0)
+             for k in vm.get("start", {})}
+    migrated = delta.get("pgmigrate_success", 0)
+    mig_s = migrated * PAGE / (slow.read_bandwidth_gbs * 1e9)
+    t_dram = work * cost.placement_seconds(sites, costs, model, full)
+    t_case = work * cost.placement_seconds(sites, costs, model, case) + mig_s
+    # node-0 bytes the objects held: the mean over the samples after the
+    # kernel's start (at its start the kernel's own vectors may be untouched)
+    later = [s for s in sam["samples"] if s["kind"] != "start"] or sam["samples"]
+    held_obj = sum(
+        sum(s["objs"][n][0] for n in names if n in osite) for s in later
+    ) * PAGE / len(later)
+    orc = fractional_oracle(costs, live, held_obj)
+    t_orc = work * cost.placement_seconds(sites, costs, model, {**full, **{i: 0.0 for i in live}, **orc})
+    # the process's node-0 pages over the same samples as the objects'
+    idx = [k for k, s in enumerate(sam["samples"]) if s in later]
+    held = [sam["held"][k] for k in idx if k < len(sam["held"])] or sam["held"]
+    orc_t = fractional_oracle(costs, live, target)
+    t_orc_t = work * cost.placement_seconds(sites, costs, model, {**full, **{i: 0.0 for i in live}, **orc_t})
+    return {
+        "oracle_target": t_orc_t / t_dram,
+        "ratio": t_case / t_dram,
+        "ratio_no_migration": (t_case - mig_s) / t_dram,
+        "oracle": t_orc / t_dram,
+        "node0_objects_bytes": held_obj,
+        "node0_process_bytes": sum(h["N0"] for h in held) * PAGE / max(len(held), 1),
+        "node0_anon_bytes": sum(h["anon_N0"] for h in held) * PAGE / max(len(held), 1),
+        "live_bytes": sum(live.values()),
+        "samples": len(sam["samples"]),
+        "site_fraction": {str(sites.at[i, "location"] if "location" in sites else i): round(v, 3)
+                          for i, v in frac.items()},
+        "objects": {n: str(sites.at[osite[n], "location"]) if "location" in sites else str(osite[n])
+                    for n in osite},
+        "vmstat_delta": {k: v for k, v in delta.items() if v and re.match(
+            r"pgpromote|pgdemote|numa_hint_faults|pgmigrate_success|numa_pages_migrated", k)},
+        "migrated_pages": migrated,
+    }
+
+
+# --- table --------------------------------------------------------------------
+def table(results: dict, programs: list) -> str:
+    modes = [m for m in MODES if any(f"{p}|{m}" in results for p in programs)]
+    mib = lambda b: f"{b / MiB:.0f}"
+    lines = ["| mode | " + " | ".join(programs) + " |", "|---|" + "---|" * len(programs)]
+    for m in modes:
+        row = []
+        for p in programs:
+            r = results.get(f"{p}|{m}")
+            if not r or "ratio" not in r:
+                row.append(r.get("error", "-") if r else "-")
+                continue
+            row.append(f"{r['ratio']:.3f}x (oracle {r['oracle']:.3f}x; N0 {mib(r['node0_objects_bytes'])}"
+                       f"/{mib(r['node0_process_bytes'])} MiB)")
+        lines.append(f"| {m} | " + " | ".join(row) + " |")
+    row = []
+    for p in programs:
+        r = [results[k] for k in results if k.startswith(p + "|") and "oracle_target" in results[k]]
+        row.append(f"{r[-1]['oracle_target']:.3f}x (N0 {mib(r[-1]['target'])} MiB)" if r else "-")
+    lines.append("| oracle at node 0's free memory | " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("| mode | program | pgpromote_success | pgdemote_* | numa_hint_faults | pgmigrate_success | commit |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for m in modes:
+        for p in programs:
+            r = results.get(f"{p}|{m}")
+            if not r or "vmstat_delta" not in r:
+                continue
+            v = r["vmstat_delta"]
+            dem = sum(x for k, x in v.items() if k.startswith("pgdemote"))
+            lines.append(f"| {m} | {p} | {v.get('pgpromote_success', 0)} | {dem} | "
+                         f"{v.get('numa_hint_faults', 0)} | {v.get('pgmigrate_success', 0)} | {r['commit']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--programs", default=",".join(PROGRAMS))
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--fraction", type=float, default=0.25)
+    ap.add_argument("--interval-ms", type=int, default=1000)
+    ap.add_argument("--above-watermarks", action="store_true",
+                    help="leave node 0 the fraction above its zones' low watermarks, not as MemFree")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds per guest boot")
+    ap.add_argument("-o", "--out", type=Path, default=ROOT / "build" / "bench" / "numa-tiering")
+    ap.add_argument("--table-only", action="store_true", help="print the table of results.json")
+    ap.add_argument("--collect", action="store_true",
+                    help="price what the last guests left (also of a guest still running) without booting")
+    a = ap.parse_args()
+    a.out = a.out.resolve()  # the guest sees the host's / as /
+    programs = a.programs.split(",")
+    modes = a.modes.split(",")
+    for m in modes:
+        if m not in MODES:
+            sys.exit(f"--modes: {m} is not one of {', '.join(MODES)}")
+    a.out.mkdir(parents=True, exist_ok=True)
+    rpath = a.out / "results.json"
+    results = json.loads(rpath.read_text()) if rpath.exists() else {}
+    model = tiers.load("cxl")
+    if not a.table_only:
+        info, env_pl = {}, {}
+        for prog in programs:
+            prof = profile(a.out, prog)
+            peak = peak_footprint(reader.read_profile(prof))
+            target = int(peak * a.fraction)
+            info[prog] = {"prof": prof, "peak": peak, "target": target}
+            if any(m.startswith("tierwise") for m in modes):
+                pl, cmd = advise(a.out, prog, prof, target, reuse=a.collect)
+                info[prog]["placement"], info[prog]["advise"] = pl, cmd
+                env_pl[f"PLACEMENT_{prog.replace('-', '_')}"] = pl
+        rev = commit()
+        if a.collect:  # the commit of the runs collected: the one they were started with
+            rev = json.loads(rpath.read_text()).get("_started", {}).get("commit", rev) if rpath.exists() else rev
+        else:
+            results["_started"] = {"commit": rev}
+            rpath.write_text(json.dumps(results, indent=1, default=str))
+        for kv in ("6.1", "6.12"):
+            ms = [m for m in modes if m.endswith("@" + kv)]
+            if not ms:
+                continue
+            kern = kernel(a.out, kv)
+            runs = [(f"{prog}.{m.split('@')[0]}", m.split("@")[0], info[prog]["target"] >> 10, prog,
+                     " ".join(run_args(prog))) for prog in programs for m in ms]
+            env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
+                   "INTERVAL_MS": a.interval_ms, "COMMIT": rev,
+                   "ABOVE_WMARK": int(a.above_watermarks), **env_pl}
+            if a.collect:
+                d = a.out / "guest" / kern["kver"]
+            else:
+                d = boot(a.out, kern, runs, env, a.timeout)
+            for prog in programs:
+                for m in ms:
+                    name = f"{prog}.{m.split('@')[0]}"
+                    key = f"{prog}|{m}"
+                    r = {"commit": rev, "kernel": kern["kver"], "peak": info[prog]["peak"],
+                         "target": info[prog]["target"], "args": run_args(prog),
+                         "advise": info[prog].get("advise") if m.startswith("tierwise") else None}
+                    sp = d / f"{name}.samples"
+                    rc = (d / f"{name}.rc").read_text().strip() if (d / f"{name}.rc").exists() else None
+                    if a.collect and rc is None:
+                        continue  # not run (yet), or still running
+                    if not sp.exists() or rc != "0":
+                        r["error"] = f"no result (rc {rc})"
+                    else:
+                        sam = parse_samples(sp)
+                        if not sam["samples"]:
+                            r["error"] = "no samples"
+                        else:
+                            r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3],
+                                           info[prog]["target"]))
+                        r["mem"] = (d / f"{name}.mem").read_text()
+                        m = re.search(r"^commit (\S+)$", r["mem"], re.M)
+                        if m:  # the tree the run was started from
+                            r["commit"] = m[1]
+                    results[key] = r
+                    rpath.write_text(json.dumps(results, indent=1, default=str))
+    text = table(results, [p for p in PROGRAMS if any(k.startswith(p + "|") for k in results)])
+    (a.out / "table.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

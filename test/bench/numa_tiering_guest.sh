@@ -1,0 +1,215 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Inside the yardstick's QEMU guest (test/bench/numa_tiering.py; booted
+# like check-numa's, chrooted into the host's / over 9p) as
+# `numa_tiering_guest.sh DIR`: makes node 1 a KMEM-DAX node
+# (test/numa/kmem_dax.sh), then for each line `NAME MODE TARGET_KIB
+# PROGRAM ARGS...` of DIR/runs: takes node 0's memory down to TARGET_KIB
+# free with an mlocked `numactl --membind=0 numa_sample --hold` filler, sets
+# the mode's kernel switches, runs PROGRAM under test/bench/numa_sample
+# (pages of each object sampled during the kernel, /proc/vmstat counters)
+# and leaves DIR/NAME.{samples,out,err,rc,mem,report.json}. DIR/env.sh names
+# SRC, BUILD, MODDIR, INTERVAL_MS, COMMIT (the tree's, noted in NAME.mem) and,
+# for the tierwise modes, PLACEMENT_<program>.
+# Modes: first-touch (numa_balancing 0, no demotion), linux
+# (numa_balancing=2 + demotion_enabled), damon (DAMON migrate_hot to node 0
+# and migrate_cold to node 1, plus demotion; 6.11+), tierwise (the runtime
+# with the host-made placement, numa_balancing 0), tierwise+linux.
+set -u
+dir=$1
+source "$dir/env.sh"
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin TMPDIR=/dev/shm HOME=/root LANG=C.UTF-8
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+cd "$dir" || exit 1
+sampler=$BUILD/test/bench/numa_sample
+rtlib=$BUILD/lib/libtierwise-runtime.so
+stamp() { echo "$(cut -d' ' -f1 /proc/uptime) $*" >> "$dir/timeline"; }
+free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/meminfo; }
+
+stamp booted
+source "$SRC/test/numa/kmem_dax.sh"
+kmem_dax_setup "$MODDIR" "$dir/kmem-dax.txt" || { echo "no KMEM-DAX node 1" > "$dir/failed"; exit 1; }
+uname -r > "$dir/kernel"
+stamp "kmem-dax set up"
+
+# a memory cgroup for the fillers: DAMON works on physical addresses and
+# migrate_cold moved the mlocked fillers to node 1 (node 0 541 MiB free after
+# a run); its schemes filter the cgroup out. (Reclaim and demotion leave
+# mlocked pages alone, NUMA balancing promotes only pages on slower nodes.)
+if ! [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+  mount -t cgroup2 none /sys/fs/cgroup 2>> "$dir/kmem-dax.txt"
+fi
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>> "$dir/kmem-dax.txt"
+mkdir -p /sys/fs/cgroup/tw-filler
+
+# node ranges from their memory blocks (for DAMON's physical-address targets)
+node_range() {
+  local bs=$((0x$(cat /sys/devices/system/memory/block_size_bytes))) lo= hi= b id
+  for b in /sys/devices/system/node/node$1/memory[0-9]*; do
+    id=${b##*/memory}
+    [ -z "$lo" ] || [ "$id" -lt "$lo" ] && lo=$id
+    [ -z "$hi" ] || [ "$id" -gt "$hi" ] && hi=$id
+  done
+  echo $((lo * bs)) $(((hi + 1) * bs))
+}
+
+damon_off() {
+  local a=/sys/kernel/mm/damon/admin/kdamonds
+  [ -d $a ] || return 0
+  for k in $a/[0-9]*; do
+    [ -e "$k/state" ] && [ "$(cat "$k/state")" = on ] && echo off > "$k/state"
+  done
+  echo 0 > $a/nr_kdamonds
+}
+
+# damon_on: two kdamonds on physical addresses, as the kernel's "memory
+# tiering with DAMON" setup: node 0's range with migrate_cold to node 1
+# (regions not accessed for 2 s), node 1's with migrate_hot to node 0
+# (regions accessed in >= 5% of the samples). Sampling 5 ms, aggregation
+# 100 ms; quotas 256 MiB per second each; the fillers' cgroup filtered out.
+damon_on() {
+  local a=/sys/kernel/mm/damon/admin/kdamonds k c s node action nid range
+  [ -d $a ] || { echo "no DAMON sysfs" >> "$dir/damon.txt"; return 1; }
+  damon_off
+  echo 2 > $a/nr_kdamonds
+  for k in 0 1; do
+    node=$k
+    if [ $k = 0 ]; then action=migrate_cold nid=1; else action=migrate_hot nid=0; fi
+    range=($(node_range $node))
+    c=$a/$k/contexts
+    echo 1 > $c/nr_contexts
+    c=$c/0
+    echo paddr > $c/operations
+    echo 5000 > $c/monitoring_attrs/intervals/sample_us
+    echo 100000 > $c/monitoring_attrs/intervals/aggr_us
+    echo 1000000 > $c/monitoring_attrs/intervals/update_us
+    echo 10 > $c/monitoring_attrs/nr_regions/min
+    echo 1000 > $c/monitoring_attrs/nr_regions/max
+    echo 1 > $c/targets/nr_targets
+    echo 1 > $c/targets/0/regions/nr_regions
+    echo ${range[1]} > $c/targets/0/regions/0/end
+    echo ${range[0]} > $c/targets/0/regions/0/start
+    echo 1 > $c/schemes/nr_schemes
+    s=$c/schemes/0
+    echo $action > $s/action
+    echo $nid > $s/target_nid
+    # (every range of a new scheme's access pattern starts as [0, 0])
+    echo 4096 > $s/access_pattern/sz/min
+    echo $((1 << 40)) > $s/access_pattern/sz/max
+    echo 4294967295 > $s/access_pattern/age/max
+    if [ $action = migrate_cold ]; then
+      echo 0 > $s/access_pattern/nr_accesses/min
+      echo 0 > $s/access_pattern/nr_accesses/max
+      echo 20 > $s/access_pattern/age/min
+    else
+      echo 1 > $s/access_pattern/nr_accesses/min
+      echo 20 > $s/access_pattern/nr_accesses/max
+      echo 0 > $s/access_pattern/age/min
+    fi
+    # the fillers' memory is not the program's: filtered out
+    echo 1 > $s/filters/nr_filters
+    echo memcg > $s/filters/0/type
+    echo /tw-filler > $s/filters/0/memcg_path
+    echo Y > $s/filters/0/matching
+    echo 1000 > $s/quotas/reset_interval_ms
+    echo $((256 << 20)) > $s/quotas/bytes
+    echo none > $s/watermarks/metric
+    echo on > $a/$k/state
+    echo "kdamond $k: node $node [${range[0]}, ${range[1]}) $action -> node $nid: $(cat $a/$k/state)" >> "$dir/damon.txt"
+  done
+}
+
+# damon_stats: what each kdamond's scheme tried and applied
+damon_stats() {
+  local a=/sys/kernel/mm/damon/admin/kdamonds k s
+  [ -d $a ] || return 0
+  for k in $a/[0-9]*; do
+    [ -e "$k/state" ] || continue
+    echo update_schemes_stats > "$k/state" 2> /dev/null
+    s=$k/contexts/0/schemes/0
+    echo "${k##*/} $(cat $s/action): tried $(cat $s/stats/nr_tried) ($(cat $s/stats/sz_tried) B), applied $(cat $s/stats/nr_applied) ($(cat $s/stats/sz_applied) B), quota exceeded $(cat $s/stats/qt_exceeds)"
+  done
+}
+
+# switches MODE: the kernel's tiering switches of a mode
+switches() {
+  local bal=0 dem=false
+  case $1 in
+    linux | tierwise+linux) bal=2 dem=true ;;
+    damon) dem=true ;;
+  esac
+  damon_off
+  echo $bal > /proc/sys/kernel/numa_balancing
+  echo $dem > /sys/kernel/mm/numa/demotion_enabled
+  [ $1 = damon ] && damon_on
+  echo "numa_balancing=$(cat /proc/sys/kernel/numa_balancing) demotion_enabled=$(cat /sys/kernel/mm/numa/demotion_enabled)"
+}
+
+while read -r name mode target prog args; do
+  [ -n "$name" ] || continue
+  stamp "start $name"
+  rm -f "$name".*
+  switches first-touch > /dev/null
+  sync
+  echo 3 > /proc/sys/vm/drop_caches
+  envs=()
+  case $mode in
+    tierwise | tierwise+linux)
+      pl=PLACEMENT_${prog//-/_}
+      envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_REPORT="$dir/$name.report.json")
+      ;;
+  esac
+  # warm-up: the program's and (tierwise modes) the runtime's files are read
+  # into the page cache now, before node 0's room is measured, so that the
+  # libraries a mode loads do not take the program's DRAM
+  "${envs[@]}" "$BUILD/examples/$prog" -h < /dev/null > /dev/null 2>&1
+  "${envs[@]}" "$sampler" 2> /dev/null
+  rm -f "$name.report.json"
+  # the fillers: node 0 down to TARGET KiB free - a first one leaves 16 MiB
+  # more (its page tables and the kernel's own allocations take some), a
+  # second one takes what is left above the target
+  # ABOVE_WMARK=1: the target is room above the kernel's low watermarks
+  # of node 0's zones (below them the allocator falls back to node 1) and
+  # besides the DMA zone's free pages (kept for DMA by lowmem_reserve), as
+  # the runtime's room counts it
+  if [ "${ABOVE_WMARK:-0}" = 1 ]; then
+    target=$((target + $(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
+      on && $1=="low"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3} END{print s*4}' /proc/zoneinfo)))
+  fi
+  f=/dev/shm/$name.fill
+  rm -f "$f" && mkfifo "$f"
+  fills=
+  for k in 1 2; do
+    fill=$((($(free_kib 0) - target) / 1024 - (k == 1 ? 16 : 0)))
+    [ $fill -gt 0 ] || fill=0
+    # (7>&-: a filler holding the fifo's write end would never see its end)
+    # (in the memory cgroup /tw-filler: DAMON's schemes filter it out)
+    sh -c 'echo $$ > /sys/fs/cgroup/tw-filler/cgroup.procs 2> /dev/null; exec "$@"' sh \
+      numactl --membind=0 "$sampler" --hold $fill < "$f" 7>&- > "$name.fill$k.out" 2>&1 &
+    fpids[$k]=$!
+    [ $k = 1 ] && exec 7> "$f"
+    for i in $(seq 1200); do grep -q '^held' "$name.fill$k.out" 2> /dev/null && break; sleep 0.1; done
+    fills="$fills $fill"
+  done
+  {
+    echo "commit ${COMMIT:-?}"
+    echo "target_kib $target"
+    echo "filler_mib$fills"
+    echo "free_before_kib N0=$(free_kib 0) N1=$(free_kib 1)"
+    echo "switches $(switches "$mode")"
+  } > "$name.mem"
+  # shellcheck disable=SC2086
+  "$sampler" -i "$INTERVAL_MS" -o "$name.samples" -e "$name.err" -- \
+    "${envs[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.out"
+  echo $? > "$name.rc"
+  echo "free_after_kib N0=$(free_kib 0) N1=$(free_kib 1)" >> "$name.mem"
+  [ "$mode" = damon ] && damon_stats >> "$name.mem"
+  exec 7>&-
+  wait "${fpids[@]}"
+  rm -f "$f"
+  switches first-touch > /dev/null
+  stamp "end $name"
+done < "$dir/runs"
+dmesg > dmesg.txt
+stamp done
+touch done
