@@ -168,8 +168,8 @@ def run(args: argparse.Namespace) -> int:
     if kmem_nodes and "kmem" in r["memkind"]["kinds"]:
         r["memkind"]["kinds"]["kmem"] = (
             f"tier kmem = memory-only NUMA node{'s' if len(kmem_nodes) > 1 else ''} "
-            f"{', '.join(kmem_nodes)} (memkind MEMKIND_DAX_KMEM: "
-            f"{r['memkind']['kinds']['kmem']})"
+            f"{', '.join(kmem_nodes)} (the runtime's NUMA node backend, MPOL_PREFERRED; "
+            f"memkind's own MEMKIND_DAX_KMEM kind, not used: {r['memkind']['kinds']['kmem']})"
         )
     r["will_use"] = decide(r)
     if args.json:
