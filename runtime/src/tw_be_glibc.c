@@ -12,9 +12,6 @@
 #include "tw_mech.h"
 
 #include <dlfcn.h>
-#include <linux/mempolicy.h>
-#include <sched.h>
-#include <string.h>
 
 static size_t (*tw_usable_fn)(void *); /* glibc's malloc_usable_size */
 
@@ -54,13 +51,8 @@ static int tw_glibc_split_head(int tier, void *p, size_t len, int tail_tier) {
   (void)tier;
   if (!tw_tier_is_numa(tail_tier) && tail_tier != TW_TIER_KMEM)
     return 0; /* anonymous memory: first touch decides, as for glibc */
-  unsigned cpu, node;
-  if (getcpu(&cpu, &node) || node >= TW_NODES_MAX)
-    return 0;
-  tw_nodeset local = {{0}};
-  tw_set_add(&local, node);
   /* preferred, not bound: a full local node never kills (README) */
-  tw_sys_mbind(p, len, MPOL_PREFERRED, local.bits, TW_NODES_MAX + 1, 0);
+  tw_range_prefer((uintptr_t)p, (uintptr_t)p + len, tw_cpu_node());
   return 0;
 }
 
