@@ -100,9 +100,16 @@ static void tw_mk_error(const char *what, int err, const char *where) {
 }
 
 int tw_memkind_create_fixed(int tier, void *addr, size_t size) {
-  if (!tw_memkind_load())
+  /* memkind's own mappings now are the tier's: those its jemalloc makes
+   * when it loads too (2 MiB-aligned base blocks for every kind it knows,
+   * 1.3 MiB touched), which a NUMA node's backend binds to that node
+   * (tw_tier_mapped) instead of leaving them in the DRAM that is the
+   * placement's budget */
+  tw_in_tier = tier;
+  if (!tw_memkind_load()) {
+    tw_in_tier = 0;
     return -1;
-  tw_in_tier = tier; /* memkind's own mappings now are the tier's */
+  }
   int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
   tw_in_tier = 0;
   if (err) {

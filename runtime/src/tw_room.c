@@ -38,7 +38,7 @@
 
 #define TW_ROOM_MIN ((uint64_t)1 << 20)    /* DRAM parts tracked, room made */
 #define TW_ROOM_SLOTS 256                  /* live objects tracked */
-#define TW_ROOM_MARGIN ((uint64_t)2 << 20) /* kept free above the watermark */
+#define TW_ROOM_MARGIN ((uint64_t)1 << 20) /* kept free above the watermark */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
 
 typedef struct tw_room_blk {

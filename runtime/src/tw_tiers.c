@@ -28,6 +28,9 @@ const tw_tier_ops *tw_tier_backend(int tier) {
   return tier >= 0 && tier < TW_TIER_COUNT ? tw_be[tier] : NULL;
 }
 
+/* The backend being opened (tw_open_lock held), NULL: none. */
+static const tw_tier_ops *tw_opening;
+
 /* The backend for \p tier, opened (tw_open_lock held). */
 static void tw_tier_open(int tier) {
   const tw_tier_ops *ops = NULL;
@@ -42,9 +45,13 @@ static void tw_tier_open(int tier) {
   default: /* kmem, numa:N */
     ops = &tw_numa_ops;
   }
-  if (ops->open && ops->open(tier))
-    return;
-  __atomic_store_n(&tw_be[tier], ops, __ATOMIC_RELEASE);
+  /* (memkind maps its arenas' metadata while the tier opens: bound like
+   * the tier's later mappings, tw_tier_mapped) */
+  tw_opening = ops;
+  int failed = ops->open && ops->open(tier);
+  tw_opening = NULL;
+  if (!failed)
+    __atomic_store_n(&tw_be[tier], ops, __ATOMIC_RELEASE);
 }
 
 void tw_tiers_open(const int used[TW_TIER_COUNT]) {
@@ -123,7 +130,11 @@ size_t tw_tier_usable(int tier, void *p) {
 }
 
 void tw_tier_mapped(int tier, void *p, size_t len, int flags) {
+  /* (a mapping for a tier is made by the thread that opens it, or once it
+   * is open) */
   const tw_tier_ops *ops = tw_tier_backend(tier);
+  if (!ops)
+    ops = tw_opening;
   if (ops && ops->mapped)
     ops->mapped(tier, p, len, flags);
 }

@@ -182,8 +182,10 @@ def big_n0_vmas(path, n=6):
 
 def check_free(cfg, d):
     """192 MiB of numa:1 objects freed: at most 16 MiB of them stays on
-    node 1; with them live, the placed run holds at most 16 MiB more node-0
-    anonymous memory outside the program's objects than the unplaced run."""
+    node 1; with them live, the placed run holds at most 2 MiB more node-0
+    anonymous memory outside the program's objects than the unplaced run
+    (issue 26 asks for 16; memkind's arena metadata, 2.3 MiB, went to node 0
+    until the tier's backend bound the mappings made while it opens)."""
     ref, free = c.Case(d, "free-ref"), c.Case(d, "free")
     fr, fp = free_lines(ref), free_lines(free)
     if not {"before", "live", "after"} <= fp.keys() or "live" not in fr:
@@ -198,10 +200,10 @@ def check_free(cfg, d):
     other = {k: (v["live"]["anon"].get(0, 0) - v["live"]["objs"].get(0, 0)) * c.PAGE
              for k, v in (("placed", fp), ("unplaced", fr))}
     extra = other["placed"] - other["unplaced"]
-    c.check(f"{cfg}/free-no-unaccounted-N0", extra <= 16 * MiB,
+    c.check(f"{cfg}/free-no-unaccounted-N0", extra <= 2 * MiB,
             f"node-0 anonymous memory outside the program's objects with 240 MiB live: "
             f"placed {other['placed'] / MiB:.1f} MiB, unplaced {other['unplaced'] / MiB:.1f} MiB "
-            f"(+{extra / MiB:.1f}, want <= 16); THP {c.read(d / 'thp.txt').strip()}; "
+            f"(+{extra / MiB:.1f}, want <= 2); THP {c.read(d / 'thp.txt').strip()}; "
             f"placed run's largest node-0 anonymous VMAs: {big_n0_vmas(d / 'free.objs.numa_maps')}")
     c.same_checksum(cfg, free, ref)
     report_nodes(cfg, free, "make_a", 1)
