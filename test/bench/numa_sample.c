@@ -15,12 +15,22 @@
  *                                   migration and NUMA hint-fault counters
  *   sample I T start|mid|end        sample I, T seconds after the start
  *   page I NAME N0 N1 NONE          pages of object NAME on node 0, node 1,
- *                                   and not present (never touched, or
- *                                   unmapped by the NUMA scanner)
+ *                                   and not present (never touched): from
+ *                                   /proc/PID/pagemap's frame numbers
+ *                                   (root; PROT_NONE hint-fault pages
+ *                                   included), else move_pages(2) (which
+ *                                   counts those as not present)
  *   held I N0=PAGES N1=PAGES anon N0=PAGES N1=PAGES
  *                                   every page of the process on each node
  *                                   (/proc/PID/numa_maps), then those of its
  *                                   anonymous mappings
+ *   free I N0=KIB                   node 0's MemFree at sample I (what the
+ *                                   program left unused there)
+ *   vma I ADDR POLICY N0= N1= NAME  (sample 1 only) each mapping holding
+ *                                   64 or more pages of node 0: where the
+ *                                   process's node-0 memory is besides its
+ *                                   objects (NAME: file, [heap], [stack],
+ *                                   anon)
  *   exit STATUS                     the program's exit status (128+signal)
  * Usage: numa_sample [-i MS] -o OUT -e ERRFILE -- PROGRAM ARGS...
  *        numa_sample --hold MIB
@@ -28,7 +38,9 @@
  *   end of input: run under `numactl --membind=0`, it takes node 0's memory
  *   for good (mlocked pages are neither reclaimed nor demoted). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <numaif.h>
 #include <signal.h>
@@ -122,19 +134,117 @@ static void held(pid_t pid, int i) {
     return;
   while (fgets(line, sizeof line, f)) {
     int is_anon = strstr(line, " anon=") && !strstr(line, " file=");
+    long here[2] = {0, 0};
     for (char *p = strstr(line, " N"); p; p = strstr(p + 1, " N")) {
       int node;
       long n;
       if (sscanf(p, " N%d=%ld", &node, &n) == 2 && node >= 0 && node < 2) {
         all[node] += n;
+        here[node] += n;
         if (is_anon)
           anon[node] += n;
       }
     }
+    if (i == 1 && here[0] >= 64) {
+      const char *file = strstr(line, " file="), *name = "anon";
+      char buf[256];
+      if (file)
+        name = file + 6;
+      else if (strstr(line, " heap"))
+        name = "[heap]";
+      else if (strstr(line, " stack"))
+        name = "[stack]";
+      snprintf(buf, sizeof buf, "%s", name);
+      buf[strcspn(buf, " \n")] = 0;
+      char addr[32] = "", policy[64] = "";
+      sscanf(line, "%31s %63s", addr, policy);
+      fprintf(out, "vma %d %s %s N0=%ld N1=%ld %s\n", i, addr, policy, here[0], here[1], buf);
+    }
   }
   fclose(f);
+  f = fopen("/sys/devices/system/node/node0/meminfo", "r");
+  while (f && fgets(line, sizeof line, f)) {
+    long kib;
+    if (sscanf(line, "Node 0 MemFree: %ld kB", &kib) == 1)
+      fprintf(out, "free %d N0=%ld\n", i, kib);
+  }
+  if (f)
+    fclose(f);
   fprintf(out, "held %d N0=%ld N1=%ld anon N0=%ld N1=%ld\n", i, all[0], all[1], anon[0],
           anon[1]);
+}
+
+/* The node of each memory block (/sys/devices/system/node/nodeN/memoryM:
+ * block M holds physical addresses [M, M+1) x the block size): pages are
+ * placed by their frame number from /proc/PID/pagemap, which also sees the
+ * pages NUMA balancing has made PROT_NONE to take hint faults - move_pages(2)
+ * reports those as not present on 6.1, which hid most of a Linux-tiering
+ * run's slow-node pages from the first version of this sampler. */
+#define MAXBLK 65536
+static signed char blk_node[MAXBLK];
+static unsigned long blk_shift;
+
+static int blocks_init(void) {
+  char path[128];
+  unsigned long bytes = 0;
+  FILE *f = fopen("/sys/devices/system/memory/block_size_bytes", "r");
+  if (!f || fscanf(f, "%lx", &bytes) != 1 || !bytes) {
+    if (f)
+      fclose(f);
+    return -1;
+  }
+  fclose(f);
+  while ((1UL << blk_shift) < bytes)
+    blk_shift++;
+  memset(blk_node, -1, sizeof blk_node);
+  for (int node = 0; node < 2; node++) {
+    snprintf(path, sizeof path, "/sys/devices/system/node/node%d", node);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    long m;
+    while (d && (e = readdir(d)))
+      if (sscanf(e->d_name, "memory%ld", &m) == 1 && m >= 0 && m < MAXBLK)
+        blk_node[m] = (signed char)node;
+    if (d)
+      closedir(d);
+  }
+  return 0;
+}
+
+/* Pages of [lo, hi) on node 0, node 1, not present, from pagemap; -1:
+ * pagemap unreadable or gives no frame numbers (not root). */
+static int by_pagemap(pid_t pid, uintptr_t lo, uintptr_t hi, long n[3]) {
+  static uint64_t ent[CHUNK];
+  static int fd = -2;
+  static pid_t of;
+  if (fd == -2 || of != pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pid);
+    fd = blk_shift ? open(path, O_RDONLY) : -1;
+    of = pid;
+  }
+  if (fd < 0)
+    return -1;
+  for (uintptr_t a = lo; a < hi;) {
+    size_t cnt = (hi - a) / PAGE < CHUNK ? (hi - a + PAGE - 1) / PAGE : CHUNK;
+    ssize_t got = pread(fd, ent, cnt * 8, (off_t)(a / PAGE * 8));
+    if (got <= 0)
+      return -1;
+    for (size_t j = 0; j < (size_t)got / 8; j++) {
+      uint64_t e = ent[j], pfn = e & ((1ULL << 55) - 1);
+      if (!(e >> 63)) {
+        n[2]++;
+        continue;
+      }
+      if (!pfn)
+        return -1; /* frame numbers hidden: not root */
+      uint64_t b = (pfn * PAGE) >> blk_shift;
+      int node = b < MAXBLK ? blk_node[b] : -1;
+      n[node == 0 ? 0 : node == 1 ? 1 : 2]++;
+    }
+    a += (uintptr_t)got / 8 * PAGE;
+  }
+  return 0;
 }
 
 static void sample(pid_t pid, int i, const char *kind) {
@@ -143,7 +253,11 @@ static void sample(pid_t pid, int i, const char *kind) {
   fprintf(out, "sample %d %.3f %s\n", i, now() - t0, kind);
   for (int k = 0; k < nobjs; k++) {
     uintptr_t lo = objs[k].addr & ~(PAGE - 1), hi = objs[k].addr + objs[k].bytes;
-    long n0 = 0, n1 = 0, none = 0;
+    long n0 = 0, n1 = 0, none = 0, pm[3] = {0, 0, 0};
+    if (!by_pagemap(pid, lo, hi, pm)) {
+      fprintf(out, "page %d %s %ld %ld %ld\n", i, objs[k].name, pm[0], pm[1], pm[2]);
+      continue;
+    }
     for (uintptr_t a = lo; a < hi;) {
       unsigned long n = 0;
       for (; n < CHUNK && a < hi; n++, a += PAGE)
@@ -212,6 +326,8 @@ int main(int argc, char **argv) {
   out = fopen(outfile, "w");
   if (!out)
     die(outfile);
+  if (blocks_init())
+    blk_shift = 0; /* move_pages(2) only */
   pid_t pid = fork();
   if (pid < 0)
     die("fork");
