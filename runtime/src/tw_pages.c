@@ -2,13 +2,16 @@
 /*
  * Layer 1 (mechanisms): a NUMA node's real room and moving pages between
  * nodes, for the policy's use of the DRAM that is really there (tw_room.c).
- * The room of a node is its free memory (MemFree of its /sys meminfo) above
- * the low watermarks of its zones (/proc/zoneinfo), less its DMA zone's
- * free pages: below the low watermark the page allocator takes first-touch
- * pages from the next node (zone_reclaim_mode 0) and wakes kswapd, so free
- * memory under it is not room for a new block, and down to it first touch
- * still gets local pages (the high watermark, tried first, left room
- * unused that first touch took). Pages move with move_pages(2) (resident
+ * The room of a node is its free memory (MemFree of its /sys meminfo) less,
+ * per zone (/proc/zoneinfo), the free pages under its low watermark plus
+ * its lowmem_reserve for a program's pages: below that the page allocator
+ * takes first-touch pages from the zone after it, then the next node
+ * (zone_reclaim_mode 0), and wakes kswapd, so free memory under it is not
+ * room for a new block, and down to it first touch still gets local pages
+ * (the high watermark, tried first, left room unused that first touch
+ * took). The reserve keeps most of a small DMA zone (and, on a large
+ * machine, ~1/256 of the Normal zone's size in DMA32) from a program; on
+ * a 1 GiB node it leaves 12 of the DMA zone's 16 MiB to it. Pages move with move_pages(2) (resident
  * pages only, no change of policy) or, for a range whose future faults must
  * go to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
  * MPOL_BIND (a full node must not kill the program). Decides nothing: which
@@ -30,40 +33,67 @@
 #define TW_HUGE ((uintptr_t)2 << 20) /* a PMD-sized huge page */
 #define TW_MOVE_CHUNK 512                  /* pages of one TW_HUGE */
 
-/* One line of /proc/zoneinfo: `Node N, zone NAME` sets *cur (and *dma
- * for zone DMA); `low  V` (pages) of node \p node adds to *sum, and so do
- * the `pages free  V` of its DMA zone: the 16 MiB that lowmem_reserve keeps
- * from ordinary allocations. */
-static void tw_zone_line(const char *s, unsigned node, long *cur, int *dma,
-                         uint64_t *sum) {
+/* What /proc/zoneinfo says of the zone being read: a zone of node
+ * \p node (of the file's `Node N, zone NAME` line), its free pages, its low
+ * watermark, and its largest lowmem_reserve (`protection: (...)`: what it
+ * keeps from allocations that could use a higher zone - a program's pages
+ * can use ZONE_MOVABLE, the last but one entry, as large as the last). */
+typedef struct tw_zone {
+  unsigned node;
+  int mine;
+  uint64_t free, low, protect;
+  uint64_t not_room; /* pages, the node's zones read so far */
+} tw_zone;
+
+static uint64_t tw_num(const char **p) {
+  uint64_t v = 0;
+  while (**p == ' ' || **p == '\t' || **p == '(' || **p == ',')
+    (*p)++;
+  while (**p >= '0' && **p <= '9')
+    v = v * 10 + (uint64_t)(*(*p)++ - '0');
+  return v;
+}
+
+/* A zone of the node read to its end: of its free pages, those under its
+ * low watermark plus its reserve are no room (all of them, when it has no
+ * more: the DMA zone's 16 MiB on most machines). */
+static void tw_zone_done(tw_zone *z) {
+  if (z->mine) {
+    uint64_t keep = z->low + z->protect;
+    z->not_room += z->free < keep ? z->free : keep;
+  }
+  z->mine = 0;
+  z->free = z->low = z->protect = 0;
+}
+
+static void tw_zone_line(const char *s, tw_zone *z) {
   while (*s == ' ' || *s == '\t')
     s++;
-  const char *num = NULL;
   if (!strncmp(s, "Node ", 5)) {
-    *cur = 0;
-    for (s += 5; *s >= '0' && *s <= '9'; s++)
-      *cur = *cur * 10 + (*s - '0');
-    const char *z = strstr(s, "zone");
-    for (z = z ? z + 4 : s; *z == ' '; z++)
-      ;
-    *dma = !strcmp(z, "DMA");
-  } else if (*cur == (long)node && !strncmp(s, "low", 3) &&
-             (s[3] == ' ' || s[3] == '\t'))
-    num = s + 3;
-  else if (*cur == (long)node && *dma && !strncmp(s, "pages free", 10))
-    num = s + 10;
-  if (num) {
-    uint64_t v = 0;
-    while (*num == ' ' || *num == '\t')
-      num++;
-    while (*num >= '0' && *num <= '9')
-      v = v * 10 + (uint64_t)(*num++ - '0');
-    *sum += v;
+    tw_zone_done(z);
+    s += 5;
+    z->mine = tw_num(&s) == z->node;
+  } else if (!z->mine)
+    return;
+  else if (!strncmp(s, "pages free", 10)) {
+    s += 10;
+    z->free = tw_num(&s);
+  } else if (!strncmp(s, "low", 3) && (s[3] == ' ' || s[3] == '\t')) {
+    s += 3;
+    z->low = tw_num(&s);
+  } else if (!strncmp(s, "protection:", 11)) {
+    s += 11;
+    while (*s && *s != ')') {
+      uint64_t v = tw_num(&s);
+      z->protect = v > z->protect ? v : z->protect;
+      if (*s != ',' && *s != ' ')
+        break;
+    }
   }
 }
 
-/* What of node \p node's free memory is no room, in bytes: its zones' low
- * watermarks and its DMA zone's free pages, from /proc/zoneinfo
+/* What of node \p node's free memory is no room, in bytes: per zone, the
+ * free pages under its low watermark plus lowmem_reserve, from /proc/zoneinfo
  * (TIERWISE_SYSFS_NODE: DIR/zoneinfo); read in pieces (the file grows with
  * the CPUs). */
 static uint64_t tw_zone_not_room(unsigned node) {
@@ -80,9 +110,7 @@ static uint64_t tw_zone_not_room(unsigned node) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
-  uint64_t sum = 0;
-  long cur = -1;
-  int dma = 0;
+  tw_zone z = {.node = node};
   size_t have = 0;
   for (int eof = 0; !eof;) {
     ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
@@ -95,7 +123,7 @@ static uint64_t tw_zone_not_room(unsigned node) {
         break; /* a partial line: read more (one too long is cut) */
       char *end = nl ? nl : buf + have;
       *end = 0;
-      tw_zone_line(buf + start, node, &cur, &dma, &sum);
+      tw_zone_line(buf + start, &z);
       start = (size_t)(end - buf) + 1;
     }
     start = start < have ? start : have;
@@ -103,7 +131,8 @@ static uint64_t tw_zone_not_room(unsigned node) {
     have -= start;
   }
   close(fd);
-  return sum * TW_PAGE;
+  tw_zone_done(&z);
+  return z.not_room * TW_PAGE;
 }
 
 uint64_t tw_node_room(unsigned node, uint64_t *free_out, uint64_t *wmark_out) {

@@ -28,6 +28,7 @@ free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/meminfo;
 
 stamp booted
 source "$SRC/test/numa/kmem_dax.sh"
+source "$SRC/test/numa/zones.sh"
 kmem_dax_setup "$MODDIR" "$dir/kmem-dax.txt" || { echo "no KMEM-DAX node 1" > "$dir/failed"; exit 1; }
 uname -r > "$dir/kernel"
 stamp "kmem-dax set up"
@@ -168,13 +169,12 @@ while read -r name mode target prog args; do
   # the fillers: node 0 down to TARGET KiB free - a first one leaves 16 MiB
   # more (its page tables and the kernel's own allocations take some), a
   # second one takes what is left above the target
-  # ABOVE_WMARK=1: the target is room above the kernel's low watermarks
-  # of node 0's zones (below them the allocator falls back to node 1) and
-  # besides the DMA zone's free pages (kept for DMA by lowmem_reserve), as
-  # the runtime's room counts it
+  # ABOVE_WMARK=1: the target is room above what the page allocator keeps
+  # from a program in node 0's zones (their low watermarks and
+  # lowmem_reserve: below them it falls back to node 1), as the runtime's
+  # room counts it (test/numa/zones.sh)
   if [ "${ABOVE_WMARK:-0}" = 1 ]; then
-    target=$((target + $(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
-      on && $1=="low"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3} END{print s*4}' /proc/zoneinfo)))
+    target=$((target + $(zone_not_room_kib)))
   fi
   f=/dev/shm/$name.fill
   rm -f "$f" && mkfifo "$f"

@@ -52,14 +52,13 @@ fill_case() {
 # kept for the ranked objects, the split tail promoted when tmp is freed),
 # each with node 0 left about 72 MiB of room (as the runtime counts it:
 # MemFree less the zones' low watermarks and the DMA zone's free pages) by
+source "$SRC/test/numa/zones.sh"
 # fillers (`numactl --membind=0 numa_probe --hold`: anonymous memory, no
 # swap here): one large one for the three runs, and a small one per run
 # that takes what is left above the target just before it.
 room_left_mib() { # node 0's room above TARGET MiB, as the runtime counts it
   local wm free
-  wm=$(awk '/^Node 0, zone/{on=1; dma=($NF=="DMA"); next} /^Node/{on=0}
-            on && $1=="low"{s+=$2} on && dma && $1=="pages" && $2=="free"{s+=$3}
-            END{print s*4}' /proc/zoneinfo)
+  wm=$(zone_not_room_kib)
   free=$(awk '/MemFree/{print $4}' /sys/devices/system/node/node0/meminfo)
   echo $(( (free - wm) / 1024 - $1 ))
 }
