@@ -182,6 +182,10 @@ TW_HIDDEN int tw_cpu_node(void); /* the calling thread's node, -1 */
  * NULL) how far it looked. No policy changes. */
 TW_HIDDEN size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to,
                                size_t want, int backward, uintptr_t *stop);
+/* Bytes of [lo, hi) (pages inside it) not yet resident: what the range
+ * will still take from some node at first touch (move_pages(2) status
+ * queries, 512 pages a call). */
+TW_HIDDEN size_t tw_pages_absent(uintptr_t lo, uintptr_t hi);
 /* [lo, hi)'s later faults prefer node \p node (mbind MPOL_PREFERRED, never
  * bound); 0 or -1. */
 TW_HIDDEN int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node);

@@ -170,6 +170,24 @@ static unsigned long tw_on_node(const int *status, unsigned long n, int node) {
   return k;
 }
 
+size_t tw_pages_absent(uintptr_t lo, uintptr_t hi) {
+  void *pages[TW_MOVE_CHUNK];
+  int status[TW_MOVE_CHUNK];
+  lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
+  hi &= ~(uintptr_t)(TW_PAGE - 1);
+  size_t absent = 0;
+  while (lo < hi) {
+    unsigned long n = 0;
+    for (; n < TW_MOVE_CHUNK && lo < hi; n++, lo += TW_PAGE)
+      pages[n] = (void *)lo;
+    if (tw_move_chunk(pages, n, NULL, status))
+      return absent; /* (no move_pages: nothing known) */
+    for (unsigned long i = 0; i < n; i++)
+      absent += status[i] == -ENOENT ? TW_PAGE : 0;
+  }
+  return absent;
+}
+
 size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
                      int backward, uintptr_t *stop) {
   void *pages[TW_MOVE_CHUNK], *sel[TW_MOVE_CHUNK];

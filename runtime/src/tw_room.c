@@ -10,14 +10,15 @@
  *
  * - keeps the best-ranked DRAM data there (placement `rank`, 1 best): before
  *   a ranked object is served it reads the DRAM node's room (tw_node_room:
- *   free memory above the low watermarks),
- *   and when that is short it moves pages of worse-ranked (or unranked)
+ *   free memory above what the allocator keeps from a program), less what
+ *   as good or better tracked objects will still take at first touch, and
+ *   when that is short it moves pages of worse-ranked (or unranked)
  *   live objects to the slow node (move_pages), from their ends, so that
  *   the new object's pages find room at first touch, whatever the
  *   allocation order;
  * - follows the program's phases: when a large DRAM object is freed (the
- *   node's room grows), the best-ranked live objects get DRAM first: their
- *   pages on other nodes (moved out above, or spilled at first touch) come
+ *   node's room grows), the best-ranked live objects get DRAM first: room
+ *   for their untouched pages, their pages on other nodes (moved out above, or spilled at first touch) come
  *   back, and split objects whose tail is a NUMA node grow their head: the
  *   tail's first pages are preferred to the DRAM node (mbind MPOL_PREFERRED)
  *   and moved there, charged to the DRAM limit's account (credited at free);
@@ -54,6 +55,7 @@ typedef struct tw_room_blk {
   int split;
   int settled; /* all its resident DRAM-part pages were on the DRAM node at
                   the last promotion pass, and none moved out since */
+  int touched; /* all its DRAM-part pages were resident at the last look */
 } tw_room_blk;
 
 int tw_room_on;
@@ -130,6 +132,17 @@ static int tw_room_rank(const tw_site *s) {
   return r > 0 ? r : INT_MAX;
 }
 
+/* What \p b's DRAM part will still take at first touch: room it is owed
+ * (an array allocated before the kernel and first written in it must find
+ * its room there, not given to another object's pages meanwhile). */
+static uint64_t tw_room_owed(tw_room_blk *b) {
+  if (b->touched)
+    return 0;
+  size_t absent = tw_pages_absent(b->lo, b->hi);
+  b->touched = !absent;
+  return absent;
+}
+
 static void tw_room_count(int slot, int what, uint64_t bytes) {
   if (slot >= 0 && bytes)
     tw_rs_site[3 * slot + what] += bytes;
@@ -174,9 +187,12 @@ void tw_room_before(const tw_site *s, uint64_t n) {
   if (n < TW_ROOM_MIN || rank == INT_MAX)
     return; /* only ranked data makes room */
   pthread_mutex_lock(&tw_room_lock);
-  uint64_t room = tw_room_now();
-  if (room < n + TW_ROOM_MARGIN)
-    tw_room_demote(rank, n + TW_ROOM_MARGIN - room);
+  uint64_t room = tw_room_now(), need = n + TW_ROOM_MARGIN;
+  for (int i = 0; i < TW_ROOM_SLOTS; i++) /* owed to as good or better */
+    if (tw_rb[i].p && tw_rb[i].rank <= rank)
+      need += tw_room_owed(&tw_rb[i]);
+  if (room < need)
+    tw_room_demote(rank, need - room);
   pthread_mutex_unlock(&tw_room_lock);
 }
 
@@ -242,9 +258,10 @@ int tw_room_forget(const void *p) {
   return 1; /* (its pages: sampled by the report's DRAM sampling, tw_place.c) */
 }
 
-/* Room grew: the best-ranked tracked objects get DRAM first - their pages
- * elsewhere come back, then split objects' tails are promoted - up to the
- * room (less a margin) and the DRAM limit's unreserved rest. */
+/* Room grew: the best-ranked tracked objects get DRAM first - the room
+ * their untouched pages will take, their pages elsewhere back, then split
+ * objects' tails promoted - up to the room (less a margin) and the DRAM
+ * limit's unreserved rest. */
 void tw_room_freed(void) {
   pthread_mutex_lock(&tw_room_lock);
   uint64_t room = tw_room_now();
@@ -259,6 +276,8 @@ void tw_room_freed(void) {
       break;
     done[v] = 1;
     tw_room_blk *b = &tw_rb[v];
+    uint64_t owed = tw_room_owed(b); /* its first touches come first */
+    budget -= owed < budget ? owed : budget;
     /* (a settled object is not looked at again: a pass per large free
      * must not cost all the tracked objects' pages each time) */
     uintptr_t stop = b->hi;
