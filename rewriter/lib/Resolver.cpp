@@ -333,117 +333,166 @@ std::string applyAt(std::string Text, unsigned Base,
   return Text;
 }
 
-// Wrapper refactoring: a function whose allocation serves sites of
-// different tiers gains a tier parameter (C++: trailing, defaulted to the
-// placement's default tier; C: a NAME_tier variant taking it first, which
-// the original calls with the default), and each placed caller passes its
-// tier. Members: the sites reaching the function's placed allocations.
-void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
-                     bool PerUse, const Placement &P, const SourceIndex &Index,
-                     Emitter &Emit, Outcome &Out,
-                     std::map<const Site *, std::string> &Failed) {
+// A placed call path through a function being refactored: the site and the
+// index of that function's frame in its frames.
+using PathMember = std::pair<const Located *, size_t>;
+
+// The site's call of W: its frame Idx + 1; null and Why when there is none
+// that can pass a tier.
+const CallSiteFact *callAt(const Site &S, size_t Idx, const WrapperFact &W,
+                           const SourceIndex &Index, std::string &Why) {
+  if (Idx + 1 >= S.Frames.size()) {
+    Why = "the placement does not name its caller";
+    return nullptr;
+  }
+  const Frame &F = S.Frames[Idx + 1];
+  std::vector<std::string> Files = Index.resolveFile(F.File);
+  std::vector<const CallSiteFact *> Calls;
+  if (Files.size() == 1)
+    for (const CallSiteFact &C : Index.CallSites)
+      if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == W.Key)
+        Calls.push_back(&C);
+  if (Calls.size() > 1 && F.Column) {
+    std::vector<const CallSiteFact *> At;
+    for (const CallSiteFact *C : Calls)
+      if (C->Col <= F.Column && F.Column < C->EndCol)
+        At.push_back(C);
+    Calls = At;
+  }
+  std::string Where = base(F.File) + ":" + std::to_string(F.Line);
+  if (Files.size() != 1)
+    Why = "it is called from " + F.str() + ", not in the given files";
+  else if (Calls.empty())
+    Why = "no call of it at " + Where +
+          " (is it called through a macro or a pointer?)";
+  else if (Calls.size() > 1)
+    Why = std::to_string(Calls.size()) + " calls of it on " + Where +
+          " and the placement gives no column";
+  else if (!Calls[0]->Problem.empty())
+    Why = "its call at " + Where + ": " + Calls[0]->Problem;
+  else if (W.CPlusPlus && Calls[0]->WrittenArgs < W.NumParams)
+    Why = "its call at " + Where + " leaves default arguments out";
+  else
+    return Calls[0];
+  return nullptr;
+}
+
+// The edits that make call C of W pass Arg as its tier (C: W_tier(Arg, ...)).
+std::vector<EditTemplate> passTier(const WrapperFact &W, const CallSiteFact &C,
+                                   const std::string &Arg) {
+  if (W.CPlusPlus)
+    return {{C.File, C.ArgsEnd, 0, (C.WrittenArgs ? ", " : "") + Arg}};
+  return {{C.File, C.NameOffset + C.NameLength, 0, "_tier"},
+          {C.File, C.ArgsBegin, 0, Arg + (C.WrittenArgs ? ", " : "")}};
+}
+
+void putVar(std::string &Text, const std::string &Var) {
+  for (size_t P; (P = Text.find("@VAR@")) != std::string::npos;)
+    Text.replace(P, 5, Var);
+}
+
+// One function of a placed call path gains a tier parameter (C++: trailing,
+// defaulted to the placement's default tier; C: a NAME_tier variant taking
+// it first, which the original calls with the default): Inner, the edits in
+// its body, use it (@VAR@). Each call of it that the members reach passes
+// their tier, unless the function that call is in has callers the members
+// do not reach (or reach with different tiers): then that function gains the
+// parameter too and the call passes it on, so a call path the placement does
+// not name keeps the default (a delegating constructor called by both a
+// placed and an unplaced path, say). False when no call passes a tier.
+bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
+                   const std::vector<EditTemplate> &Inner, const Placement &P,
+                   const SourceIndex &Index, Emitter &Emit, Outcome &Out,
+                   std::map<const Site *, std::string> &Failed,
+                   unsigned Depth) {
   std::string Who = W.QualifiedName + " (" + base(W.File) + ":" +
                     std::to_string(W.Line) + ")";
-  auto FailAll = [&](const std::string &Why) {
-    for (auto &[L, A] : Members)
-      Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
+  auto FailPlaced = [&](const std::vector<PathMember> &Xs,
+                        const std::string &Why) {
+    for (auto &[L, I] : Xs)
+      if (L->S->Tier != P.DefaultTier)
+        Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
+    return false;
   };
   if (W.File.empty())
-    return FailAll("its definition is not in the given files");
+    return FailPlaced(Ms, "its definition is not in the given files");
   if (!W.Problem.empty())
-    return FailAll("it cannot take a tier parameter: " + W.Problem);
-  std::set<const AllocExpr *> Allocs;
-  for (auto &[L, A] : Members) {
-    Allocs.insert(A);
-    if (headOf(*L->S))
-      return FailAll("its sites have DRAM heads (dram_bytes), which a tier "
-                     "parameter does not carry");
-    if (std::string Why = cannotPlace(*A, L->S->Tier, 0); !Why.empty()) {
-      if (L->S->Tier != P.DefaultTier)
-        return FailAll(Why);
-    } else if (PerUse && !A->Macro.empty() && !A->UseProblem.empty()) {
-      return FailAll("macro " + A->Macro + ": " + A->UseProblem);
-    }
-  }
-  // Each site's call of the wrapper: the next frame.
-  std::map<const CallSiteFact *, std::set<std::string>> Tiers;
-  std::map<const Site *, const CallSiteFact *> CallOf;
-  for (auto &[L, A] : Members) {
-    const Site &S = *L->S;
-    std::string Why;
-    const CallSiteFact *Call = nullptr;
-    if (L->FrameIdx + 1 >= S.Frames.size()) {
-      Why = "the placement does not name its caller";
-    } else {
-      const Frame &F = S.Frames[L->FrameIdx + 1];
-      std::vector<std::string> Files = Index.resolveFile(F.File);
-      std::vector<const CallSiteFact *> Calls;
-      if (Files.size() == 1)
-        for (const CallSiteFact &C : Index.CallSites)
-          if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == W.Key)
-            Calls.push_back(&C);
-      if (Calls.size() > 1 && F.Column) {
-        std::vector<const CallSiteFact *> At;
-        for (const CallSiteFact *C : Calls)
-          if (C->Col <= F.Column && F.Column < C->EndCol)
-            At.push_back(C);
-        Calls = At;
-      }
-      if (Files.size() != 1)
-        Why = "it is called from " + F.str() + ", not in the given files";
-      else if (Calls.empty())
-        Why = "no call of it at " + base(F.File) + ":" +
-              std::to_string(F.Line) + " (is it called through a macro or a "
-                                       "pointer?)";
-      else if (Calls.size() > 1)
-        Why = std::to_string(Calls.size()) + " calls of it on " +
-              base(F.File) + ":" + std::to_string(F.Line) +
-              " and the placement gives no column";
-      else if (!Calls[0]->Problem.empty())
-        Why = "its call at " + base(F.File) + ":" + std::to_string(F.Line) +
-              ": " + Calls[0]->Problem;
-      else if (W.CPlusPlus && Calls[0]->WrittenArgs < W.NumParams)
-        Why = "its call at " + base(F.File) + ":" + std::to_string(F.Line) +
-              " leaves default arguments out";
-      else
-        Call = Calls[0];
-    }
-    if (Call) {
-      CallOf[&S] = Call;
-      Tiers[Call].insert(S.Tier);
-    } else if (S.Tier != P.DefaultTier) {
-      Failed.emplace(&S, "site needs a wrapper change: " + Who + ": " + Why);
-    }
-  }
+    return FailPlaced(Ms, "it cannot take a tier parameter: " + W.Problem);
   std::string Var = "tier";
   for (const std::string &N : W.ParamNames)
     if (N == Var)
       Var = "tw_tier_arg";
   std::string Default = *tierEnumName(P.DefaultTier);
-  std::vector<std::pair<const CallSiteFact *, std::string>> Callers;
-  for (auto &[L, A] : Members) {
-    auto It = CallOf.find(L->S);
-    if (It == CallOf.end() || L->S->Tier == P.DefaultTier)
+
+  std::map<const CallSiteFact *, std::vector<PathMember>> ByCall;
+  for (const PathMember &M : Ms) {
+    std::string Why;
+    if (const CallSiteFact *C = callAt(*M.first->S, M.second, W, Index, Why))
+      ByCall[C].push_back(M);
+    else
+      FailPlaced({M}, Why);
+  }
+  std::vector<std::pair<const CallSiteFact *, std::string>> Constant;
+  // Functions the tier is passed on to: members (one frame up), the calls.
+  std::map<std::string, std::pair<std::vector<PathMember>,
+                                  std::vector<const CallSiteFact *>>>
+      Up;
+  for (auto &[C, CMs] : ByCall) {
+    std::set<std::string> Tiers;
+    for (auto &[L, I] : CMs)
+      Tiers.insert(L->S->Tier);
+    if (Tiers.size() == 1 && *Tiers.begin() == P.DefaultTier)
       continue;
-    const CallSiteFact *C = It->second;
-    if (Tiers[C].size() > 1) {
-      Failed.emplace(L->S, "site needs a wrapper change: " + Who +
-                               " is called at " + base(C->File) + ":" +
-                               std::to_string(C->Line) +
-                               " by sites of different tiers (change the "
-                               "function that call is in as well)");
+    std::string Where = base(C->File) + ":" + std::to_string(C->Line);
+    const std::string &G = C->FunctionKey;
+    auto GW = Index.Wrappers.find(G);
+    bool Propagate = false;
+    if (!G.empty() && G != W.Key && Depth < 8 && GW != Index.Wrappers.end()) {
+      std::set<const CallSiteFact *> Reached;
+      bool Known = true;
+      for (auto &[L, I] : CMs) {
+        std::string Ignored;
+        const CallSiteFact *GC = callAt(*L->S, I + 1, GW->second, Index, Ignored);
+        Known = Known && GC;
+        Reached.insert(GC);
+      }
+      size_t Calls = 0;
+      for (const CallSiteFact &X : Index.CallSites)
+        Calls += X.CalleeKey == G;
+      Propagate = Known && (Tiers.size() > 1 || Calls > Reached.size());
+    }
+    if (Propagate) {
+      auto &U = Up[G];
+      for (auto &[L, I] : CMs)
+        U.first.push_back({L, I + 1});
+      U.second.push_back(C);
       continue;
     }
-    bool New = true;
-    for (auto &[D, T] : Callers)
-      New = New && D != C;
-    if (New)
-      Callers.push_back({C, L->S->Tier});
+    if (Tiers.size() > 1) {
+      for (auto &[L, I] : CMs)
+        if (L->S->Tier != P.DefaultTier)
+          Failed.emplace(L->S, "site needs a wrapper change: " + Who +
+                                   " is called at " + Where +
+                                   " by sites of different tiers (change the "
+                                   "function that call is in as well)");
+      continue;
+    }
+    Constant.push_back({C, *Tiers.begin()});
   }
-  if (Callers.empty())
-    return;
-  // The wrapper's declarations and allocations.
-  TierSpelling Param{Var, "tw::tier_tag{" + Var + "}"};
+  std::vector<const CallSiteFact *> Passing;
+  for (auto &[G, U] : Up) {
+    std::vector<EditTemplate> GInner;
+    for (const CallSiteFact *C : U.second)
+      for (const EditTemplate &E : passTier(W, *C, "@VAR@"))
+        GInner.push_back(E);
+    if (refactorLevel(Index.Wrappers.at(G), U.first, GInner, P, Index, Emit,
+                      Out, Failed, Depth + 1))
+      Passing.insert(Passing.end(), U.second.begin(), U.second.end());
+  }
+  if (Constant.empty() && Passing.empty())
+    return false;
+
+  // The function's declarations and the edits in its body.
   if (W.CPlusPlus) {
     for (const WrapperFact::Decl &D : W.Decls) {
       std::string Text = std::string(W.NumParams ? ", " : "") + "tw_tier " +
@@ -453,18 +502,19 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
       else
         Emit.add(D.File, D.ParamsEnd, 0, Text);
     }
-    for (const AllocExpr *A : Allocs)
-      for (const EditTemplate &E : editsOf(*A, PerUse))
-        Emit.add(E.File, E.Offset, E.Length, fillWith(E.Text, Param, 0));
+    for (EditTemplate E : Inner) {
+      putVar(E.Text, Var);
+      Emit.add(E.File, E.Offset, E.Length, E.Text);
+    }
   } else {
     // NAME_tier: a copy of the definition taking the tier first, with the
-    // allocations using it; the original forwards with the default tier.
+    // edits in its body; the original forwards with the default tier.
     using Edit = std::pair<unsigned, std::pair<unsigned, std::string>>;
     auto Signature = [&](const WrapperFact::Decl &D, std::vector<Edit> &Edits) {
       Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
       if (D.VoidList || !W.NumParams)
-        Edits.push_back({D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin,
-                                         "tw_tier " + Var}});
+        Edits.push_back(
+            {D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin, "tw_tier " + Var}});
       else
         Edits.push_back({D.ParamsBegin, {0, "tw_tier " + Var + ", "}});
     };
@@ -474,15 +524,14 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
       if (D.Definition && D.File == W.File)
         Def = &D;
     if (!Def || W.DefText.empty() || !W.BodyBegin)
-      return FailAll("cannot find its definition's text");
+      return FailPlaced(Ms, "cannot find its definition's text");
     Signature(*Def, Edits);
-    for (const AllocExpr *A : Allocs)
-      for (const EditTemplate &E : editsOf(*A, PerUse)) {
-        if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
-          return FailAll("its allocation is spelled outside it (" +
-                         A->where() + ")");
-        Edits.push_back({E.Offset, {E.Length, fillWith(E.Text, Param, 0)}});
-      }
+    for (EditTemplate E : Inner) {
+      if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
+        return FailPlaced(Ms, "its allocation is spelled outside it");
+      putVar(E.Text, Var);
+      Edits.push_back({E.Offset, {E.Length, E.Text}});
+    }
     std::string Variant = applyAt(W.DefText, W.DefBegin, Edits);
     std::string Args = Default;
     for (const std::string &N : W.ParamNames)
@@ -500,24 +549,64 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
       }
   }
   std::string List;
-  for (auto &[C, Tier] : Callers) {
-    std::string Enum = *tierEnumName(Tier);
-    if (W.CPlusPlus) {
-      Emit.add(C->File, C->ArgsEnd, 0, (C->WrittenArgs ? ", " : "") + Enum);
-    } else {
-      Emit.add(C->File, C->NameOffset + C->NameLength, 0, "_tier");
-      Emit.add(C->File, C->ArgsBegin, 0, Enum + (C->WrittenArgs ? ", " : ""));
-    }
+  for (auto &[C, Tier] : Constant) {
+    for (const EditTemplate &E : passTier(W, *C, *tierEnumName(Tier)))
+      Emit.add(E.File, E.Offset, E.Length, E.Text);
     List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
             std::to_string(C->Line) + " (" + Tier + ")";
   }
+  for (const CallSiteFact *C : Passing)
+    List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
+            std::to_string(C->Line) + " (its caller's tier parameter)";
   Out.Notes.push_back(
       "wrapper " + Who +
       (W.CPlusPlus ? " gains a parameter `tw_tier " + Var + " = " + Default +
                          "`"
                    : " forwards to a new " + W.Name + "_tier(tw_tier " + Var +
                          ", ...) with " + Default) +
-      " that its allocation uses; callers passing a tier: " + List);
+      (Depth ? " that it passes on" : " that its allocation uses") +
+      "; callers passing a tier: " + List);
+  return true;
+}
+
+// Wrapper refactoring: a function whose allocation serves sites of
+// different tiers (or callers no site reaches) gains a tier parameter, and
+// the placed call paths pass their tier (refactorLevel). Members: the sites
+// reaching the function's placed allocations.
+void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
+                     bool PerUse, const Placement &P, const SourceIndex &Index,
+                     Emitter &Emit, Outcome &Out,
+                     std::map<const Site *, std::string> &Failed) {
+  std::string Who = W.QualifiedName + " (" + base(W.File) + ":" +
+                    std::to_string(W.Line) + ")";
+  auto FailAll = [&](const std::string &Why) {
+    for (auto &[L, A] : Members)
+      Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
+  };
+  std::set<const AllocExpr *> Allocs;
+  for (auto &[L, A] : Members) {
+    Allocs.insert(A);
+    if (headOf(*L->S))
+      return FailAll("its sites have DRAM heads (dram_bytes), which a tier "
+                     "parameter does not carry");
+    if (std::string Why = cannotPlace(*A, L->S->Tier, 0); !Why.empty()) {
+      if (L->S->Tier != P.DefaultTier)
+        return FailAll(Why);
+    } else if (PerUse && !A->Macro.empty() && !A->UseProblem.empty()) {
+      return FailAll("macro " + A->Macro + ": " + A->UseProblem);
+    }
+  }
+  std::vector<EditTemplate> Inner;
+  TierSpelling Param{"@VAR@", "tw::tier_tag{@VAR@}"};
+  for (const AllocExpr *A : Allocs)
+    for (EditTemplate E : editsOf(*A, PerUse)) {
+      E.Text = fillWith(E.Text, Param, 0);
+      Inner.push_back(E);
+    }
+  std::vector<PathMember> Ms;
+  for (auto &[L, A] : Members)
+    Ms.push_back({L, L->FrameIdx});
+  refactorLevel(W, Ms, Inner, P, Index, Emit, Out, Failed, 0);
 }
 
 // The site's call of the function its allocation is in (its next frame).

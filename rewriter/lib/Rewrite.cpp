@@ -24,18 +24,67 @@ using namespace clang;
 namespace tierwise {
 namespace {
 
-// Paths in the diff: relative to the working directory when under it.
-std::string label(const std::string &Path) {
-  llvm::SmallString<256> Cwd;
-  if (!llvm::sys::fs::current_path(Cwd)) {
-    llvm::SmallString<256> Real;
-    if (!llvm::sys::fs::real_path(Cwd, Real))
-      Cwd = Real;
-    llvm::StringRef P(Path);
-    if (P.consume_front(Cwd) && P.consume_front("/"))
-      return P.str();
+std::string realOr(const std::string &Path) {
+  llvm::SmallString<256> Real;
+  return llvm::sys::fs::real_path(Path, Real) ? Path : Real.str().str();
+}
+
+// The directory the patch's paths are relative to: --root, else the git
+// work tree (a directory with .git) holding the first file, else the
+// working directory. A real path: files are named by theirs.
+std::string projectRoot(const RewriteOptions &Opts,
+                        const std::vector<std::string> &Files) {
+  if (!Opts.Root.empty())
+    return realOr(Opts.Root);
+  if (!Files.empty()) {
+    llvm::SmallString<256> Dir(realOr(Files.front()));
+    llvm::sys::path::remove_filename(Dir);
+    for (llvm::StringRef D = Dir; !D.empty();
+         D = llvm::sys::path::parent_path(D)) {
+      llvm::SmallString<256> Git(D);
+      llvm::sys::path::append(Git, ".git");
+      if (llvm::sys::fs::exists(Git))
+        return D.str();
+    }
   }
-  return Path;
+  llvm::SmallString<256> Cwd;
+  if (llvm::sys::fs::current_path(Cwd))
+    return "";
+  return realOr(Cwd.str().str());
+}
+
+// Path under Root, relative to it, or "".
+std::string under(const std::string &Root, llvm::StringRef P) {
+  if (!Root.empty() && P.consume_front(Root) &&
+      (Root.back() == '/' ? true : P.consume_front("/")))
+    return P.str();
+  return "";
+}
+
+// A file's name in the patch (File is its real path): relative to the root
+// as git tracks it (the real path: git apply and patch refuse to write
+// through a symlink, and a header reached through a linked directory is
+// the link target's file in the tree); a file whose real path is outside
+// the root by the path the project reached it by (Reached), if that is
+// under the root; else its absolute path.
+std::string label(const std::string &File, const std::string &Root,
+                  const SourceIndex &Index, std::vector<std::string> &Notes) {
+  if (std::string R = under(Root, File); !R.empty())
+    return R;
+  auto It = Index.Reached.find(File);
+  if (It != Index.Reached.end())
+    if (std::string R = under(Root, It->second); !R.empty()) {
+      Notes.push_back(R + " reaches " + File +
+                      " through a symlink, outside the project root " + Root +
+                      ": the patch names it by that path, which git apply "
+                      "and patch do not write through; give --root a "
+                      "directory above both");
+      return R;
+    }
+  Notes.push_back(File + " is outside the project root " + Root +
+                  ": the patch names it by its absolute path (apply with "
+                  "`patch -p0` from /, or give --root)");
+  return File;
 }
 
 // The file's text after the edits and the tierwise.h include.
@@ -272,6 +321,8 @@ int runRewrite(const RewriteOptions &Opts,
   for (const tooling::Replacement &E : R.Edits)
     ByFile[E.getFilePath().str()].push_back(E);
   std::string Patch;
+  std::string Root = projectRoot(Opts, Files);
+  std::vector<std::string> PathNotes;
   for (auto &[File, Edits] : ByFile) {
     auto New = rewriteFile(File, Edits);
     if (!New) {
@@ -280,7 +331,8 @@ int runRewrite(const RewriteOptions &Opts,
       return 2;
     }
     auto Old = llvm::MemoryBuffer::getFile(File);
-    Patch += unifiedDiff(label(File), (*Old)->getBuffer(), *New);
+    Patch += unifiedDiff(label(File, Root, Index, PathNotes),
+                         (*Old)->getBuffer(), *New);
     if (Opts.InPlace) {
       std::error_code EC;
       llvm::raw_fd_ostream OS(File, EC);
@@ -305,6 +357,11 @@ int runRewrite(const RewriteOptions &Opts,
     Out << Patch;
   }
 
+  if (!ByFile.empty() && !Opts.InPlace)
+    Err << "tierwise-rewrite: note: the patch's paths are relative to "
+        << Root << " (apply there with `git apply` or `patch -p1`)\n";
+  for (const std::string &N : PathNotes)
+    Err << "tierwise-rewrite: note: " << N << "\n";
   for (const std::string &N : R.Notes)
     Err << "tierwise-rewrite: note: " << N << "\n";
   for (const std::string &Pr : R.Problems)

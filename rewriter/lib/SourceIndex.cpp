@@ -16,6 +16,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+
 using namespace clang;
 
 namespace tierwise {
@@ -98,6 +100,7 @@ void SourceIndex::merge(const SourceIndex &O) {
   for (const CallSiteFact &C : O.CallSites)
     addCallSite(C);
   Files.insert(O.Files.begin(), O.Files.end());
+  Reached.insert(O.Reached.begin(), O.Reached.end());
 }
 
 const FunctionFact *SourceIndex::functionAt(const std::string &File,
@@ -123,6 +126,13 @@ SourceIndex::resolveFile(const std::string &Name) const {
   for (const std::string &F : Files)
     if (F == Rel || llvm::StringRef(F).ends_with("/" + Rel))
       Out.push_back(F);
+  // A header reached through a symlink (apps/hdr -> ../include): the
+  // binary's line table names it by the path the compiler took.
+  for (const auto &[Real, Path] : Reached)
+    if (Real != Path && Files.count(Real) &&
+        (Path == Rel || llvm::StringRef(Path).ends_with("/" + Rel)) &&
+        std::find(Out.begin(), Out.end(), Real) == Out.end())
+      Out.push_back(Real);
   return Out;
 }
 
@@ -361,6 +371,12 @@ private:
     return pathOf(SM.getFileID(L)) + ":" + std::to_string(offset(L));
   }
 
+  // The key of the function the visitor is in ("" in a lambda).
+  std::string enclosingKey() {
+    return Enclosing.empty() || !Enclosing.back() ? ""
+                                                   : functionKey(Enclosing.back());
+  }
+
   // A user function's declaration: where a tier parameter would go; its
   // definition: what a `_tier` variant copies (C).
   void addWrapperDecl(FunctionDecl *FD) {
@@ -460,6 +476,7 @@ private:
                   Lexer::MeasureTokenLength(E, SM, LO)
             : ~0u;
     C.CalleeKey = Key;
+    C.FunctionKey = enclosingKey();
     for (const Expr *A : Arguments)
       if (!isa<CXXDefaultArgExpr>(A))
         ++C.WrittenArgs;
@@ -592,6 +609,10 @@ private:
         P = Real.str().str();
       if (P.empty())
         P = FE->getName().str();
+      llvm::SmallString<256> Abs(FE->getName());
+      SM.getFileManager().makeAbsolutePath(Abs);
+      llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+      Index.Reached.emplace(P, Abs.str().str());
     }
     return Paths[FID] = P;
   }
@@ -631,11 +652,7 @@ private:
     A.EndCol =
         SM.getExpansionColumnNumber(E) + Lexer::MeasureTokenLength(E, SM, LO);
     A.Callee = std::move(Callee);
-    for (auto It = Enclosing.rbegin(); It != Enclosing.rend(); ++It) {
-      if (*It)
-        A.FunctionKey = functionKey(*It);
-      break;
-    }
+    A.FunctionKey = enclosingKey();
     if (R.getBegin().isFileID() || SM.isMacroArgExpansion(R.getBegin())) {
       SourceLocation SB = SM.getSpellingLoc(R.getBegin());
       SourceLocation SE = SM.getSpellingLoc(R.getEnd());

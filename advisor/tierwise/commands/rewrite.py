@@ -43,6 +43,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("-i", dest="in_place", action="store_true", help="edit the files in place")
     g.add_argument("-o", dest="patch", metavar="PATCH", help="write the diff to PATCH")
     p.add_argument(
+        "--root",
+        metavar="DIR",
+        help="name the patch's files relative to DIR (default: the git work tree "
+        "of the first file, else the working directory); apply there with "
+        "`git apply` or `patch -p1`",
+    )
+    p.add_argument(
         "--binary",
         action="append",
         default=[],
@@ -72,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
         binaries=args.binary,
         in_place=args.in_place,
         patch=args.patch,
+        root=args.root,
     )
     return res.returncode
