@@ -116,7 +116,13 @@ Located locate(const Site &S, const SourceIndex &Index) {
   std::string Where = base(L.File) + ":" + std::to_string(L.Line);
   std::string Want = baseFunctionName(llvm::demangle(F.Function));
   const FunctionFact *Fn = Index.functionAt(L.File, L.Line);
-  if (Fn && !Want.empty() && Fn->Name != Want) {
+  // Any function spanning the line may be the frame's: a lambda in a
+  // constructor is both (its frame may name either, inlined or not).
+  bool Named = !Fn || Want.empty();
+  for (const FunctionFact &G : Index.Functions)
+    Named = Named || (G.File == L.File && G.Begin <= L.Line &&
+                      L.Line <= G.End && G.Name == Want);
+  if (!Named) {
     L.Problem = "stale placement: " + Where + " is in " + Fn->QualifiedName +
                 ", the placement says " + F.Function +
                 " (source changed since profiling?)";
@@ -264,7 +270,9 @@ std::string fillWith(std::string Text, const TierSpelling &T, int64_t Head) {
       Text.replace(P, Hole.size(), Value);
   };
   Put("@ENUM@", T.Enum);
-  Put("@TAG@", T.Tag);
+  Put("@TAG@", Head ? "tw::head_tag{" + T.Enum + ", " + std::to_string(Head) +
+                          "}"
+                    : T.Tag);
   Put("@HEAD@", Head ? "_head" : "");
   Put("@DRAM@", Head ? std::to_string(Head) + ", " : "");
   return Text;
@@ -758,7 +766,41 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
     // One tier for every site, but uses of the macro or calls of the
     // function that no site reaches would follow them into it, where
     // `tierwise run` leaves them in the default tier: place per use, or
-    // refactor the wrapper, instead.
+    // refactor the wrapper, instead. A use in a function with calls no site
+    // reaches (a template whose other instantiations the placement does not
+    // name: one use for all of them) is expanded in that function, which
+    // takes the tier as a parameter; the other uses with their constant.
+    if (!A0.Macro.empty() && !Head) {
+      std::map<const AllocExpr *, std::vector<Member>> Uses;
+      for (Member &M : Members)
+        Uses[M.second].push_back(M);
+      std::vector<Member> Rest;
+      bool Refactored = false;
+      for (auto &[A, Ms] : Uses)
+        if (!A->FunctionKey.empty() && A->UseProblem.empty() &&
+            unreachedCalls(Index, A->FunctionKey, Ms)) {
+          Mixed(Ms, true);
+          Refactored = true;
+        } else {
+          Rest.insert(Rest.end(), Ms.begin(), Ms.end());
+        }
+      if (Refactored) {
+        std::vector<Member> Ok;
+        for (Member &M : Rest) {
+          const AllocExpr &A = *M.second;
+          std::string Why = !A.UseProblem.empty()
+                                ? "site needs a macro change: " + A.Macro +
+                                      ": " + A.UseProblem
+                                : cannotPlace(A, Tier, Head);
+          if (Why.empty())
+            Ok.push_back(M);
+          else
+            Failed.emplace(M.first->S, Why);
+        }
+        Placed(Ok, Tier, Head, true);
+        continue;
+      }
+    }
     if (!A0.Macro.empty() && unreachedUses(Index, Key, Members)) {
       bool AllUsable = true;
       for (auto &[L, A] : Members)

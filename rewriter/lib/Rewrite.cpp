@@ -108,16 +108,23 @@ rewriteFile(const std::string &File,
 }
 
 // Keeps the first error of a parse, as one line "file:line:col: message".
+// Counts the errors, and those on atomic operations.
 class FirstError : public DiagnosticConsumer {
 public:
   std::string First;
+  unsigned Errors = 0, Atomic = 0;
   void HandleDiagnostic(DiagnosticsEngine::Level Level,
                         const Diagnostic &Info) override {
     DiagnosticConsumer::HandleDiagnostic(Level, Info);
-    if (Level < DiagnosticsEngine::Error || !First.empty())
+    if (Level < DiagnosticsEngine::Error)
       return;
     llvm::SmallString<256> Msg;
     Info.FormatDiagnostic(Msg);
+    ++Errors;
+    Atomic += Level == DiagnosticsEngine::Error &&
+              llvm::StringRef(Msg).contains("atomic operation");
+    if (!First.empty())
+      return;
     if (Info.hasSourceManager() && Info.getLocation().isValid()) {
       const SourceManager &SM = Info.getSourceManager();
       PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(Info.getLocation()));
@@ -163,7 +170,12 @@ private:
 };
 
 // Parses File with DB's commands into Index, then once more in GNU mode;
-// false (and the first error in First) if neither parses.
+// false (and the first error in First) if neither parses. A file whose only
+// errors, in either mode, are on atomic operations (GCC-style atomics on
+// plain objects, which Clang's <stdatomic.h> refuses, beside `_Atomic`
+// pointers, which GCC's refuses to Clang) is indexed as the first parse
+// left it: Clang recovers from such an error inside its expression, so the
+// allocations around it are intact.
 bool parseWithRetry(const tooling::CompilationDatabase &DB,
                     const std::string &File, const RewriteOptions &Opts,
                     SourceIndex &Index, std::string &First,
@@ -176,6 +188,8 @@ bool parseWithRetry(const tooling::CompilationDatabase &DB,
                                     "-Wno-ignored-optimization-argument",
                                     "-Wno-unused-command-line-argument",
                                     "-Wno-error", "-fno-caret-diagnostics"};
+  SourceIndex Tolerated;
+  std::string TolNote;
   for (int Attempt = 0; Attempt < 2; ++Attempt) {
     SourceIndex One;
     FirstError Diags;
@@ -199,8 +213,22 @@ bool parseWithRetry(const tooling::CompilationDatabase &DB,
     }
     if (First.empty())
       First = Diags.First.empty() ? "the parser failed" : Diags.First;
+    if (TolNote.empty() && Diags.Errors && Diags.Errors == Diags.Atomic &&
+        !One.Files.empty()) {
+      Tolerated = std::move(One);
+      TolNote = std::to_string(Diags.Errors) + " error" +
+                (Diags.Errors > 1 ? "s" : "") + " on atomic operations (" +
+                Diags.First + ") tolerated" +
+                (Attempt ? " in GNU mode" : "");
+    }
   }
-  return false;
+  if (TolNote.empty())
+    return false;
+  Index.merge(Tolerated);
+  Err << "tierwise-rewrite: note: " << File << " parsed with " << TolNote
+      << ": GCC accepts them, Clang's and GCC's <stdatomic.h> each refuse "
+         "one kind; the allocations are outside those expressions\n";
+  return true;
 }
 
 // The -D/-U flags of a command that not every other command has.
