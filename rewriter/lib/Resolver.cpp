@@ -544,9 +544,15 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
     std::string Args = Default;
     for (const std::string &N : W.ParamNames)
       Args += ", " + N;
-    std::string Forward =
-        W.DefText.substr(0, W.BodyBegin - W.DefBegin) + "{\n  " +
-        (W.VoidReturn ? "" : "return ") + W.Name + "_tier(" + Args + ");\n}";
+    // A static original whose only callers now call its _tier variant
+    // would be an unused function (-Werror=unused-function).
+    std::string Head = W.DefText.substr(0, W.BodyBegin - W.DefBegin);
+    bool Static = llvm::StringRef(Head)
+                      .take_front(W.NameOffset - W.DefBegin)
+                      .contains("static");
+    std::string Forward = (Static ? "__attribute__((unused)) " : "") + Head +
+                          "{\n  " + (W.VoidReturn ? "" : "return ") + W.Name +
+                          "_tier(" + Args + ");\n}";
     Emit.add(W.File, W.DefBegin, W.DefEnd - W.DefBegin,
              Variant + "\n\n" + Forward);
     for (const WrapperFact::Decl &D : W.Decls)
@@ -617,12 +623,26 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
   refactorLevel(W, Ms, Inner, P, Index, Emit, Out, Failed, 0);
 }
 
-// The site's call of the function its allocation is in (its next frame).
-const CallSiteFact *callOf(const Located &L, const std::string &Key,
-                           const SourceIndex &Index) {
-  if (L.FrameIdx + 1 >= L.S->Frames.size())
+// Uses of a macro's allocation (the edit at Key) that no member reaches.
+bool unreachedUses(const SourceIndex &Index,
+                   const std::pair<std::string, unsigned> &Key,
+                   const std::vector<Member> &Members) {
+  std::set<std::tuple<std::string, unsigned, unsigned>> Uses, Reached;
+  for (const AllocExpr &A : Index.Allocs)
+    if (A.EditFile == Key.first && A.EditOffset == Key.second)
+      Uses.insert({A.File, A.Line, A.Col});
+  for (auto &[L, A] : Members)
+    Reached.insert({A->File, A->Line, A->Col});
+  return Uses.size() > Reached.size();
+}
+
+// The call of function Key at a site's frame Idx + 1, or null (no frame,
+// no such call, or several and no column).
+const CallSiteFact *callAtKey(const Site &S, size_t Idx, const std::string &Key,
+                              const SourceIndex &Index) {
+  if (Idx + 1 >= S.Frames.size())
     return nullptr;
-  const Frame &F = L.S->Frames[L.FrameIdx + 1];
+  const Frame &F = S.Frames[Idx + 1];
   std::vector<std::string> Files = Index.resolveFile(F.File);
   if (Files.size() != 1)
     return nullptr;
@@ -637,34 +657,42 @@ const CallSiteFact *callOf(const Located &L, const std::string &Key,
   return Found;
 }
 
-// Uses of a macro's allocation (the edit at Key) that no member reaches.
-bool unreachedUses(const SourceIndex &Index,
-                   const std::pair<std::string, unsigned> &Key,
-                   const std::vector<Member> &Members) {
-  std::set<std::tuple<std::string, unsigned, unsigned>> Uses, Reached;
-  for (const AllocExpr &A : Index.Allocs)
-    if (A.EditFile == Key.first && A.EditOffset == Key.second)
-      Uses.insert({A.File, A.Line, A.Col});
-  for (auto &[L, A] : Members)
-    Reached.insert({A->File, A->Line, A->Col});
-  return Uses.size() > Reached.size();
-}
-
-// Calls of the function holding an allocation that no member reaches, when
-// every member's call of it is known.
-bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
-                    const std::vector<Member> &Members) {
-  std::set<const CallSiteFact *> Reached;
-  for (auto &[L, A] : Members) {
-    const CallSiteFact *C = callOf(*L, Key, Index);
+// Whether a call path into function Key that no member takes exists: a call
+// of it no member reaches, or one in a function with such a call, up the
+// members' frames (Idx: Key's frame in each). Where a member's frames stop
+// or its call is not found, that branch counts as reached (as before).
+bool unreachedPaths(const SourceIndex &Index, const std::string &Key,
+                    const std::vector<PathMember> &Ms, unsigned Depth) {
+  std::map<const CallSiteFact *, std::vector<PathMember>> By;
+  for (auto &[L, I] : Ms) {
+    const CallSiteFact *C = callAtKey(*L->S, I, Key, Index);
     if (!C)
       return false;
-    Reached.insert(C);
+    By[C].push_back({L, I + 1});
   }
   size_t Calls = 0;
   for (const CallSiteFact &C : Index.CallSites)
     Calls += C.CalleeKey == Key;
-  return Calls > Reached.size();
+  if (Calls > By.size())
+    return true;
+  if (Depth >= 8)
+    return false;
+  for (auto &[C, CMs] : By)
+    if (!C->FunctionKey.empty() && C->FunctionKey != Key &&
+        unreachedPaths(Index, C->FunctionKey, CMs, Depth + 1))
+      return true;
+  return false;
+}
+
+// Calls of the function holding an allocation that no member reaches,
+// directly or through its callers (a function whose only call is in a
+// function a verifier also calls).
+bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
+                    const std::vector<Member> &Members) {
+  std::vector<PathMember> Ms;
+  for (auto &[L, A] : Members)
+    Ms.push_back({L, L->FrameIdx});
+  return unreachedPaths(Index, Key, Ms, 0);
 }
 
 } // namespace

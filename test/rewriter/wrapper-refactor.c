@@ -29,7 +29,7 @@
 // CHECK-NEXT: -  void *p = malloc(n); /* line 10 */
 // CHECK-NEXT: +static inline void *safe_malloc_tier(tw_tier tier, size_t n) {
 // CHECK-NEXT: +  void *p = tw_malloc(tier, n); /* line 10 */
-// CHECK: +static inline void *safe_malloc(size_t n) {
+// CHECK: +__attribute__((unused)) static inline void *safe_malloc(size_t n) {
 // CHECK-NEXT: +  return safe_malloc_tier(TW_TIER_DRAM, n);
 // CHECK-NEXT: +}
 // CHECK-LABEL: +++ b/wrapper-refactor.c
