@@ -44,7 +44,8 @@ def test_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib/libtierwise.so").touch()
     lib = tmp_path / "lib"
-    want = [f"-I{tmp_path / 'include'}", f"-L{lib}", f"-Wl,-rpath,{lib}", "-ltierwise"]
+    want = [f"-I{tmp_path / 'include'}", f"-L{lib}", f"-Wl,-rpath,{lib}"]
+    want += ["-Wl,--push-state,--no-as-needed", "-ltierwise", "-Wl,--pop-state"]
     assert config.flags() == want
 
 

@@ -748,6 +748,7 @@ def rewrite(
     binaries: Sequence[str] = (),
     in_place: bool = False,
     patch: Optional[str] = None,
+    root: Optional[str] = None,
 ) -> Rewritten:
     """Apply a placement as a source patch: give the sites without `frames`
     their symbolized frames (modules found by find_modules), then run
@@ -834,6 +835,8 @@ def rewrite(
         cmd.append("-i")
     if patch:
         cmd += ["-o", patch]
+    if root:
+        cmd += ["--root", root]
     try:
         rc = subprocess.run(cmd + files + extra).returncode
     finally:

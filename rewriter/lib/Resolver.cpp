@@ -116,7 +116,13 @@ Located locate(const Site &S, const SourceIndex &Index) {
   std::string Where = base(L.File) + ":" + std::to_string(L.Line);
   std::string Want = baseFunctionName(llvm::demangle(F.Function));
   const FunctionFact *Fn = Index.functionAt(L.File, L.Line);
-  if (Fn && !Want.empty() && Fn->Name != Want) {
+  // Any function spanning the line may be the frame's: a lambda in a
+  // constructor is both (its frame may name either, inlined or not).
+  bool Named = !Fn || Want.empty();
+  for (const FunctionFact &G : Index.Functions)
+    Named = Named || (G.File == L.File && G.Begin <= L.Line &&
+                      L.Line <= G.End && G.Name == Want);
+  if (!Named) {
     L.Problem = "stale placement: " + Where + " is in " + Fn->QualifiedName +
                 ", the placement says " + F.Function +
                 " (source changed since profiling?)";
@@ -264,7 +270,9 @@ std::string fillWith(std::string Text, const TierSpelling &T, int64_t Head) {
       Text.replace(P, Hole.size(), Value);
   };
   Put("@ENUM@", T.Enum);
-  Put("@TAG@", T.Tag);
+  Put("@TAG@", Head ? "tw::head_tag{" + T.Enum + ", " + std::to_string(Head) +
+                          "}"
+                    : T.Tag);
   Put("@HEAD@", Head ? "_head" : "");
   Put("@DRAM@", Head ? std::to_string(Head) + ", " : "");
   return Text;
@@ -333,11 +341,252 @@ std::string applyAt(std::string Text, unsigned Base,
   return Text;
 }
 
+// A placed call path through a function being refactored: the site and the
+// index of that function's frame in its frames.
+using PathMember = std::pair<const Located *, size_t>;
+
+// The site's call of W: its frame Idx + 1; null and Why when there is none
+// that can pass a tier.
+const CallSiteFact *callAt(const Site &S, size_t Idx, const WrapperFact &W,
+                           const SourceIndex &Index, std::string &Why) {
+  if (Idx + 1 >= S.Frames.size()) {
+    Why = "the placement does not name its caller";
+    return nullptr;
+  }
+  const Frame &F = S.Frames[Idx + 1];
+  std::vector<std::string> Files = Index.resolveFile(F.File);
+  std::vector<const CallSiteFact *> Calls;
+  if (Files.size() == 1)
+    for (const CallSiteFact &C : Index.CallSites)
+      if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == W.Key)
+        Calls.push_back(&C);
+  if (Calls.size() > 1 && F.Column) {
+    std::vector<const CallSiteFact *> At;
+    for (const CallSiteFact *C : Calls)
+      if (C->Col <= F.Column && F.Column < C->EndCol)
+        At.push_back(C);
+    Calls = At;
+  }
+  std::string Where = base(F.File) + ":" + std::to_string(F.Line);
+  if (Files.size() != 1)
+    Why = "it is called from " + F.str() + ", not in the given files";
+  else if (Calls.empty())
+    Why = "no call of it at " + Where +
+          " (is it called through a macro or a pointer?)";
+  else if (Calls.size() > 1)
+    Why = std::to_string(Calls.size()) + " calls of it on " + Where +
+          " and the placement gives no column";
+  else if (!Calls[0]->Problem.empty())
+    Why = "its call at " + Where + ": " + Calls[0]->Problem;
+  else if (W.CPlusPlus && Calls[0]->WrittenArgs < W.NumParams)
+    Why = "its call at " + Where + " leaves default arguments out";
+  else
+    return Calls[0];
+  return nullptr;
+}
+
+// The edits that make call C of W pass Arg as its tier (C: W_tier(Arg, ...)).
+std::vector<EditTemplate> passTier(const WrapperFact &W, const CallSiteFact &C,
+                                   const std::string &Arg) {
+  if (W.CPlusPlus)
+    return {{C.File, C.ArgsEnd, 0, (C.WrittenArgs ? ", " : "") + Arg}};
+  return {{C.File, C.NameOffset + C.NameLength, 0, "_tier"},
+          {C.File, C.ArgsBegin, 0, Arg + (C.WrittenArgs ? ", " : "")}};
+}
+
+void putVar(std::string &Text, const std::string &Var) {
+  for (size_t P; (P = Text.find("@VAR@")) != std::string::npos;)
+    Text.replace(P, 5, Var);
+}
+
+// One function of a placed call path gains a tier parameter (C++: trailing,
+// defaulted to the placement's default tier; C: a NAME_tier variant taking
+// it first, which the original calls with the default): Inner, the edits in
+// its body, use it (@VAR@). Each call of it that the members reach passes
+// their tier, unless the function that call is in has callers the members
+// do not reach (or reach with different tiers): then that function gains the
+// parameter too and the call passes it on, so a call path the placement does
+// not name keeps the default (a delegating constructor called by both a
+// placed and an unplaced path, say). False when no call passes a tier.
+bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
+                   const std::vector<EditTemplate> &Inner, const Placement &P,
+                   const SourceIndex &Index, Emitter &Emit, Outcome &Out,
+                   std::map<const Site *, std::string> &Failed,
+                   unsigned Depth) {
+  std::string Who = W.QualifiedName + " (" + base(W.File) + ":" +
+                    std::to_string(W.Line) + ")";
+  auto FailPlaced = [&](const std::vector<PathMember> &Xs,
+                        const std::string &Why) {
+    for (auto &[L, I] : Xs)
+      if (L->S->Tier != P.DefaultTier)
+        Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
+    return false;
+  };
+  if (W.File.empty())
+    return FailPlaced(Ms, "its definition is not in the given files");
+  if (!W.Problem.empty())
+    return FailPlaced(Ms, "it cannot take a tier parameter: " + W.Problem);
+  std::string Var = "tier";
+  for (const std::string &N : W.ParamNames)
+    if (N == Var)
+      Var = "tw_tier_arg";
+  std::string Default = *tierEnumName(P.DefaultTier);
+
+  std::map<const CallSiteFact *, std::vector<PathMember>> ByCall;
+  for (const PathMember &M : Ms) {
+    std::string Why;
+    if (const CallSiteFact *C = callAt(*M.first->S, M.second, W, Index, Why))
+      ByCall[C].push_back(M);
+    else
+      FailPlaced({M}, Why);
+  }
+  std::vector<std::pair<const CallSiteFact *, std::string>> Constant;
+  // Functions the tier is passed on to: members (one frame up), the calls.
+  std::map<std::string, std::pair<std::vector<PathMember>,
+                                  std::vector<const CallSiteFact *>>>
+      Up;
+  for (auto &[C, CMs] : ByCall) {
+    std::set<std::string> Tiers;
+    for (auto &[L, I] : CMs)
+      Tiers.insert(L->S->Tier);
+    if (Tiers.size() == 1 && *Tiers.begin() == P.DefaultTier)
+      continue;
+    std::string Where = base(C->File) + ":" + std::to_string(C->Line);
+    const std::string &G = C->FunctionKey;
+    auto GW = Index.Wrappers.find(G);
+    bool Propagate = false;
+    if (!G.empty() && G != W.Key && Depth < 8 && GW != Index.Wrappers.end()) {
+      std::set<const CallSiteFact *> Reached;
+      bool Known = true;
+      for (auto &[L, I] : CMs) {
+        std::string Ignored;
+        const CallSiteFact *GC = callAt(*L->S, I + 1, GW->second, Index, Ignored);
+        Known = Known && GC;
+        Reached.insert(GC);
+      }
+      size_t Calls = 0;
+      for (const CallSiteFact &X : Index.CallSites)
+        Calls += X.CalleeKey == G;
+      Propagate = Known && (Tiers.size() > 1 || Calls > Reached.size());
+    }
+    if (Propagate) {
+      auto &U = Up[G];
+      for (auto &[L, I] : CMs)
+        U.first.push_back({L, I + 1});
+      U.second.push_back(C);
+      continue;
+    }
+    if (Tiers.size() > 1) {
+      for (auto &[L, I] : CMs)
+        if (L->S->Tier != P.DefaultTier)
+          Failed.emplace(L->S, "site needs a wrapper change: " + Who +
+                                   " is called at " + Where +
+                                   " by sites of different tiers (change the "
+                                   "function that call is in as well)");
+      continue;
+    }
+    Constant.push_back({C, *Tiers.begin()});
+  }
+  std::vector<const CallSiteFact *> Passing;
+  for (auto &[G, U] : Up) {
+    std::vector<EditTemplate> GInner;
+    for (const CallSiteFact *C : U.second)
+      for (const EditTemplate &E : passTier(W, *C, "@VAR@"))
+        GInner.push_back(E);
+    if (refactorLevel(Index.Wrappers.at(G), U.first, GInner, P, Index, Emit,
+                      Out, Failed, Depth + 1))
+      Passing.insert(Passing.end(), U.second.begin(), U.second.end());
+  }
+  if (Constant.empty() && Passing.empty())
+    return false;
+
+  // The function's declarations and the edits in its body.
+  if (W.CPlusPlus) {
+    for (const WrapperFact::Decl &D : W.Decls) {
+      std::string Text = std::string(W.NumParams ? ", " : "") + "tw_tier " +
+                         Var + (D.First ? " = " + Default : "");
+      if (D.VoidList)
+        Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin, Text);
+      else
+        Emit.add(D.File, D.ParamsEnd, 0, Text);
+    }
+    for (EditTemplate E : Inner) {
+      putVar(E.Text, Var);
+      Emit.add(E.File, E.Offset, E.Length, E.Text);
+    }
+  } else {
+    // NAME_tier: a copy of the definition taking the tier first, with the
+    // edits in its body; the original forwards with the default tier.
+    using Edit = std::pair<unsigned, std::pair<unsigned, std::string>>;
+    auto Signature = [&](const WrapperFact::Decl &D, std::vector<Edit> &Edits) {
+      Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
+      if (D.VoidList || !W.NumParams)
+        Edits.push_back(
+            {D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin, "tw_tier " + Var}});
+      else
+        Edits.push_back({D.ParamsBegin, {0, "tw_tier " + Var + ", "}});
+    };
+    std::vector<Edit> Edits;
+    const WrapperFact::Decl *Def = nullptr;
+    for (const WrapperFact::Decl &D : W.Decls)
+      if (D.Definition && D.File == W.File)
+        Def = &D;
+    if (!Def || W.DefText.empty() || !W.BodyBegin)
+      return FailPlaced(Ms, "cannot find its definition's text");
+    Signature(*Def, Edits);
+    for (EditTemplate E : Inner) {
+      if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
+        return FailPlaced(Ms, "its allocation is spelled outside it");
+      putVar(E.Text, Var);
+      Edits.push_back({E.Offset, {E.Length, E.Text}});
+    }
+    std::string Variant = applyAt(W.DefText, W.DefBegin, Edits);
+    std::string Args = Default;
+    for (const std::string &N : W.ParamNames)
+      Args += ", " + N;
+    // A static original whose only callers now call its _tier variant
+    // would be an unused function (-Werror=unused-function).
+    std::string Head = W.DefText.substr(0, W.BodyBegin - W.DefBegin);
+    bool Static = llvm::StringRef(Head)
+                      .take_front(W.NameOffset - W.DefBegin)
+                      .contains("static");
+    std::string Forward = (Static ? "__attribute__((unused)) " : "") + Head +
+                          "{\n  " + (W.VoidReturn ? "" : "return ") + W.Name +
+                          "_tier(" + Args + ");\n}";
+    Emit.add(W.File, W.DefBegin, W.DefEnd - W.DefBegin,
+             Variant + "\n\n" + Forward);
+    for (const WrapperFact::Decl &D : W.Decls)
+      if (!D.Definition && !D.Text.empty()) {
+        std::vector<Edit> DE;
+        Signature(D, DE);
+        Emit.add(D.File, D.Begin, 0, applyAt(D.Text, D.Begin, DE) + ";\n");
+      }
+  }
+  std::string List;
+  for (auto &[C, Tier] : Constant) {
+    for (const EditTemplate &E : passTier(W, *C, *tierEnumName(Tier)))
+      Emit.add(E.File, E.Offset, E.Length, E.Text);
+    List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
+            std::to_string(C->Line) + " (" + Tier + ")";
+  }
+  for (const CallSiteFact *C : Passing)
+    List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
+            std::to_string(C->Line) + " (its caller's tier parameter)";
+  Out.Notes.push_back(
+      "wrapper " + Who +
+      (W.CPlusPlus ? " gains a parameter `tw_tier " + Var + " = " + Default +
+                         "`"
+                   : " forwards to a new " + W.Name + "_tier(tw_tier " + Var +
+                         ", ...) with " + Default) +
+      (Depth ? " that it passes on" : " that its allocation uses") +
+      "; callers passing a tier: " + List);
+  return true;
+}
+
 // Wrapper refactoring: a function whose allocation serves sites of
-// different tiers gains a tier parameter (C++: trailing, defaulted to the
-// placement's default tier; C: a NAME_tier variant taking it first, which
-// the original calls with the default), and each placed caller passes its
-// tier. Members: the sites reaching the function's placed allocations.
+// different tiers (or callers no site reaches) gains a tier parameter, and
+// the placed call paths pass their tier (refactorLevel). Members: the sites
+// reaching the function's placed allocations.
 void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
                      bool PerUse, const Placement &P, const SourceIndex &Index,
                      Emitter &Emit, Outcome &Out,
@@ -348,10 +597,6 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
     for (auto &[L, A] : Members)
       Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
   };
-  if (W.File.empty())
-    return FailAll("its definition is not in the given files");
-  if (!W.Problem.empty())
-    return FailAll("it cannot take a tier parameter: " + W.Problem);
   std::set<const AllocExpr *> Allocs;
   for (auto &[L, A] : Members) {
     Allocs.insert(A);
@@ -365,179 +610,17 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
       return FailAll("macro " + A->Macro + ": " + A->UseProblem);
     }
   }
-  // Each site's call of the wrapper: the next frame.
-  std::map<const CallSiteFact *, std::set<std::string>> Tiers;
-  std::map<const Site *, const CallSiteFact *> CallOf;
-  for (auto &[L, A] : Members) {
-    const Site &S = *L->S;
-    std::string Why;
-    const CallSiteFact *Call = nullptr;
-    if (L->FrameIdx + 1 >= S.Frames.size()) {
-      Why = "the placement does not name its caller";
-    } else {
-      const Frame &F = S.Frames[L->FrameIdx + 1];
-      std::vector<std::string> Files = Index.resolveFile(F.File);
-      std::vector<const CallSiteFact *> Calls;
-      if (Files.size() == 1)
-        for (const CallSiteFact &C : Index.CallSites)
-          if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == W.Key)
-            Calls.push_back(&C);
-      if (Calls.size() > 1 && F.Column) {
-        std::vector<const CallSiteFact *> At;
-        for (const CallSiteFact *C : Calls)
-          if (C->Col <= F.Column && F.Column < C->EndCol)
-            At.push_back(C);
-        Calls = At;
-      }
-      if (Files.size() != 1)
-        Why = "it is called from " + F.str() + ", not in the given files";
-      else if (Calls.empty())
-        Why = "no call of it at " + base(F.File) + ":" +
-              std::to_string(F.Line) + " (is it called through a macro or a "
-                                       "pointer?)";
-      else if (Calls.size() > 1)
-        Why = std::to_string(Calls.size()) + " calls of it on " +
-              base(F.File) + ":" + std::to_string(F.Line) +
-              " and the placement gives no column";
-      else if (!Calls[0]->Problem.empty())
-        Why = "its call at " + base(F.File) + ":" + std::to_string(F.Line) +
-              ": " + Calls[0]->Problem;
-      else if (W.CPlusPlus && Calls[0]->WrittenArgs < W.NumParams)
-        Why = "its call at " + base(F.File) + ":" + std::to_string(F.Line) +
-              " leaves default arguments out";
-      else
-        Call = Calls[0];
+  std::vector<EditTemplate> Inner;
+  TierSpelling Param{"@VAR@", "tw::tier_tag{@VAR@}"};
+  for (const AllocExpr *A : Allocs)
+    for (EditTemplate E : editsOf(*A, PerUse)) {
+      E.Text = fillWith(E.Text, Param, 0);
+      Inner.push_back(E);
     }
-    if (Call) {
-      CallOf[&S] = Call;
-      Tiers[Call].insert(S.Tier);
-    } else if (S.Tier != P.DefaultTier) {
-      Failed.emplace(&S, "site needs a wrapper change: " + Who + ": " + Why);
-    }
-  }
-  std::string Var = "tier";
-  for (const std::string &N : W.ParamNames)
-    if (N == Var)
-      Var = "tw_tier_arg";
-  std::string Default = *tierEnumName(P.DefaultTier);
-  std::vector<std::pair<const CallSiteFact *, std::string>> Callers;
-  for (auto &[L, A] : Members) {
-    auto It = CallOf.find(L->S);
-    if (It == CallOf.end() || L->S->Tier == P.DefaultTier)
-      continue;
-    const CallSiteFact *C = It->second;
-    if (Tiers[C].size() > 1) {
-      Failed.emplace(L->S, "site needs a wrapper change: " + Who +
-                               " is called at " + base(C->File) + ":" +
-                               std::to_string(C->Line) +
-                               " by sites of different tiers (change the "
-                               "function that call is in as well)");
-      continue;
-    }
-    bool New = true;
-    for (auto &[D, T] : Callers)
-      New = New && D != C;
-    if (New)
-      Callers.push_back({C, L->S->Tier});
-  }
-  if (Callers.empty())
-    return;
-  // The wrapper's declarations and allocations.
-  TierSpelling Param{Var, "tw::tier_tag{" + Var + "}"};
-  if (W.CPlusPlus) {
-    for (const WrapperFact::Decl &D : W.Decls) {
-      std::string Text = std::string(W.NumParams ? ", " : "") + "tw_tier " +
-                         Var + (D.First ? " = " + Default : "");
-      if (D.VoidList)
-        Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin, Text);
-      else
-        Emit.add(D.File, D.ParamsEnd, 0, Text);
-    }
-    for (const AllocExpr *A : Allocs)
-      for (const EditTemplate &E : editsOf(*A, PerUse))
-        Emit.add(E.File, E.Offset, E.Length, fillWith(E.Text, Param, 0));
-  } else {
-    // NAME_tier: a copy of the definition taking the tier first, with the
-    // allocations using it; the original forwards with the default tier.
-    using Edit = std::pair<unsigned, std::pair<unsigned, std::string>>;
-    auto Signature = [&](const WrapperFact::Decl &D, std::vector<Edit> &Edits) {
-      Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
-      if (D.VoidList || !W.NumParams)
-        Edits.push_back({D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin,
-                                         "tw_tier " + Var}});
-      else
-        Edits.push_back({D.ParamsBegin, {0, "tw_tier " + Var + ", "}});
-    };
-    std::vector<Edit> Edits;
-    const WrapperFact::Decl *Def = nullptr;
-    for (const WrapperFact::Decl &D : W.Decls)
-      if (D.Definition && D.File == W.File)
-        Def = &D;
-    if (!Def || W.DefText.empty() || !W.BodyBegin)
-      return FailAll("cannot find its definition's text");
-    Signature(*Def, Edits);
-    for (const AllocExpr *A : Allocs)
-      for (const EditTemplate &E : editsOf(*A, PerUse)) {
-        if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
-          return FailAll("its allocation is spelled outside it (" +
-                         A->where() + ")");
-        Edits.push_back({E.Offset, {E.Length, fillWith(E.Text, Param, 0)}});
-      }
-    std::string Variant = applyAt(W.DefText, W.DefBegin, Edits);
-    std::string Args = Default;
-    for (const std::string &N : W.ParamNames)
-      Args += ", " + N;
-    std::string Forward =
-        W.DefText.substr(0, W.BodyBegin - W.DefBegin) + "{\n  " +
-        (W.VoidReturn ? "" : "return ") + W.Name + "_tier(" + Args + ");\n}";
-    Emit.add(W.File, W.DefBegin, W.DefEnd - W.DefBegin,
-             Variant + "\n\n" + Forward);
-    for (const WrapperFact::Decl &D : W.Decls)
-      if (!D.Definition && !D.Text.empty()) {
-        std::vector<Edit> DE;
-        Signature(D, DE);
-        Emit.add(D.File, D.Begin, 0, applyAt(D.Text, D.Begin, DE) + ";\n");
-      }
-  }
-  std::string List;
-  for (auto &[C, Tier] : Callers) {
-    std::string Enum = *tierEnumName(Tier);
-    if (W.CPlusPlus) {
-      Emit.add(C->File, C->ArgsEnd, 0, (C->WrittenArgs ? ", " : "") + Enum);
-    } else {
-      Emit.add(C->File, C->NameOffset + C->NameLength, 0, "_tier");
-      Emit.add(C->File, C->ArgsBegin, 0, Enum + (C->WrittenArgs ? ", " : ""));
-    }
-    List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
-            std::to_string(C->Line) + " (" + Tier + ")";
-  }
-  Out.Notes.push_back(
-      "wrapper " + Who +
-      (W.CPlusPlus ? " gains a parameter `tw_tier " + Var + " = " + Default +
-                         "`"
-                   : " forwards to a new " + W.Name + "_tier(tw_tier " + Var +
-                         ", ...) with " + Default) +
-      " that its allocation uses; callers passing a tier: " + List);
-}
-
-// The site's call of the function its allocation is in (its next frame).
-const CallSiteFact *callOf(const Located &L, const std::string &Key,
-                           const SourceIndex &Index) {
-  if (L.FrameIdx + 1 >= L.S->Frames.size())
-    return nullptr;
-  const Frame &F = L.S->Frames[L.FrameIdx + 1];
-  std::vector<std::string> Files = Index.resolveFile(F.File);
-  if (Files.size() != 1)
-    return nullptr;
-  const CallSiteFact *Found = nullptr;
-  for (const CallSiteFact &C : Index.CallSites)
-    if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == Key &&
-        (!F.Column || (C.Col <= F.Column && F.Column < C.EndCol))) {
-      if (Found)
-        return nullptr;
-      Found = &C;
-    }
-  return Found;
+  std::vector<PathMember> Ms;
+  for (auto &[L, A] : Members)
+    Ms.push_back({L, L->FrameIdx});
+  refactorLevel(W, Ms, Inner, P, Index, Emit, Out, Failed, 0);
 }
 
 // Uses of a macro's allocation (the edit at Key) that no member reaches.
@@ -553,21 +636,63 @@ bool unreachedUses(const SourceIndex &Index,
   return Uses.size() > Reached.size();
 }
 
-// Calls of the function holding an allocation that no member reaches, when
-// every member's call of it is known.
-bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
-                    const std::vector<Member> &Members) {
-  std::set<const CallSiteFact *> Reached;
-  for (auto &[L, A] : Members) {
-    const CallSiteFact *C = callOf(*L, Key, Index);
+// The call of function Key at a site's frame Idx + 1, or null (no frame,
+// no such call, or several and no column).
+const CallSiteFact *callAtKey(const Site &S, size_t Idx, const std::string &Key,
+                              const SourceIndex &Index) {
+  if (Idx + 1 >= S.Frames.size())
+    return nullptr;
+  const Frame &F = S.Frames[Idx + 1];
+  std::vector<std::string> Files = Index.resolveFile(F.File);
+  if (Files.size() != 1)
+    return nullptr;
+  const CallSiteFact *Found = nullptr;
+  for (const CallSiteFact &C : Index.CallSites)
+    if (C.File == Files[0] && C.Line == F.Line && C.CalleeKey == Key &&
+        (!F.Column || (C.Col <= F.Column && F.Column < C.EndCol))) {
+      if (Found)
+        return nullptr;
+      Found = &C;
+    }
+  return Found;
+}
+
+// Whether a call path into function Key that no member takes exists: a call
+// of it no member reaches, or one in a function with such a call, up the
+// members' frames (Idx: Key's frame in each). Where a member's frames stop
+// or its call is not found, that branch counts as reached (as before).
+bool unreachedPaths(const SourceIndex &Index, const std::string &Key,
+                    const std::vector<PathMember> &Ms, unsigned Depth) {
+  std::map<const CallSiteFact *, std::vector<PathMember>> By;
+  for (auto &[L, I] : Ms) {
+    const CallSiteFact *C = callAtKey(*L->S, I, Key, Index);
     if (!C)
       return false;
-    Reached.insert(C);
+    By[C].push_back({L, I + 1});
   }
   size_t Calls = 0;
   for (const CallSiteFact &C : Index.CallSites)
     Calls += C.CalleeKey == Key;
-  return Calls > Reached.size();
+  if (Calls > By.size())
+    return true;
+  if (Depth >= 8)
+    return false;
+  for (auto &[C, CMs] : By)
+    if (!C->FunctionKey.empty() && C->FunctionKey != Key &&
+        unreachedPaths(Index, C->FunctionKey, CMs, Depth + 1))
+      return true;
+  return false;
+}
+
+// Calls of the function holding an allocation that no member reaches,
+// directly or through its callers (a function whose only call is in a
+// function a verifier also calls).
+bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
+                    const std::vector<Member> &Members) {
+  std::vector<PathMember> Ms;
+  for (auto &[L, A] : Members)
+    Ms.push_back({L, L->FrameIdx});
+  return unreachedPaths(Index, Key, Ms, 0);
 }
 
 } // namespace
@@ -669,7 +794,41 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
     // One tier for every site, but uses of the macro or calls of the
     // function that no site reaches would follow them into it, where
     // `tierwise run` leaves them in the default tier: place per use, or
-    // refactor the wrapper, instead.
+    // refactor the wrapper, instead. A use in a function with calls no site
+    // reaches (a template whose other instantiations the placement does not
+    // name: one use for all of them) is expanded in that function, which
+    // takes the tier as a parameter; the other uses with their constant.
+    if (!A0.Macro.empty() && !Head) {
+      std::map<const AllocExpr *, std::vector<Member>> Uses;
+      for (Member &M : Members)
+        Uses[M.second].push_back(M);
+      std::vector<Member> Rest;
+      bool Refactored = false;
+      for (auto &[A, Ms] : Uses)
+        if (!A->FunctionKey.empty() && A->UseProblem.empty() &&
+            unreachedCalls(Index, A->FunctionKey, Ms)) {
+          Mixed(Ms, true);
+          Refactored = true;
+        } else {
+          Rest.insert(Rest.end(), Ms.begin(), Ms.end());
+        }
+      if (Refactored) {
+        std::vector<Member> Ok;
+        for (Member &M : Rest) {
+          const AllocExpr &A = *M.second;
+          std::string Why = !A.UseProblem.empty()
+                                ? "site needs a macro change: " + A.Macro +
+                                      ": " + A.UseProblem
+                                : cannotPlace(A, Tier, Head);
+          if (Why.empty())
+            Ok.push_back(M);
+          else
+            Failed.emplace(M.first->S, Why);
+        }
+        Placed(Ok, Tier, Head, true);
+        continue;
+      }
+    }
     if (!A0.Macro.empty() && unreachedUses(Index, Key, Members)) {
       bool AllUsable = true;
       for (auto &[L, A] : Members)

@@ -24,18 +24,67 @@ using namespace clang;
 namespace tierwise {
 namespace {
 
-// Paths in the diff: relative to the working directory when under it.
-std::string label(const std::string &Path) {
-  llvm::SmallString<256> Cwd;
-  if (!llvm::sys::fs::current_path(Cwd)) {
-    llvm::SmallString<256> Real;
-    if (!llvm::sys::fs::real_path(Cwd, Real))
-      Cwd = Real;
-    llvm::StringRef P(Path);
-    if (P.consume_front(Cwd) && P.consume_front("/"))
-      return P.str();
+std::string realOr(const std::string &Path) {
+  llvm::SmallString<256> Real;
+  return llvm::sys::fs::real_path(Path, Real) ? Path : Real.str().str();
+}
+
+// The directory the patch's paths are relative to: --root, else the git
+// work tree (a directory with .git) holding the first file, else the
+// working directory. A real path: files are named by theirs.
+std::string projectRoot(const RewriteOptions &Opts,
+                        const std::vector<std::string> &Files) {
+  if (!Opts.Root.empty())
+    return realOr(Opts.Root);
+  if (!Files.empty()) {
+    llvm::SmallString<256> Dir(realOr(Files.front()));
+    llvm::sys::path::remove_filename(Dir);
+    for (llvm::StringRef D = Dir; !D.empty();
+         D = llvm::sys::path::parent_path(D)) {
+      llvm::SmallString<256> Git(D);
+      llvm::sys::path::append(Git, ".git");
+      if (llvm::sys::fs::exists(Git))
+        return D.str();
+    }
   }
-  return Path;
+  llvm::SmallString<256> Cwd;
+  if (llvm::sys::fs::current_path(Cwd))
+    return "";
+  return realOr(Cwd.str().str());
+}
+
+// Path under Root, relative to it, or "".
+std::string under(const std::string &Root, llvm::StringRef P) {
+  if (!Root.empty() && P.consume_front(Root) &&
+      (Root.back() == '/' ? true : P.consume_front("/")))
+    return P.str();
+  return "";
+}
+
+// A file's name in the patch (File is its real path): relative to the root
+// as git tracks it (the real path: git apply and patch refuse to write
+// through a symlink, and a header reached through a linked directory is
+// the link target's file in the tree); a file whose real path is outside
+// the root by the path the project reached it by (Reached), if that is
+// under the root; else its absolute path.
+std::string label(const std::string &File, const std::string &Root,
+                  const SourceIndex &Index, std::vector<std::string> &Notes) {
+  if (std::string R = under(Root, File); !R.empty())
+    return R;
+  auto It = Index.Reached.find(File);
+  if (It != Index.Reached.end())
+    if (std::string R = under(Root, It->second); !R.empty()) {
+      Notes.push_back(R + " reaches " + File +
+                      " through a symlink, outside the project root " + Root +
+                      ": the patch names it by that path, which git apply "
+                      "and patch do not write through; give --root a "
+                      "directory above both");
+      return R;
+    }
+  Notes.push_back(File + " is outside the project root " + Root +
+                  ": the patch names it by its absolute path (apply with "
+                  "`patch -p0` from /, or give --root)");
+  return File;
 }
 
 // The file's text after the edits and the tierwise.h include.
@@ -59,16 +108,23 @@ rewriteFile(const std::string &File,
 }
 
 // Keeps the first error of a parse, as one line "file:line:col: message".
+// Counts the errors, and those on atomic operations.
 class FirstError : public DiagnosticConsumer {
 public:
   std::string First;
+  unsigned Errors = 0, Atomic = 0;
   void HandleDiagnostic(DiagnosticsEngine::Level Level,
                         const Diagnostic &Info) override {
     DiagnosticConsumer::HandleDiagnostic(Level, Info);
-    if (Level < DiagnosticsEngine::Error || !First.empty())
+    if (Level < DiagnosticsEngine::Error)
       return;
     llvm::SmallString<256> Msg;
     Info.FormatDiagnostic(Msg);
+    ++Errors;
+    Atomic += Level == DiagnosticsEngine::Error &&
+              llvm::StringRef(Msg).contains("atomic operation");
+    if (!First.empty())
+      return;
     if (Info.hasSourceManager() && Info.getLocation().isValid()) {
       const SourceManager &SM = Info.getSourceManager();
       PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(Info.getLocation()));
@@ -114,7 +170,12 @@ private:
 };
 
 // Parses File with DB's commands into Index, then once more in GNU mode;
-// false (and the first error in First) if neither parses.
+// false (and the first error in First) if neither parses. A file whose only
+// errors, in either mode, are on atomic operations (GCC-style atomics on
+// plain objects, which Clang's <stdatomic.h> refuses, beside `_Atomic`
+// pointers, which GCC's refuses to Clang) is indexed as the first parse
+// left it: Clang recovers from such an error inside its expression, so the
+// allocations around it are intact.
 bool parseWithRetry(const tooling::CompilationDatabase &DB,
                     const std::string &File, const RewriteOptions &Opts,
                     SourceIndex &Index, std::string &First,
@@ -127,6 +188,8 @@ bool parseWithRetry(const tooling::CompilationDatabase &DB,
                                     "-Wno-ignored-optimization-argument",
                                     "-Wno-unused-command-line-argument",
                                     "-Wno-error", "-fno-caret-diagnostics"};
+  SourceIndex Tolerated;
+  std::string TolNote;
   for (int Attempt = 0; Attempt < 2; ++Attempt) {
     SourceIndex One;
     FirstError Diags;
@@ -150,8 +213,22 @@ bool parseWithRetry(const tooling::CompilationDatabase &DB,
     }
     if (First.empty())
       First = Diags.First.empty() ? "the parser failed" : Diags.First;
+    if (TolNote.empty() && Diags.Errors && Diags.Errors == Diags.Atomic &&
+        !One.Files.empty()) {
+      Tolerated = std::move(One);
+      TolNote = std::to_string(Diags.Errors) + " error" +
+                (Diags.Errors > 1 ? "s" : "") + " on atomic operations (" +
+                Diags.First + ") tolerated" +
+                (Attempt ? " in GNU mode" : "");
+    }
   }
-  return false;
+  if (TolNote.empty())
+    return false;
+  Index.merge(Tolerated);
+  Err << "tierwise-rewrite: note: " << File << " parsed with " << TolNote
+      << ": GCC accepts them, Clang's and GCC's <stdatomic.h> each refuse "
+         "one kind; the allocations are outside those expressions\n";
+  return true;
 }
 
 // The -D/-U flags of a command that not every other command has.
@@ -272,6 +349,8 @@ int runRewrite(const RewriteOptions &Opts,
   for (const tooling::Replacement &E : R.Edits)
     ByFile[E.getFilePath().str()].push_back(E);
   std::string Patch;
+  std::string Root = projectRoot(Opts, Files);
+  std::vector<std::string> PathNotes;
   for (auto &[File, Edits] : ByFile) {
     auto New = rewriteFile(File, Edits);
     if (!New) {
@@ -280,7 +359,8 @@ int runRewrite(const RewriteOptions &Opts,
       return 2;
     }
     auto Old = llvm::MemoryBuffer::getFile(File);
-    Patch += unifiedDiff(label(File), (*Old)->getBuffer(), *New);
+    Patch += unifiedDiff(label(File, Root, Index, PathNotes),
+                         (*Old)->getBuffer(), *New);
     if (Opts.InPlace) {
       std::error_code EC;
       llvm::raw_fd_ostream OS(File, EC);
@@ -305,6 +385,11 @@ int runRewrite(const RewriteOptions &Opts,
     Out << Patch;
   }
 
+  if (!ByFile.empty() && !Opts.InPlace)
+    Err << "tierwise-rewrite: note: the patch's paths are relative to "
+        << Root << " (apply there with `git apply` or `patch -p1`)\n";
+  for (const std::string &N : PathNotes)
+    Err << "tierwise-rewrite: note: " << N << "\n";
   for (const std::string &N : R.Notes)
     Err << "tierwise-rewrite: note: " << N << "\n";
   for (const std::string &Pr : R.Problems)

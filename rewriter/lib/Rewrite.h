@@ -18,6 +18,9 @@ struct RewriteOptions {
   std::string PatchPath;   ///< -o: write the diff here instead of stdout
   bool InPlace = false;    ///< -i: edit the files
   std::string ResourceDir; ///< clang's builtin headers
+  /// --root: the directory the patch's paths are relative to; "" picks the
+  /// git work tree holding the first file, else the working directory.
+  std::string Root;
 };
 
 class SourceIndex;

@@ -16,6 +16,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+
 using namespace clang;
 
 namespace tierwise {
@@ -98,6 +100,7 @@ void SourceIndex::merge(const SourceIndex &O) {
   for (const CallSiteFact &C : O.CallSites)
     addCallSite(C);
   Files.insert(O.Files.begin(), O.Files.end());
+  Reached.insert(O.Reached.begin(), O.Reached.end());
 }
 
 const FunctionFact *SourceIndex::functionAt(const std::string &File,
@@ -123,6 +126,13 @@ SourceIndex::resolveFile(const std::string &Name) const {
   for (const std::string &F : Files)
     if (F == Rel || llvm::StringRef(F).ends_with("/" + Rel))
       Out.push_back(F);
+  // A header reached through a symlink (apps/hdr -> ../include): the
+  // binary's line table names it by the path the compiler took.
+  for (const auto &[Real, Path] : Reached)
+    if (Real != Path && Files.count(Real) &&
+        (Path == Rel || llvm::StringRef(Path).ends_with("/" + Rel)) &&
+        std::find(Out.begin(), Out.end(), Real) == Out.end())
+      Out.push_back(Real);
   return Out;
 }
 
@@ -130,15 +140,8 @@ static const char *const AllocFunctions[] = {"malloc",         "calloc",
                                              "realloc",        "aligned_alloc",
                                              "posix_memalign", "memalign"};
 
-// The allocation functions tierwise.h has a DRAM-head form of
-// (tw_malloc_head, tw_calloc_head), and why the others have none.
-static bool hasHeadForm(llvm::StringRef Callee) {
-  return Callee == "malloc" || Callee == "calloc";
-}
-static std::string noHeadForm(const std::string &Callee) {
-  return "only malloc and calloc have a DRAM-head form in tierwise.h, not " +
-         Callee;
-}
+// Every allocation function of tierwise.h has a DRAM-head form
+// (tw_malloc_head, ..., tw_posix_memalign_head, new (tw::head_tag{...})).
 
 // The C library allocation function \p FD names, or "" if it is another.
 static llvm::StringRef allocFunction(const FunctionDecl *FD) {
@@ -212,8 +215,43 @@ public:
     return true;
   }
 
+  // An explicit `::operator new(n)` / `operator new[](n, std::align_val_t(a))`
+  // call (a framework's pool): the same allocation with a tier tag argument
+  // added, `::operator new(n, tw::pmem)`.
+  bool explicitOperatorNew(CallExpr *CE, const FunctionDecl *FD) {
+    if (!FD || !FD->isReplaceableGlobalAllocationFunction() ||
+        isa<CXXOperatorCallExpr>(CE))
+      return false;
+    AllocExpr A;
+    bool Array = FD->getOverloadedOperator() == OO_Array_New;
+    if (!start(A, CE->getSourceRange(),
+               Array ? "operator new[]" : "operator new"))
+      return true;
+    for (const ParmVarDecl *P : FD->parameters())
+      if (P->getType().getAsString().find("nothrow_t") != std::string::npos) {
+        finish(A, "operator new with std::nothrow: tierwise.h has no nothrow "
+                  "tier form");
+        return true;
+      }
+    const auto *Ref =
+        dyn_cast<DeclRefExpr>(CE->getCallee()->IgnoreParenImpCasts());
+    SourceLocation RParen = CE->getRParenLoc();
+    if (!Ref || !RParen.isFileID() || !Ref->getLocation().isFileID() ||
+        SM.isInSystemHeader(RParen)) {
+      finish(A, "the call of operator new is written inside a macro");
+      return true;
+    }
+    A.Edits.push_back({pathOf(SM.getFileID(RParen)), offset(RParen), 0,
+                       ", @TAG@"});
+    setEditKey(A, Ref->getLocation());
+    finish(A, "");
+    return true;
+  }
+
   bool VisitCallExpr(CallExpr *CE) {
     const FunctionDecl *FD = CE->getDirectCallee();
+    if (explicitOperatorNew(CE, FD))
+      return true;
     llvm::StringRef Alloc = allocFunction(FD);
     if (Alloc.empty()) {
       addCall(CE->getBeginLoc(),
@@ -265,13 +303,10 @@ public:
       return true;
     }
     std::string File = pathOf(SM.getFileID(Begin));
-    bool Head = hasHeadForm(A.Callee);
-    if (!Head)
-      A.HeadProblem = noHeadForm(A.Callee);
-    A.Edits.push_back({File, BeginOff, EndOff - BeginOff,
-                       "tw_" + A.Callee + (Head ? "@HEAD@" : "")});
-    A.Edits.push_back({File, SM.getFileOffset(Paren->getEndLoc()), 0,
-                       Head ? "@ENUM@, @DRAM@" : "@ENUM@, "});
+    A.Edits.push_back(
+        {File, BeginOff, EndOff - BeginOff, "tw_" + A.Callee + "@HEAD@"});
+    A.Edits.push_back(
+        {File, SM.getFileOffset(Paren->getEndLoc()), 0, "@ENUM@, @DRAM@"});
     setEditKey(A, Begin);
     if (!A.Macro.empty())
       expandUse(Ref->getBeginLoc(), A);
@@ -283,7 +318,6 @@ public:
     AllocExpr A;
     if (!start(A, NE->getSourceRange(), NE->isArray() ? "new[]" : "new"))
       return true;
-    A.HeadProblem = noHeadForm(A.Callee);
     std::string Problem;
     const FunctionDecl *Op = NE->getOperatorNew();
     if (NE->getNumPlacementArgs() == 1 &&
@@ -294,9 +328,9 @@ public:
       Problem = "it already passes placement arguments to operator new";
     else if (Op && !Op->isReplaceableGlobalAllocationFunction())
       Problem = "it calls a class-specific " + Op->getQualifiedNameAsString();
-    else if (NE->passAlignment())
-      Problem = "the type is over-aligned and tierwise.h has no aligned "
-                "operator new";
+    else if (NE->passAlignment() && !LO.AlignedAllocation)
+      Problem = "the type is over-aligned and tierwise.h's aligned tier "
+                "operator new needs C++17 aligned new";
     // The `new` keyword, after an optional leading `::`.
     SourceLocation Loc = spell(NE->getBeginLoc(), A);
     Token Tok;
@@ -359,6 +393,12 @@ private:
     if (!userLoc(L))
       return "";
     return pathOf(SM.getFileID(L)) + ":" + std::to_string(offset(L));
+  }
+
+  // The key of the function the visitor is in ("" in a lambda).
+  std::string enclosingKey() {
+    return Enclosing.empty() || !Enclosing.back() ? ""
+                                                   : functionKey(Enclosing.back());
   }
 
   // A user function's declaration: where a tier parameter would go; its
@@ -460,6 +500,7 @@ private:
                   Lexer::MeasureTokenLength(E, SM, LO)
             : ~0u;
     C.CalleeKey = Key;
+    C.FunctionKey = enclosingKey();
     for (const Expr *A : Arguments)
       if (!isa<CXXDefaultArgExpr>(A))
         ++C.WrittenArgs;
@@ -592,6 +633,10 @@ private:
         P = Real.str().str();
       if (P.empty())
         P = FE->getName().str();
+      llvm::SmallString<256> Abs(FE->getName());
+      SM.getFileManager().makeAbsolutePath(Abs);
+      llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+      Index.Reached.emplace(P, Abs.str().str());
     }
     return Paths[FID] = P;
   }
@@ -631,11 +676,7 @@ private:
     A.EndCol =
         SM.getExpansionColumnNumber(E) + Lexer::MeasureTokenLength(E, SM, LO);
     A.Callee = std::move(Callee);
-    for (auto It = Enclosing.rbegin(); It != Enclosing.rend(); ++It) {
-      if (*It)
-        A.FunctionKey = functionKey(*It);
-      break;
-    }
+    A.FunctionKey = enclosingKey();
     if (R.getBegin().isFileID() || SM.isMacroArgExpansion(R.getBegin())) {
       SourceLocation SB = SM.getSpellingLoc(R.getBegin());
       SourceLocation SE = SM.getSpellingLoc(R.getEnd());

@@ -90,6 +90,9 @@ struct CallSiteFact {
   unsigned ArgsBegin = 0, ArgsEnd = 0; ///< after '(' / '{', and its closer
   unsigned WrittenArgs = 0;
   std::string Problem; ///< why no argument can be added here
+  /// WrapperFact::Key of the function the call is in ("" in a lambda or
+  /// at file scope): the next function up a placed call path.
+  std::string FunctionKey;
 };
 
 /// A call or construction that is not an allocation (for messages).
@@ -116,6 +119,10 @@ public:
   std::map<std::string, WrapperFact> Wrappers; ///< by Key
   std::vector<CallSiteFact> CallSites;
   std::set<std::string> Files; ///< real paths of user files seen
+  /// Real path -> the absolute path the compiler reached it by (through a
+  /// symlink, say), first seen: what the patch names when the real path is
+  /// outside the project root.
+  std::map<std::string, std::string> Reached;
   /// Files that failed to parse: real path -> the first error.
   std::map<std::string, std::string> ParseErrors;
 

@@ -23,6 +23,12 @@ static cl::opt<std::string>
               cl::desc("write the unified diff to PATCH (default: stdout)"),
               cl::value_desc("PATCH"), cl::cat(Category));
 
+static cl::opt<std::string> Root(
+    "root",
+    cl::desc("name the patch's files relative to DIR (default: the git work "
+             "tree of the first file, else the working directory)"),
+    cl::value_desc("DIR"), cl::cat(Category));
+
 static cl::extrahelp MoreHelp(R"(
 For every placement site whose tier differs from default_tier, finds the
 allocation expression at its location (function file:line, or the site's
@@ -46,7 +52,8 @@ static std::string checkCompilationDatabase(int argc, const char **argv) {
     else if (A.consume_front("-p=") || A.consume_front("--p="))
       BuildPath = A.str();
     else if ((A == "--placement" || A == "-placement" || A == "-o" ||
-              A == "--extra-arg" || A == "--extra-arg-before") &&
+              A == "--extra-arg" || A == "--extra-arg-before" ||
+              A == "--root" || A == "-root") &&
              I + 1 < argc)
       ++I;
     else if (!A.starts_with("-") && FirstFile.empty())
@@ -101,6 +108,7 @@ int main(int argc, const char **argv) {
   Opts.PlacementPath = PlacementPath;
   Opts.PatchPath = PatchPath;
   Opts.InPlace = InPlace;
+  Opts.Root = Root;
   Opts.ResourceDir = TW_CLANG_RESOURCE_DIR;
   return tierwise::runRewrite(Opts, Parser->getCompilations(),
                               Parser->getSourcePathList(), outs(), errs());

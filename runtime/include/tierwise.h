@@ -118,6 +118,21 @@ void *tw_memalign(tw_tier tier, size_t alignment, size_t size);
  */
 int tw_posix_memalign(tw_tier tier, void **memptr, size_t alignment,
                       size_t size);
+/**
+ * \brief The DRAM-head forms of tw_realloc(), tw_aligned_alloc(),
+ * tw_memalign() and tw_posix_memalign(): the block gets \p dram_bytes of
+ * DRAM head as tw_malloc_head() gives one (what a placement's dram_bytes
+ * does to the same call under `tierwise run`; an alignment the split cannot
+ * keep leaves the whole object in \p tier, as there). tw_realloc_head()
+ * moves the contents into a new block with the head.
+ */
+void *tw_realloc_head(tw_tier tier, size_t dram_bytes, void *ptr, size_t size);
+void *tw_aligned_alloc_head(tw_tier tier, size_t dram_bytes, size_t alignment,
+                            size_t size);
+void *tw_memalign_head(tw_tier tier, size_t dram_bytes, size_t alignment,
+                       size_t size);
+int tw_posix_memalign_head(tw_tier tier, size_t dram_bytes, void **memptr,
+                           size_t alignment, size_t size);
 /** \brief Release a block from any tier (same as free()). */
 void tw_free(void *ptr);
 /** \brief The tier that owns \p ptr, or -1 if libtierwise does not own it. */
@@ -156,9 +171,43 @@ TW_TAG_LINKAGE_ constexpr tier_tag hbw{TW_TIER_HBW};
 #undef TW_TAG_LINKAGE_
 } // namespace tw
 
+namespace tw {
+/** \brief Tag for placement new with a DRAM head:
+ * `new (tw::head_tag{TW_TIER_PMEM, N}) T[n]`, the block's first N bytes in
+ * DRAM as tw_malloc_head() gives them (placement dram_bytes). */
+struct head_tag {
+  tw_tier tier;
+  std::size_t dram_bytes;
+};
+} // namespace tw
+
 /* Release with plain delete / delete[]: libtierwise's free owns every tier. */
 void *operator new(std::size_t size, tw::tier_tag tier);
 void *operator new[](std::size_t size, tw::tier_tag tier);
 void operator delete(void *ptr, tw::tier_tag tier) noexcept;
 void operator delete[](void *ptr, tw::tier_tag tier) noexcept;
+void *operator new(std::size_t size, tw::head_tag head);
+void *operator new[](std::size_t size, tw::head_tag head);
+void operator delete(void *ptr, tw::head_tag head) noexcept;
+void operator delete[](void *ptr, tw::head_tag head) noexcept;
+#ifdef __cpp_aligned_new
+/* Over-aligned types (`new (tw::pmem) T` with alignas(64) T) and explicit
+ * `::operator new(n, std::align_val_t(a), tw::pmem)` calls. */
+void *operator new(std::size_t size, std::align_val_t align,
+                   tw::tier_tag tier);
+void *operator new[](std::size_t size, std::align_val_t align,
+                     tw::tier_tag tier);
+void *operator new(std::size_t size, std::align_val_t align,
+                   tw::head_tag head);
+void *operator new[](std::size_t size, std::align_val_t align,
+                     tw::head_tag head);
+void operator delete(void *ptr, std::align_val_t align,
+                     tw::tier_tag tier) noexcept;
+void operator delete[](void *ptr, std::align_val_t align,
+                       tw::tier_tag tier) noexcept;
+void operator delete(void *ptr, std::align_val_t align,
+                     tw::head_tag head) noexcept;
+void operator delete[](void *ptr, std::align_val_t align,
+                       tw::head_tag head) noexcept;
+#endif
 #endif

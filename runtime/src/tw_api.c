@@ -52,16 +52,17 @@ TW_EXPORT void *tw_calloc(tw_tier tier, size_t nmemb, size_t size) {
   return tw_calloc_head(tier, 0, nmemb, size);
 }
 
-TW_EXPORT void *tw_realloc(tw_tier tier, void *ptr, size_t size) {
+TW_EXPORT void *tw_realloc_head(tw_tier tier, size_t dram_bytes, void *ptr,
+                                size_t size) {
   if (!ptr)
-    return tw_malloc(tier, size);
+    return tw_malloc_head(tier, dram_bytes, size);
   if (size == 0) {
     tw_core_free(ptr);
     return NULL;
   }
   size_t old = tw_usable(ptr);
   int from = tw_tier_of_ptr(ptr);
-  void *q = tw_malloc(tier, size);
+  void *q = tw_malloc_head(tier, dram_bytes, size);
   if (!q)
     return NULL;
   if (from < 0) /* not ours: cannot know its size; refuse to guess */
@@ -71,30 +72,50 @@ TW_EXPORT void *tw_realloc(tw_tier tier, void *ptr, size_t size) {
   return q;
 }
 
-TW_EXPORT void *tw_memalign(tw_tier tier, size_t alignment, size_t size) {
+TW_EXPORT void *tw_memalign_head(tw_tier tier, size_t dram_bytes,
+                                 size_t alignment, size_t size) {
   if (!tw_ok_tier(tier) || !tw_pow2(alignment)) {
     errno = EINVAL;
     return NULL;
   }
-  void *p = tw_alloc_tier((int)tier, 0, size, alignment, 0);
+  void *p = tw_alloc_tier((int)tier, dram_bytes, size, alignment, 0);
   if (!p)
     errno = ENOMEM;
   return p;
 }
 
-TW_EXPORT void *tw_aligned_alloc(tw_tier tier, size_t alignment, size_t size) {
-  return tw_memalign(tier, alignment, size);
+TW_EXPORT void *tw_aligned_alloc_head(tw_tier tier, size_t dram_bytes,
+                                      size_t alignment, size_t size) {
+  return tw_memalign_head(tier, dram_bytes, alignment, size);
 }
 
-TW_EXPORT int tw_posix_memalign(tw_tier tier, void **memptr, size_t alignment,
-                                size_t size) {
+TW_EXPORT int tw_posix_memalign_head(tw_tier tier, size_t dram_bytes,
+                                     void **memptr, size_t alignment,
+                                     size_t size) {
   if (!tw_ok_tier(tier) || !tw_pow2(alignment) || alignment % sizeof(void *))
     return EINVAL;
-  void *p = tw_alloc_tier((int)tier, 0, size, alignment, 0);
+  void *p = tw_alloc_tier((int)tier, dram_bytes, size, alignment, 0);
   if (!p)
     return ENOMEM;
   *memptr = p;
   return 0;
+}
+
+TW_EXPORT void *tw_realloc(tw_tier tier, void *ptr, size_t size) {
+  return tw_realloc_head(tier, 0, ptr, size);
+}
+
+TW_EXPORT void *tw_memalign(tw_tier tier, size_t alignment, size_t size) {
+  return tw_memalign_head(tier, 0, alignment, size);
+}
+
+TW_EXPORT void *tw_aligned_alloc(tw_tier tier, size_t alignment, size_t size) {
+  return tw_memalign_head(tier, 0, alignment, size);
+}
+
+TW_EXPORT int tw_posix_memalign(tw_tier tier, void **memptr, size_t alignment,
+                                size_t size) {
+  return tw_posix_memalign_head(tier, 0, memptr, alignment, size);
 }
 
 TW_EXPORT void tw_free(void *ptr) { tw_core_free(ptr); }

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "tw_paths.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -113,11 +114,28 @@ static void tw_catch_signals(void) {
   }
 }
 
+/* Another copy of the runtime comes first in the process's symbol lookup
+ * (a program linked with libtierwise run with the runtime preloaded, as
+ * `tierwise run` does): that copy serves every allocation (malloc,
+ * tw_malloc, ... resolve to it), so this one stands down - no tracking and
+ * no report, which would overwrite the serving copy's with 0 bytes. */
+static int tw_shadowed(void) {
+  Dl_info me, first;
+  void *f = dlsym(RTLD_DEFAULT, "tw_tier_of");
+  return f && dladdr((void *)tw_shadowed, &me) && dladdr(f, &first) &&
+         me.dli_fbase != first.dli_fbase;
+}
+
 static void tw_init(void) {
   static atomic_int done;
   tw_config_read();
   if (atomic_exchange(&done, 1))
     return;
+  if (tw_shadowed()) {
+    tw_cfg.mode = TW_MODE_PASS;
+    tw_mode_now = TW_MODE_PASS;
+    return;
+  }
   tw_in_core++;
   pthread_atfork(tw_lower_prepare, tw_lower_parent, tw_lower_child);
   tw_glibc_init();

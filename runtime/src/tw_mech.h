@@ -25,6 +25,9 @@ typedef struct tw_site {
   uint64_t dram_head;     /* placement's dram_bytes: each object's first
                              bytes from DRAM (tw_split.c); 0: none */
   double dram_frac;       /* placement's dram_fraction (wins); 0: none */
+  int api;                /* allocated through tierwise.h (tw_malloc, new
+                             (tw::pmem)): the report lists it whatever its
+                             size, at the call the rewrite placed */
   uint64_t allocs, bytes; /* atomics */
   int64_t live;
   uint64_t peak;

@@ -183,6 +183,8 @@ void *tw_pl_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
   if (tw_in_core == 1 && tw_cfg.mode == TW_MODE_PLACE)
     site = tw_policy_site_here();
   tw_site *s = site == TW_SITE_NONE ? NULL : tw_site_get(site);
+  if (s && !s->api)
+    __atomic_store_n(&s->api, 1, __ATOMIC_RELAXED);
   if (!dram_bytes && s)
     dram_bytes = tw_site_head(s, size); /* a placement's head for the site */
   void *p = tw_pl_place_head(s, dram_bytes, size, align, zero, tier);

@@ -362,7 +362,8 @@ void tw_report_write(void) {
   tw_out_str(o, "],\n \"unmatched\": [");
   for (uint32_t i = 0, first = 1; i < n; i++) {
     tw_site *s = tw_site_get(i);
-    if (s->placed >= 0 || s->bytes < tw_cfg.unmatched_min)
+    int api = __atomic_load_n(&s->api, __ATOMIC_RELAXED);
+    if (s->placed >= 0 || (s->bytes < tw_cfg.unmatched_min && !api))
       continue;
     tw_out_str(o, first ? "\n  {\"stack\": " : ",\n  {\"stack\": ");
     tw_out_json(o, s->stack);
@@ -375,7 +376,7 @@ void tw_report_write(void) {
     tw_out_str(o, ", \"fallback_bytes\": ");
     tw_out_u64(o, s->fallback_bytes);
     tw_nodes(o, s->node_pages, s->pages_sampled);
-    tw_out_str(o, "}");
+    tw_out_str(o, api ? ", \"api\": true}" : "}");
     first = 0;
   }
   tw_out_str(o, "],\n \"unmatched_min_bytes\": ");

@@ -24,7 +24,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="print compiler/linker flags for libtierwise",
         description="Print the flags to compile (--cflags) and link (--libs) "
         "a program against libtierwise, e.g. "
-        "cc prog.c $(tierwise config --cflags --libs).",
+        "cc prog.c $(tierwise config --cflags --libs); the --libs flags may "
+        "come before the sources (libtierwise is linked --no-as-needed).",
     )
     p.add_argument("--cflags", action="store_true", help="include path of tierwise.h")
     p.add_argument("--libs", action="store_true", help="link flags for libtierwise.so")
@@ -37,7 +38,16 @@ def flags(cflags: bool = True, libs: bool = True) -> list[str]:
         out.append(f"-I{include_path()}")
     if libs:
         lib = os.path.dirname(artifact_path("lib/libtierwise.so"))
-        out += [f"-L{lib}", f"-Wl,-rpath,{lib}", "-ltierwise"]
+        # --push-state/--no-as-needed: under Debian's default --as-needed a
+        # -ltierwise placed before the sources would be dropped as unneeded
+        # (undefined tw_malloc); this keeps it wherever the user puts it.
+        out += [
+            f"-L{lib}",
+            f"-Wl,-rpath,{lib}",
+            "-Wl,--push-state,--no-as-needed",
+            "-ltierwise",
+            "-Wl,--pop-state",
+        ]
     return out
 
 

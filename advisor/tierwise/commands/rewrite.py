@@ -25,8 +25,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description="Rewrite the allocation expressions of the sites a "
         "placement puts outside the default tier into libtierwise calls "
         "(tw_malloc(TW_TIER_PMEM, n), new (tw::pmem) T[n]; a site with a DRAM "
-        "head, dram_bytes N: tw_malloc_head(TW_TIER_PMEM, N, n) for malloc and "
-        "calloc only). A macro whose uses need different tiers is expanded at "
+        "head, dram_bytes N: tw_malloc_head(TW_TIER_PMEM, N, n), ..., new "
+        "(tw::head_tag{TW_TIER_PMEM, N}) T[n]). A macro whose uses need different tiers is expanded at "
         "each placed use; a wrapper (function, constructor) serving several tiers "
         "gains a tier parameter that its placed callers pass. Stacks are "
         "symbolized against the placement's modules[].path (or --binary); with "
@@ -42,6 +42,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-i", dest="in_place", action="store_true", help="edit the files in place")
     g.add_argument("-o", dest="patch", metavar="PATCH", help="write the diff to PATCH")
+    p.add_argument(
+        "--root",
+        metavar="DIR",
+        help="name the patch's files relative to DIR (default: the git work tree "
+        "of the first file, else the working directory); apply there with "
+        "`git apply` or `patch -p1`",
+    )
     p.add_argument(
         "--binary",
         action="append",
@@ -72,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
         binaries=args.binary,
         in_place=args.in_place,
         patch=args.patch,
+        root=args.root,
     )
     return res.returncode

@@ -1,20 +1,21 @@
 # SPDX-License-Identifier: MIT
 """Writes a placement for a rewriter test from a template in this directory.
 
-usage: mkplacement.py TEMPLATE SRC > placement.json
+usage: mkplacement.py TEMPLATE SRC [MORE_SRC...] > placement.json
 
 In TEMPLATE, @FILE@ becomes SRC's absolute path, @BASE@ its basename and
 @tag@ the number of the line of SRC that carries the marker comment `// @tag`
 (comment-only lines, such as CHECK lines, are not markers), so tests do not hard-code
-line numbers. A marker that is missing or not unique is an error."""
+line numbers; a marker may also be in one of MORE_SRC (a header of SRC). A
+marker that is missing or not unique is an error."""
 
 import os
 import re
 import sys
 
 
-def main(template, src):
-    lines = open(src).read().splitlines()
+def main(template, src, *more):
+    files = [open(f).read().splitlines() for f in (src, *more)]
     text = open(template).read()
     text = text.replace("@FILE@", os.path.abspath(src)).replace("@BASE@", os.path.basename(src))
 
@@ -22,6 +23,7 @@ def main(template, src):
         tag = m.group(1)
         hits = [
             i + 1
+            for lines in files
             for i, l in enumerate(lines)
             if re.search(r"//.*@" + re.escape(tag) + r"\b", l) and not l.lstrip().startswith("//")
         ]

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: MIT
 """End to end check of `tierwise rewrite` on one example kernel:
 
-    rewrite_e2e.py [--head] [--advise=BUDGET] TIERWISE EXE ARGS... -- WORKDIR
+    rewrite_e2e.py [--head] [--odd] [--advise=BUDGET] TIERWISE EXE ARGS... -- WORKDIR
 
 1. allocation census (`tierwise profile --backend alloc`); 2. a placement of
 the example's big sites (>= 16 KiB) in its sources, alternately pmem and dram, largest
-first; with --head every pmem site gets a DRAM head (`dram_bytes`: a
+first (with --odd the other half: dram, pmem, ...); with --head every pmem site gets a DRAM head (`dram_bytes`: a
 quarter of its mean object size, in whole pages; none where that is 0), and
-the malloc/calloc ones must be rewritten to tw_malloc_head / tw_calloc_head;
+each must be rewritten to its head form (tw_malloc_head, ...,
+tw_realloc_head, tw_aligned_alloc_head, new (tw::head_tag{...}));
 3. `tierwise rewrite -o PATCH` over the example's sources; sites it
 reports as not rewritable (e.g. anonymous mmap) are dropped from the
 placement and the rewrite repeated, which must then succeed; 4. the patch is
@@ -88,11 +89,11 @@ def base_function(name):
     return name[: -len("_tier")] if name.endswith("_tier") else name
 
 
-def frames_of(binary, stacks, depth=2):
+def frames_of(binary, stacks, depth=3):
     """stack -> its first DEPTH symbolized frames (inline frames expanded),
     each (function without parameters, file basename, line): a site is told
     apart from the others that share its innermost line (a wrapper's) by
-    its caller's."""
+    its callers' (two levels: a delegating constructor's callers)."""
     mod = Path(binary).name  # frames of the program itself, not of libc
     offs = {s: [f.split("+", 1)[1] for f in s.split(";") if f.startswith(mod + "+")] for s in stacks}
     allo = sorted({o for os_ in offs.values() for o in os_})
@@ -128,6 +129,8 @@ def line_map(old_dir, new_dir, names):
 def main(argv):
     head = argv[0] == "--head"
     argv = argv[1:] if head else argv
+    odd = argv[0] == "--odd"
+    argv = argv[1:] if odd else argv
     advise = None
     if argv[0].startswith("--advise="):
         advise, argv = argv[0].split("=", 1)[1], argv[1:]
@@ -158,7 +161,7 @@ def main(argv):
         key=lambda r: -int(r["bytes_allocated"]),
     )
     sites = [
-        {"stack": r["stack"], "location": r["location"], "tier": "pmem" if i % 2 == 0 else "dram"}
+        {"stack": r["stack"], "location": r["location"], "tier": "pmem" if i % 2 == odd else "dram"}
         for i, r in enumerate(big)
     ]
     for r, s in zip(big, sites):
@@ -285,9 +288,14 @@ def main(argv):
         base, line = innermost_line(s["location"]).rsplit(":", 1)
         base, n = Path(base).name, s["dram_bytes"]
         j = next((nl for (b, nl), ol in lmap.items() if b == base and ol == int(line)), None)
-        form = j and re.search(rf"\b(tw_(?:malloc|calloc)_head)\(TW_TIER_PMEM, {n}, ", new_text[base][j - 1])
+        form = j and re.search(
+            rf"\b(tw_(?:malloc|calloc|realloc|aligned_alloc|memalign|posix_memalign)_head)"
+            rf"\(TW_TIER_PMEM, {n}, |(tw::head_tag)\{{TW_TIER_PMEM, {n}\}}",
+            new_text[base][j - 1],
+        )
         if not form:
-            sys.exit(f"FAIL {name}: {base}:{line} is not tw_malloc_head/tw_calloc_head with {n} after the patch")
+            sys.exit(f"FAIL {name}: {base}:{line} has no DRAM-head form with {n} after the patch")
+        form = [None, form[1] or form[2]]
         print(f"ok {name}: {base}:{line} rewritten to {form[1]} with dram_bytes {n}")
     rebuilt = work / name
     run(["c++", "-fopenmp", "-o", rebuilt] + objs + libs)
@@ -322,7 +330,7 @@ def main(argv):
     where_pre = frames_of(exe, [s["stack"] for s in pre["sites"]])
     where_reb = frames_of(rebuilt, [s["stack"] for s in reb["unmatched"]])
 
-    # Both sides per site: its innermost frame and its caller's (lines of
+    # Both sides per site: its innermost frame and two callers' (lines of
     # the rebuilt program mapped through the patch), so the callers of a
     # shared wrapper or macro are told apart.
     def per_location(entries, where, field, lines=None):
@@ -349,6 +357,13 @@ def main(argv):
     print(
         f"ok {name}: rebuilt report has the LD_PRELOAD bytes per tier at all {len(want_all)} placed locations"
     )
+    # Nothing else moved: every other call path of the rebuilt program (the
+    # placement's dram sites, paths nobody profiled) allocates in DRAM only.
+    moved = {k: v for k, v in got_all.items() if k not in want_all and set(v) - {"dram"}}
+    if moved:
+        key, got = next(iter(moved.items()))
+        sys.exit(f"FAIL {name}: {key}: not placed, rebuilt {got} ({len(moved)} such call paths)")
+    print(f"ok {name}: the other {len(got_all) - len(want_all)} call paths of the rebuilt program allocate in DRAM only")
     for s in headed:
         key = where_pre[s["stack"]]
         want = want_all.get(key, {})
