@@ -120,8 +120,9 @@ static void tw_trust(tw_fast_entry *e) {
 static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
                                                        tw_fast_entry *e,
                                                        void *ra, void *sp) {
+  int sure;
   t->unwinds++;
-  uint32_t site = tw_policy_site_here();
+  uint32_t site = tw_policy_site_at(ra, sp, &sure);
   if (site == TW_SITE_NONE)
     return site;
   int tier = tw_site_get(site)->tier;
@@ -134,7 +135,7 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
     e->left = 0;
     e->state = TW_LEARN;
     e->tier = (uint8_t)tier;
-    if (tw_cfg.fast_learn <= 1)
+    if (tw_cfg.fast_learn <= 1 || sure) /* sure: nothing to learn */
       tw_trust(e);
     return site;
   }
@@ -159,17 +160,17 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
 static __attribute__((noinline)) uint32_t tw_fast_first(void *ra, void *sp,
                                                         tw_fast_entry **hit) {
   if (!tw_cfg.fast_learn || !tw_fast_new_table())
-    return tw_policy_site_here();
+    return tw_policy_site_at(ra, sp, &(int){0});
   return tw_fast_site(0, ra, sp, hit);
 }
 
 uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
   tw_fast_table *t = tw_fast_mine;
   if (TW_UNLIKELY(!t))
-    return size >= tw_cfg.fast_max ? tw_policy_site_here()
+    return size >= tw_cfg.fast_max ? tw_policy_site_at(ra, sp, &(int){0})
                                    : tw_fast_first(ra, sp, hit);
   if (size >= tw_cfg.fast_max)
-    return tw_policy_site_here();
+    return tw_policy_site_at(ra, sp, &(int){0});
   tw_fast_entry *e = tw_fast_probe(t, ra, sp);
   if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
                 e->left > 1)) {
