@@ -51,8 +51,9 @@ static tw_psite *tw_psites;
 static int tw_npsites, tw_default_tier, tw_pdepth;
 static int32_t *tw_phash; /* open addressing: index into tw_psites, -1 empty */
 static uint32_t tw_phash_mask;
-/* Hashes of the sites' first frames (open addressing, 0 empty): a call
- * whose first frame is none of them cannot match any site (the matching is
+/* Hashes of the modules of the sites' first frames (open addressing, 0
+ * empty): a call whose first frame is in none of them cannot match any site
+ * (the matching is
  * by stack prefix), so it needs no full unwind (tw_policy_site_at). */
 static uint64_t *tw_plead;
 static tw_pmodule *tw_pmods;
@@ -407,9 +408,13 @@ int tw_placement_load(const char *path) {
   return tw_parse(buf, len);
 }
 
+/* The length of the module of \p stack's first frame (`MODULE+0x...`). By
+ * module, not frame: the calls of a module some site starts in keep their
+ * full stacks (in the report's "unmatched" too); only other modules' calls
+ * (a library's start-up: Open MPI's, Python's) are counted to one frame. */
 static size_t tw_first_len(const char *stack) {
   size_t n = 0;
-  while (stack[n] && stack[n] != ';')
+  while (stack[n] && stack[n] != ';' && stack[n] != '+')
     n++;
   return n;
 }

@@ -16,8 +16,8 @@
 TW_HIDDEN int tw_placement_load(const char *path);
 TW_HIDDEN int tw_placement_parse(const char *text, const char *name);
 TW_HIDDEN int tw_placement_match(const char *stack, int *tier);
-/* 1 if some placement site's stack may start with \p stack's first frame
- * (its hash is one of theirs), 0 if none does. */
+/* 1 if some placement site's stack may start in the module of \p stack's
+ * first frame (its hash is one of theirs), 0 if none does. */
 TW_HIDDEN int tw_placement_leads(const char *stack);
 TW_HIDDEN int tw_placement_default_tier(void);
 TW_HIDDEN int tw_placement_depth(void);
@@ -53,7 +53,8 @@ tw_policy_site_here(void) {
   return i;
 }
 /* The site of an allocation called from \p ra: when no placement site
- * starts with its first frame (tw_site_first) it cannot be placed, and
+ * starts in the module of its first frame (tw_site_first) it cannot be
+ * placed, and
  * that one-frame site stands for it (default tier) without a full unwind -
  * an Open MPI start-up makes ~12,000 distinct call paths, whose unwinds
  * were 3/4 of its instructions with a one-site placement. Else the full
