@@ -125,9 +125,14 @@ static void tw_trust(tw_fast_entry *e) {
 static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
                                                        tw_fast_entry *e,
                                                        void *ra, void *sp) {
-  int sure;
+  int sure = 0;
   t->unwinds++;
-  uint32_t site = tw_policy_site_at(ra, sp, &sure);
+  /* A key already unwound to a site whose first frame's module starts a
+   * placement site: unwound again without looking for its first frame */
+  uint32_t site = e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
+                          tw_site_get(e->site)->leads
+                      ? tw_policy_site_here()
+                      : tw_policy_site_at(ra, sp, &sure);
   if (site == TW_SITE_NONE)
     return site;
   int tier = tw_site_get(site)->tier;
