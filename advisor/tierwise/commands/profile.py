@@ -100,10 +100,11 @@ PROFILE_FILES = ("meta.json", "sites.csv", "objects.csv", "modules.csv", "sites_
 
 
 def _fresh(outdir: Path, force: bool) -> None:
-    """Refuse to write over the profile `outdir` holds (its files would be
-    mixed with the new run's), or with --force remove that profile first."""
+    """Refuse to write over the profile `outdir` holds (its meta.json: the
+    files would be mixed with the new run's), or with --force remove that
+    profile first. A failed run's output (no meta.json) is written over."""
     held = [f for f in PROFILE_FILES if (outdir / f).exists()]
-    if not held:
+    if "meta.json" not in held:  # no profile there (raw or failed output)
         return
     if not force:
         raise UserError(
