@@ -345,9 +345,10 @@ static uint32_t tw_site_of(const uintptr_t *ips, int n) {
   for (uint32_t probe = 0; probe < TW_RAW_PROBES; probe++) {
     tw_raw *r = &tw_raws[(slot + probe) & (TW_RAW_SLOTS - 1)];
     uint64_t rh = __atomic_load_n(&r->hash, __ATOMIC_ACQUIRE);
+    if (rh != 0)
+      tw_hg_acquired(&r->hash); /* its gen, n, ips and site: published */
     int live = rh != 0 && r->gen == gen;
     if (live && rh == h) {
-      tw_hg_acquired(&r->hash);
       if (r->n == n && !memcmp(r->ips, ips, n * sizeof(*ips)))
         return r->site;
     }
@@ -362,7 +363,8 @@ static uint32_t tw_site_of(const uintptr_t *ips, int n) {
       probe--; /* look at this slot again */
       continue;
     }
-    __atomic_store_n(&r->hash, 0, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&r->hash, __ATOMIC_RELAXED)) /* an older gen's */
+      __atomic_store_n(&r->hash, 0, __ATOMIC_RELEASE);
     uint32_t site = tw_site_new(ips, n);
     r->site = site;
     r->n = n;
