@@ -84,7 +84,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     fast = argv[:1] if argv[:1] and argv[0] in FAST_VERBS else None
     parser = build_parser(fast or VERBS)
-    args = parser.parse_args(argv)
+    if argv[:1] == ["run"] and "--" not in argv:
+        # `tierwise run --placement P prog -x`: argparse takes -x for an
+        # option of its own and printed the top-level usage
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            print(
+                f"tierwise run: error: unrecognized arguments: {' '.join(extra)}; "
+                "put the command after `--`: tierwise run --placement P -- CMD ARGS...",
+                file=sys.stderr,
+            )
+            return 2
+    else:
+        args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

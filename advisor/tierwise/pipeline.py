@@ -447,6 +447,7 @@ def simulate(
         old.unlink(missing_ok=True)
     pmem = Path(pmem_dir or work / "pmem").resolve()
     pmem.mkdir(parents=True, exist_ok=True)
+    given = profile_dir is not None
     if profile_dir is None:
         profile_dir = work / "profile"
         _note(
@@ -471,10 +472,15 @@ def simulate(
         source = "sim profile with the placement applied (sites_by_tier.csv)"
     else:
         if not _placed_bytes(report):
+            why = (
+                f"the profile {profile_dir} has no per-tier counts (no sites_by_tier.csv: "
+                "it was not taken with a placement applied)"
+                if given
+                else "no per-tier counts or placed bytes from the sim run"
+            )
             _note(
                 "simulate",
-                f"no per-tier counts or placed bytes from the sim run; running "
-                f"{cmd[0]} natively with the placement for its run report",
+                f"{why}; running {cmd[0]} natively with the placement for its run report",
             )
             r = run_placed(cmd, placement_path, report, pmem)
             if r.returncode != 0:

@@ -27,6 +27,36 @@ from tierwise.formats.profile import (  # noqa: F401
 )
 
 
+def simulated_llc(meta: dict) -> int | None:
+    """The LLC size a sim profile simulated (meta.json backend_params:
+    llc_size, or cache.llc_size), None for other backends."""
+    if meta.get("backend") != "sim":
+        return None
+    params = meta.get("backend_params") or {}
+    cache = params.get("cache") if isinstance(params.get("cache"), dict) else params
+    size = cache.get("llc_size") if isinstance(cache, dict) else None
+    return int(size) if size else None
+
+
+def _same_llc(profiles: List[Profile]) -> None:
+    """Refuse to add miss counts simulated with different LLC sizes: a
+    profile's misses depend on the cache it simulated."""
+    from tierwise.sizes import format_size
+
+    seen: dict = {}
+    for p in profiles:
+        for path, meta in zip(p.paths, p.meta):
+            size = simulated_llc(meta)
+            if size:
+                seen.setdefault(size, str(path))
+    if len(seen) > 1:
+        which = ", ".join(f"{path} {format_size(size)}" for size, path in seen.items())
+        raise ValueError(
+            f"the profiles simulated different LLC sizes ({which}): their miss counts "
+            "cannot be added; profile them again with the same --llc-size"
+        )
+
+
 def merge(profiles: List[Profile]) -> Profile:
     """Merge profiles by site `stack`: counts summed, peak_bytes max,
     location the first non-empty one; objects keep their own profile index."""
@@ -38,6 +68,7 @@ def merge(profiles: List[Profile]) -> Profile:
             f"profiles recorded different stack depths {sorted(depths)}; "
             "profile again with the same --depth"
         )
+    _same_llc(profiles)
     frames = []
     for i, p in enumerate(profiles):
         s = p.sites.reset_index(drop=True).copy()

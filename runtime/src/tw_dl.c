@@ -21,8 +21,9 @@ TW_EXPORT int dlclose(void *handle) {
   int r = real(handle);
   if (r == 0 && (tw_mode_now == TW_MODE_PLACE || tw_mode_now == TW_MODE_CENSUS)) {
     tw_in_core++;
-    tw_modules_closed();
-    tw_fast_revalidate();
+    if (tw_modules_closed()) /* (a dlclose that unloaded nothing changes
+                                no address's module) */
+      tw_fast_revalidate();
     tw_in_core--;
   }
   return r;

@@ -26,7 +26,8 @@ typedef struct tw_fast_entry {
   uint8_t state;
   uint8_t tier;
   uint8_t plain; /* DRAM, not announced to Valgrind: glibc, tail call */
-  char pad[64 - 43];
+  uint8_t resets; /* learning restarted: unwinds found another site */
+  char pad[64 - 44];
 } tw_fast_entry;
 _Static_assert(sizeof(tw_fast_entry) == 64, "one cache line per entry");
 
@@ -70,6 +71,20 @@ static inline tw_fast_entry *tw_fast_hit(size_t size, void *ra, void *sp) {
 TW_HIDDEN uint32_t tw_fast_site(size_t size, void *ra, void *sp,
                                 tw_fast_entry **hit);
 TW_HIDDEN void tw_fast_count_hit(void);
+/* Learning restarts of a key whose unwinds find other sites of its tier,
+ * before it is trusted all the same (counted to its last site). */
+#define TW_FAST_RESETS 255
+/* A key's validation found another tier than the one its hits were served
+ * from: those hits (up to TIERWISE_FASTPATH_CHECK - 1) may have been the
+ * found site's, served from the other site's tier. */
+typedef struct tw_fast_mismatch {
+  uint32_t served_site, found_site, hits;
+} tw_fast_mismatch;
+#define TW_FAST_MISMATCHES 16
+TW_HIDDEN void tw_fast_note(uint32_t served_site, uint32_t found_site,
+                            uint32_t hits);
+/* The first TW_FAST_MISMATCHES (site pairs, summed); returns how many. */
+TW_HIDDEN int tw_fast_mismatches(tw_fast_mismatch *out, int max);
 TW_HIDDEN void tw_fast_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* After dlclose: every trusted key is validated (unwound) at its next use. */
 TW_HIDDEN void tw_fast_revalidate(void);

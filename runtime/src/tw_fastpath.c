@@ -26,6 +26,11 @@ static tw_fast_table *tw_tables[TW_FAST_TABLES];
 static int tw_ntables;
 static uint64_t tw_done[4]; /* counters of tables whose thread ended */
 static pthread_mutex_t tw_fast_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The first key mismatches (under tw_fast_lock): the site whose tier the
+ * key served, the site a validation then found, hits served since the last
+ * validation that agreed. */
+static tw_fast_mismatch tw_mis[TW_FAST_MISMATCHES];
+static int tw_nmis;
 static pthread_key_t tw_fast_key;
 static pthread_once_t tw_fast_once = PTHREAD_ONCE_INIT;
 
@@ -120,8 +125,14 @@ static void tw_trust(tw_fast_entry *e) {
 static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
                                                        tw_fast_entry *e,
                                                        void *ra, void *sp) {
+  int sure = 0;
   t->unwinds++;
-  uint32_t site = tw_policy_site_here();
+  /* A key already unwound to a site whose first frame's module starts a
+   * placement site: unwound again without looking for its first frame */
+  uint32_t site = e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
+                          tw_site_get(e->site)->leads
+                      ? tw_policy_site_here()
+                      : tw_policy_site_at(ra, sp, &sure);
   if (site == TW_SITE_NONE)
     return site;
   int tier = tw_site_get(site)->tier;
@@ -131,20 +142,43 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
     e->sp = (uintptr_t)sp;
     e->site = site;
     e->learned = 1;
+    e->resets = 0;
     e->left = 0;
     e->state = TW_LEARN;
     e->tier = (uint8_t)tier;
-    if (tw_cfg.fast_learn <= 1)
+    if (tw_cfg.fast_learn <= 1 || sure) /* sure: nothing to learn */
       tw_trust(e);
     return site;
   }
   if (e->state == TW_AMBIGUOUS)
     return site;
+  /* hits served from e->tier since the last unwind of this key: only a
+   * trusted key has any (a learning key unwinds every call) */
+  uint32_t served = e->state == TW_TRUSTED ? e->pend_allocs : 0;
+  uint32_t had = e->site;
   tw_flush(t, e);
   if (tier != e->tier) {
-    t->mismatches++;
+    /* Two call paths of different tiers share the key: unwound from now
+     * on. Allocations went to another tier than their site's only if hits
+     * were served since the last agreeing unwind: only then a mismatch. */
+    if (served) {
+      t->mismatches++;
+      tw_fast_note(had, site, served);
+    }
     e->state = TW_AMBIGUOUS;
     e->left = 0;
+  } else if (site != e->site && e->resets < TW_FAST_RESETS) {
+    /* Same tier, another site (libgomp's team allocations of several
+     * parallel regions): learn again, so that hits are only counted to a
+     * site that held for fast_learn unwinds in a row; a key whose sites keep
+     * alternating is unwound (up to TW_FAST_RESETS times, then trusted
+     * for its tier: its hits are counted to the last site). */
+    e->resets++;
+    e->learned = 1;
+    e->state = TW_LEARN;
+    e->left = 0;
+    if (tw_cfg.fast_learn <= 1)
+      tw_trust(e);
   } else if (e->state == TW_LEARN) {
     if (++e->learned >= tw_cfg.fast_learn)
       tw_trust(e);
@@ -159,17 +193,17 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
 static __attribute__((noinline)) uint32_t tw_fast_first(void *ra, void *sp,
                                                         tw_fast_entry **hit) {
   if (!tw_cfg.fast_learn || !tw_fast_new_table())
-    return tw_policy_site_here();
+    return tw_policy_site_at(ra, sp, &(int){0});
   return tw_fast_site(0, ra, sp, hit);
 }
 
 uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
   tw_fast_table *t = tw_fast_mine;
   if (TW_UNLIKELY(!t))
-    return size >= tw_cfg.fast_max ? tw_policy_site_here()
+    return size >= tw_cfg.fast_max ? tw_policy_site_at(ra, sp, &(int){0})
                                    : tw_fast_first(ra, sp, hit);
   if (size >= tw_cfg.fast_max)
-    return tw_policy_site_here();
+    return tw_policy_site_at(ra, sp, &(int){0});
   tw_fast_entry *e = tw_fast_probe(t, ra, sp);
   if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
                 e->left > 1)) {
@@ -181,6 +215,28 @@ uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
 }
 
 void tw_fast_count_hit(void) { tw_fast_mine->hits++; }
+
+void tw_fast_note(uint32_t served_site, uint32_t found_site, uint32_t hits) {
+  pthread_mutex_lock(&tw_fast_lock);
+  int i = 0;
+  while (i < tw_nmis && (tw_mis[i].served_site != served_site ||
+                         tw_mis[i].found_site != found_site))
+    i++;
+  if (i < tw_nmis)
+    tw_mis[i].hits += hits;
+  else if (tw_nmis < TW_FAST_MISMATCHES)
+    tw_mis[tw_nmis++] = (tw_fast_mismatch){served_site, found_site, hits};
+  pthread_mutex_unlock(&tw_fast_lock);
+}
+
+int tw_fast_mismatches(tw_fast_mismatch *out, int max) {
+  pthread_mutex_lock(&tw_fast_lock);
+  int n = tw_nmis < max ? tw_nmis : max;
+  for (int i = 0; i < n; i++)
+    out[i] = tw_mis[i];
+  pthread_mutex_unlock(&tw_fast_lock);
+  return n;
+}
 
 void tw_fast_stats(uint64_t out[4]) {
   pthread_mutex_lock(&tw_fast_lock);

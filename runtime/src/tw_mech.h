@@ -22,6 +22,8 @@ typedef struct tw_site {
   int decided;            /* atomic: the three fields below are set */
   int placed;             /* index into the placement's sites, -1: not named */
   int tier;               /* tier decided for this site */
+  int leads;              /* some placement site's stack starts with this
+                             site's first frame */
   uint64_t dram_head;     /* placement's dram_bytes: each object's first
                              bytes from DRAM (tw_split.c); 0: none */
   double dram_frac;       /* placement's dram_fraction (wins); 0: none */
@@ -39,6 +41,14 @@ typedef struct tw_site {
 
 /* Site of the current call stack (full unwind). */
 TW_HIDDEN uint32_t tw_site_here(void);
+/* The site named by the first user frame alone (FORMATS.md: the first frame
+ * of tw_site_here()'s stack) of an allocation whose interposed entry point
+ * was called from return address \p ra, its frame address \p sp: ra's own
+ * frame when ra is in a user module, else the first user frame stepped to
+ * from the call out of the allocator's frames; TW_SITE_NONE when not found
+ * so. Interned once per distinct frame; never unwinds the whole stack.
+ * *by_ra: 1 when the frame is ra's own (the same for every call from ra). */
+TW_HIDDEN uint32_t tw_site_first(void *ra, void *sp, int *by_ra);
 TW_HIDDEN tw_site *tw_site_get(uint32_t idx);
 TW_HIDDEN uint32_t tw_site_count(void);
 /* Count an object of \p size served for \p s: its first \p head bytes
@@ -91,7 +101,7 @@ TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN uint64_t tw_stack_overflows(void);
 /* After dlclose: forget the modules that are gone and the raw stacks that
  * may point into them. */
-TW_HIDDEN void tw_modules_closed(void);
+TW_HIDDEN int tw_modules_closed(void); /* 1: some module was unloaded */
 
 /* ---- tiers: one backend per tier, an ops table each (memkind_ops) ---- */
 /* Every operation gets the tier it serves (a backend may serve several:

@@ -51,6 +51,11 @@ static tw_psite *tw_psites;
 static int tw_npsites, tw_default_tier, tw_pdepth;
 static int32_t *tw_phash; /* open addressing: index into tw_psites, -1 empty */
 static uint32_t tw_phash_mask;
+/* Hashes of the modules of the sites' first frames (open addressing, 0
+ * empty): a call whose first frame is in none of them cannot match any site
+ * (the matching is
+ * by stack prefix), so it needs no full unwind (tw_policy_site_at). */
+static uint64_t *tw_plead;
 static tw_pmodule *tw_pmods;
 static int tw_npmods;
 static const char *tw_ppath;
@@ -403,6 +408,25 @@ int tw_placement_load(const char *path) {
   return tw_parse(buf, len);
 }
 
+/* The length of the module of \p stack's first frame (`MODULE+0x...`). By
+ * module, not frame: the calls of a module some site starts in keep their
+ * full stacks (in the report's "unmatched" too); only other modules' calls
+ * (a library's start-up: Open MPI's, Python's) are counted to one frame. */
+static size_t tw_first_len(const char *stack) {
+  size_t n = 0;
+  while (stack[n] && stack[n] != ';' && stack[n] != '+')
+    n++;
+  return n;
+}
+
+/* Put \p h in tw_plead (of tw_phash_mask + 1 slots). */
+static void tw_plead_add(uint64_t h) {
+  uint32_t k = (uint32_t)h & tw_phash_mask;
+  while (tw_plead[k] && tw_plead[k] != h)
+    k = (k + 1) & tw_phash_mask;
+  tw_plead[k] = h;
+}
+
 /* The hash table of the placement's stacks, built once after parsing (a
  * repeated stack keeps its first entry, as the linear rule did). */
 static void tw_phash_build(void) {
@@ -426,6 +450,24 @@ static void tw_phash_build(void) {
     if (tw_phash[k] < 0)
       tw_phash[k] = i;
   }
+  tw_plead = tw_internal_alloc(cap * sizeof(*tw_plead));
+  if (!tw_plead)
+    return;
+  memset(tw_plead, 0, cap * sizeof(*tw_plead));
+  for (int i = 0; i < tw_npsites; i++)
+    tw_plead_add(tw_hash_span(tw_psites[i].stack,
+                              tw_first_len(tw_psites[i].stack)));
+}
+
+int tw_placement_leads(const char *stack) {
+  if (!tw_plead)
+    return tw_npsites > 0; /* no table: every call may match */
+  uint64_t h = tw_hash_span(stack, tw_first_len(stack));
+  for (uint32_t k = (uint32_t)h & tw_phash_mask; tw_plead[k];
+       k = (k + 1) & tw_phash_mask)
+    if (tw_plead[k] == h)
+      return 1;
+  return 0;
 }
 
 /* The placement site whose stack is the first \p len bytes of \p stack

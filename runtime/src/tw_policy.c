@@ -49,6 +49,7 @@ void tw_decide(tw_site *s) {
     int tier = tw_placement_default_tier();
     s->placed = tw_placement_match(s->stack, &tier);
     s->tier = tier;
+    s->leads = s->placed >= 0 || tw_placement_leads(s->stack);
     s->dram_head =
         tier != TW_TIER_DRAM ? tw_placement_dram_bytes(s->placed) : 0;
     s->dram_frac =

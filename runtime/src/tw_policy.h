@@ -16,6 +16,9 @@
 TW_HIDDEN int tw_placement_load(const char *path);
 TW_HIDDEN int tw_placement_parse(const char *text, const char *name);
 TW_HIDDEN int tw_placement_match(const char *stack, int *tier);
+/* 1 if some placement site's stack may start in the module of \p stack's
+ * first frame (its hash is one of theirs), 0 if none does. */
+TW_HIDDEN int tw_placement_leads(const char *stack);
 TW_HIDDEN int tw_placement_default_tier(void);
 TW_HIDDEN int tw_placement_depth(void);
 TW_HIDDEN int tw_placement_nsites(void);
@@ -48,6 +51,35 @@ tw_policy_site_here(void) {
   else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: see tw_decide */
     ANNOTATE_HAPPENS_AFTER(&tw_site_get(i)->decided);
   return i;
+}
+/* The site of an allocation called from \p ra: when no placement site
+ * starts in the module of its first frame (tw_site_first) it cannot be
+ * placed, and
+ * that one-frame site stands for it (default tier) without a full unwind -
+ * an Open MPI start-up makes ~12,000 distinct call paths, whose unwinds
+ * were 3/4 of its instructions with a one-site placement. Else the full
+ * stack's site (tw_policy_site_here). *sure: 1 when every call from \p ra
+ * has this site (its first frame is ra's own and leads no placement site),
+ * so that the fast path need not learn the key. */
+static inline __attribute__((always_inline)) uint32_t
+tw_policy_site_at(void *ra, void *sp, int *sure) {
+  int by_ra = 0;
+  *sure = 0;
+  if (tw_placement_nsites() > 0) {
+    uint32_t f = tw_site_first(ra, sp, &by_ra);
+    if (f != TW_SITE_NONE) {
+      tw_site *s = tw_site_get(f);
+      if (TW_UNLIKELY(!__atomic_load_n(&s->decided, __ATOMIC_ACQUIRE)))
+        tw_decide(s);
+      else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER))
+        ANNOTATE_HAPPENS_AFTER(&s->decided);
+      if (!s->leads) {
+        *sure = by_ra;
+        return f;
+      }
+    }
+  }
+  return tw_policy_site_here();
 }
 TW_HIDDEN void tw_policy_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Load the placement (placement mode), classify sites by it from now on,

@@ -229,21 +229,53 @@ static void tw_report_room_site(tw_out *o, int p) {
     }
 }
 
-/* Fast-path mismatches are the allocations the cache may have served from
- * another call path's tier (runtime/README.md "what it can get wrong"): a
- * warning, so that the summary and the report's warnings say so. */
+/* A site as a warning names it: the placement's location, else its stack
+ * (cut to \p cap - 1 characters). */
+static void tw_site_name(char *buf, size_t cap, uint32_t i) {
+  const tw_site *s = tw_site_get(i);
+  const char *loc = s->placed >= 0 ? tw_placement_field(s->placed, 1) : NULL;
+  const char *name = loc && *loc ? loc : s->stack;
+  size_t n = strlen(name) < cap - 1 ? strlen(name) : cap - 1;
+  memcpy(buf, name, n);
+  buf[n] = 0;
+}
+
+/* Fast-path mismatches: a trusted cache key served hits from one site's
+ * tier and its validation then found a site of another tier
+ * (runtime/README.md "what it can get wrong"): up to that many small
+ * allocations went to another tier than their site's. A warning naming the
+ * sites, so that the summary and the report's warnings say so; a key whose
+ * paths disagreed while it was still learning served nothing from the
+ * cache and is no mismatch. */
 static void tw_warn_mismatches(uint64_t n) {
-  char num[24], left[24];
+  tw_fast_mismatch mis[4];
+  int k = tw_fast_mismatches(mis, 4);
+  char num[24], msg[1400] = "fast path: ";
   tw_fmt_u64(num, n);
-  tw_fmt_u64(left, tw_cfg.fast_check ? tw_cfg.fast_check - 1 : 0);
-  char msg[200] = "fast path: ";
   strcat(msg, num);
   strcat(msg, " cache key(s) shared by call paths of different tiers "
-              "(mismatches): up to ");
-  strcat(msg, left);
-  tw_warn(msg,
-          " small allocations per key went to the other path's tier before "
-          "validation caught it; ",
+              "(mismatches):");
+  for (int i = 0; i < k; i++) {
+    char a[120], b[120], hits[24];
+    tw_site_name(a, sizeof(a), mis[i].served_site);
+    tw_site_name(b, sizeof(b), mis[i].found_site);
+    tw_fmt_u64(hits, mis[i].hits);
+    const char *ta = tw_tier_str(tw_site_get(mis[i].served_site)->tier);
+    const char *tb = tw_tier_str(tw_site_get(mis[i].found_site)->tier);
+    strcat(msg, i ? "; " : " ");
+    strcat(msg, "up to ");
+    strcat(msg, hits);
+    strcat(msg, " small allocations of ");
+    strcat(msg, b);
+    strcat(msg, " (");
+    strcat(msg, tb ? tb : "?");
+    strcat(msg, ") went to the tier of ");
+    strcat(msg, a);
+    strcat(msg, " (");
+    strcat(msg, ta ? ta : "?");
+    strcat(msg, ")");
+  }
+  tw_warn(msg, " before validation caught it; ",
           "TIERWISE_FASTPATH_LEARN=0 unwinds every allocation");
 }
 

@@ -11,6 +11,7 @@
 #include "tw_mech.h"
 
 #include <elf.h>
+#define UNW_LOCAL_ONLY /* _UL symbols: libunwind.so, not libunwind-x86_64 */
 #include <libunwind.h>
 #include <limits.h>
 #include <link.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <valgrind/helgrind.h>
 
@@ -34,6 +36,7 @@
 typedef struct tw_raw {
   uint64_t hash; /* 0: empty; published last */
   uint32_t site;
+  uint32_t gen; /* tw_raw_gen when stored: an older one counts as empty */
   int n;
   uintptr_t ips[TW_RAW_MAX];
 } tw_raw;
@@ -45,6 +48,7 @@ typedef struct tw_module {
   char build_id[41];
   char closed; /* unloaded (dlclose): kept for the module list, never found
                   by address again */
+  char alloc;  /* tw_module_is_allocator(base) */
   char seen;   /* tw_modules_closed: still loaded */
 } tw_module;
 
@@ -59,6 +63,11 @@ static uint32_t *tw_site_index;
 static tw_module tw_mods[TW_MODULES_MAX];
 static int tw_nmods;
 static uint64_t tw_raw_overflow; /* lookups with no raw slot (atomic) */
+/* The raw table's generation (atomic, written under tw_lock): a dlclose
+ * empties the table by moving to the next one, in O(1) - clearing its
+ * 2^17 slots cost ~400,000 instructions per dlclose, 32M in an Open MPI
+ * start-up that unloads ~80 components. */
+static uint32_t tw_raw_gen = 1;
 
 static char *tw_strdup_internal(const char *s) {
   size_t n = strlen(s) + 1;
@@ -96,6 +105,8 @@ static void tw_build_id(struct dl_phdr_info *info, char out[41]) {
   }
 }
 
+static const tw_module *tw_find_module(uintptr_t a, int refresh);
+
 static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   (void)sz;
   (void)ctx;
@@ -112,10 +123,9 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   }
   if (lo >= hi)
     return 0;
-  for (int i = 0; i < tw_nmods; i++)
-    if (!tw_mods[i].closed && tw_mods[i].start == lo &&
-        tw_mods[i].bias == info->dlpi_addr)
-      return 0;
+  const tw_module *known = tw_find_module(lo, 0); /* (page-cached) */
+  if (known && known->start == lo && known->bias == info->dlpi_addr)
+    return 0;
   if (tw_nmods == TW_MODULES_MAX)
     return 1;
   tw_module *m = &tw_mods[tw_nmods];
@@ -138,15 +148,33 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   m->start = lo;
   m->end = hi;
   m->bias = info->dlpi_addr;
+  m->alloc = (char)tw_module_is_allocator(m->base);
   tw_build_id(info, m->build_id);
   __atomic_store_n(&tw_nmods, tw_nmods + 1, __ATOMIC_RELEASE);
   return 0;
 }
 
+/* The last module found per 4 KiB page (index + 1; 0: none), so that a
+ * lookup is a load and a range check, not a scan of every module (an Open
+ * MPI job maps ~200). Stale entries fail the range check or name a closed
+ * module: a scan then. */
+#define TW_MOD_CACHE 1024
+static int tw_mod_cache[TW_MOD_CACHE];
+
 static const tw_module *tw_find_module(uintptr_t a, int refresh) {
-  for (int i = 0; i < tw_nmods; i++)
-    if (!tw_mods[i].closed && a >= tw_mods[i].start && a < tw_mods[i].end)
+  uint32_t k = (uint32_t)(a >> 12) & (TW_MOD_CACHE - 1);
+  int c = __atomic_load_n(&tw_mod_cache[k], __ATOMIC_RELAXED);
+  if (c > 0) {
+    const tw_module *m = &tw_mods[c - 1];
+    if (!m->closed && a >= m->start && a < m->end)
+      return m;
+  }
+  int nmods = __atomic_load_n(&tw_nmods, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < nmods; i++)
+    if (!tw_mods[i].closed && a >= tw_mods[i].start && a < tw_mods[i].end) {
+      __atomic_store_n(&tw_mod_cache[k], i + 1, __ATOMIC_RELAXED);
       return &tw_mods[i];
+    }
   if (refresh) {
     dl_iterate_phdr(tw_add_module, NULL);
     return tw_find_module(a, 0);
@@ -157,16 +185,21 @@ static const tw_module *tw_find_module(uintptr_t a, int refresh) {
 static int tw_mark_loaded(struct dl_phdr_info *info, size_t sz, void *ctx) {
   (void)sz;
   (void)ctx;
+  /* A module is still loaded if an object with its load bias maps its
+   * start (one scan of the modules per object, not per segment). */
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD)
       continue;
     uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-    for (int k = 0; k < tw_nmods; k++)
-      if (!tw_mods[k].closed && tw_mods[k].bias == info->dlpi_addr &&
-          s >= tw_mods[k].start && s < tw_mods[k].end)
-        tw_mods[k].seen = 1;
+    lo = s < lo ? s : lo;
+    hi = s + ph->p_memsz > hi ? s + ph->p_memsz : hi;
   }
+  for (int k = 0; k < tw_nmods; k++)
+    if (tw_mods[k].bias == info->dlpi_addr && !tw_mods[k].closed &&
+        tw_mods[k].start >= lo && tw_mods[k].start < hi)
+      tw_mods[k].seen = 1;
   return 0;
 }
 
@@ -175,7 +208,7 @@ static int tw_mark_loaded(struct dl_phdr_info *info, size_t sz, void *ctx) {
  * raw-stack table is emptied (its return addresses may point into the closed
  * module; each stack is formatted again once, to the same site where its
  * frames did not change). */
-void tw_modules_closed(void) {
+int tw_modules_closed(void) {
   pthread_mutex_lock(&tw_lock);
   for (int i = 0; i < tw_nmods; i++)
     tw_mods[i].seen = 0;
@@ -184,10 +217,10 @@ void tw_modules_closed(void) {
   for (int i = 0; i < tw_nmods; i++)
     if (!tw_mods[i].closed && !tw_mods[i].seen)
       tw_mods[i].closed = closed = 1;
-  if (closed && tw_raws)
-    for (uint32_t i = 0; i < TW_RAW_SLOTS; i++)
-      __atomic_store_n(&tw_raws[i].hash, 0, __ATOMIC_RELEASE);
+  if (closed)
+    __atomic_store_n(&tw_raw_gen, tw_raw_gen + 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&tw_lock);
+  return closed;
 }
 
 void tw_modules_each(tw_module_fn fn, void *ctx) {
@@ -262,6 +295,16 @@ static inline void tw_hg_acquired(uint64_t *hash) {
     ANNOTATE_HAPPENS_AFTER(hash);
 }
 
+/* libunwind's default (global) caches take a lock with every signal
+ * blocked, two rt_sigprocmask calls per unwinding step not served by its
+ * per-thread trace cache: ~26,000 per Open MPI start-up. Per-thread caches
+ * need no lock. */
+static void tw_unwind_init(void) {
+  static int done;
+  if (!__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
 static int tw_tables_ready(void) {
   if (TW_LIKELY(__atomic_load_n(&tw_raws, __ATOMIC_ACQUIRE) != NULL))
     return 1;
@@ -288,39 +331,44 @@ static int tw_tables_ready(void) {
     }
   }
   pthread_mutex_unlock(&tw_lock);
+  tw_unwind_init();
   return tw_raws != NULL;
 }
 
-uint32_t tw_site_here(void) {
-  uintptr_t ips[TW_RAW_MAX];
-  int max = tw_cfg.depth + 12;
-  if (!tw_tables_ready())
-    return TW_SITE_NONE;
-  int n = unw_backtrace((void **)ips, max > TW_RAW_MAX ? TW_RAW_MAX : max);
-  if (n <= 0)
-    return TW_SITE_NONE;
+/* The site of the raw stack \p ips (return addresses, innermost first): its
+ * raw slot's, or a new one's (formatted and interned once per distinct raw
+ * stack and table generation). */
+static uint32_t tw_site_of(const uintptr_t *ips, int n) {
   uint64_t h = tw_hash_ips(ips, n);
+  uint32_t gen = __atomic_load_n(&tw_raw_gen, __ATOMIC_ACQUIRE);
   uint32_t slot = (uint32_t)h & (TW_RAW_SLOTS - 1);
   for (uint32_t probe = 0; probe < TW_RAW_PROBES; probe++) {
     tw_raw *r = &tw_raws[(slot + probe) & (TW_RAW_SLOTS - 1)];
     uint64_t rh = __atomic_load_n(&r->hash, __ATOMIC_ACQUIRE);
-    if (rh == h) {
-      tw_hg_acquired(&r->hash);
+    if (rh != 0)
+      tw_hg_acquired(&r->hash); /* its gen, n, ips and site: published */
+    int live = rh != 0 && r->gen == gen;
+    if (live && rh == h) {
       if (r->n == n && !memcmp(r->ips, ips, n * sizeof(*ips)))
         return r->site;
     }
-    if (rh != 0)
+    if (live)
       continue;
-    /* Empty slot: insert under the lock (re-check it is still empty). */
+    /* Empty (or of an older generation): insert under the lock (re-check
+     * it still is). */
     pthread_mutex_lock(&tw_lock);
-    if (__atomic_load_n(&r->hash, __ATOMIC_ACQUIRE) != 0) {
+    gen = tw_raw_gen;
+    if (__atomic_load_n(&r->hash, __ATOMIC_ACQUIRE) != 0 && r->gen == gen) {
       pthread_mutex_unlock(&tw_lock);
       probe--; /* look at this slot again */
       continue;
     }
+    if (__atomic_load_n(&r->hash, __ATOMIC_RELAXED)) /* an older gen's */
+      __atomic_store_n(&r->hash, 0, __ATOMIC_RELEASE);
     uint32_t site = tw_site_new(ips, n);
     r->site = site;
     r->n = n;
+    r->gen = gen;
     memcpy(r->ips, ips, n * sizeof(*ips));
     tw_hg_publish(&r->hash);
     __atomic_store_n(&r->hash, h, __ATOMIC_RELEASE);
@@ -334,6 +382,163 @@ uint32_t tw_site_here(void) {
   uint32_t site = tw_site_new(ips, n);
   pthread_mutex_unlock(&tw_lock);
   return site;
+}
+
+uint32_t tw_site_here(void) {
+  uintptr_t ips[TW_RAW_MAX];
+  int max = tw_cfg.depth + 12;
+  if (!tw_tables_ready())
+    return TW_SITE_NONE;
+  int n = unw_backtrace((void **)ips, max > TW_RAW_MAX ? TW_RAW_MAX : max);
+  if (n <= 0)
+    return TW_SITE_NONE;
+  return tw_site_of(ips, n);
+}
+
+/* The module holding code address \p a (a return address - 1), its map
+ * refreshed under the lock when \p a is outside every known module. */
+static const tw_module *tw_module_at(uintptr_t a) {
+  const tw_module *m = tw_find_module(a, 0);
+  if (m)
+    return m;
+  pthread_mutex_lock(&tw_lock);
+  m = tw_find_module(a, 1);
+  pthread_mutex_unlock(&tw_lock);
+  return m;
+}
+
+/* Frames stepped out of allocator modules (libc's strdup and asprintf,
+ * ld.so's dlopen, libstdc++'s operator new) to the first user frame. */
+#define TW_FIRST_STEPS 16
+
+/* Allocator call sites whose frame's CFA is rsp + delta (the usual rule of
+ * code built without frame pointers), learned from libunwind's steps: a
+ * later step out of the same call site is a load, no libunwind. libunwind
+ * steps cost ~800 instructions each, and on every lookup its register-state
+ * cache missed (emptied after each dlopen) 2-4 rt_sigprocmask calls: an Open
+ * MPI start-up's ~3,500 allocations from strdup, asprintf and dlopen made
+ * ~20,000. Insert-only, open addressing; ip 0: empty, published last. */
+#define TW_STEP_SLOTS 4096
+typedef struct tw_step {
+  uintptr_t ip;    /* the return address into the allocator's frame */
+  uint32_t delta;  /* its CFA - rsp */
+  uint32_t rbp_at; /* the caller's rbp saved at CFA - rbp_at; 0: not saved */
+} tw_step;
+static tw_step tw_steps[TW_STEP_SLOTS];
+
+static const tw_step *tw_step_find(uintptr_t ip) {
+  uint32_t k = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> 52);
+  for (int probe = 0; probe < 8; probe++, k = (k + 1) & (TW_STEP_SLOTS - 1)) {
+    uintptr_t have = __atomic_load_n(&tw_steps[k].ip, __ATOMIC_ACQUIRE);
+    if (have == ip)
+      return &tw_steps[k];
+    if (!have)
+      return NULL;
+  }
+  return NULL;
+}
+
+static void tw_step_learn(uintptr_t ip, uintptr_t delta, uintptr_t rbp_at) {
+  uint32_t k = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> 52);
+  if (delta > (1u << 20) || rbp_at > delta)
+    return;
+  pthread_mutex_lock(&tw_lock);
+  for (int probe = 0; probe < 8; probe++, k = (k + 1) & (TW_STEP_SLOTS - 1))
+    if (!tw_steps[k].ip) {
+      tw_steps[k].delta = (uint32_t)delta;
+      tw_steps[k].rbp_at = (uint32_t)rbp_at;
+      __atomic_store_n(&tw_steps[k].ip, ip, __ATOMIC_RELEASE);
+      break;
+    } else if (tw_steps[k].ip == ip)
+      break;
+  pthread_mutex_unlock(&tw_lock);
+}
+
+/* 1 if the bytes before \p ra end in a call instruction (rel32, or an
+ * indirect call through a register or memory): a return address. */
+static int tw_after_call(uintptr_t ra) {
+  const unsigned char *p = (const unsigned char *)ra;
+  if (p[-5] == 0xe8)
+    return 1;
+  for (int len = 2; len <= 7; len++)
+    if (p[-len] == 0xff && ((p[-len + 1] >> 3) & 7) == 2)
+      return 1;
+  return p[-3] == 0x41 && p[-2] == 0xff && ((p[-1] >> 3) & 7) == 2;
+}
+
+/* The return address into the first user frame of an allocation whose
+ * interposed entry point (a frame-pointer frame: \p sp its frame address,
+ * [sp] the caller's rbp, [sp + 8] the return address \p ra) was called from
+ * an allocator module: stepped out of the allocator's frames from the
+ * caller's state at the call (rip ra, rsp sp + 16, rbp [sp]) - tierwise's
+ * own frames are never walked - by the learned deltas, else libunwind.
+ * 0: not found this way (the full unwind decides). */
+static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp) {
+  unw_context_t uc;
+  int have_uc = 0;
+  if (!sp || ((const uintptr_t *)sp)[1] != ra)
+    return 0;
+  uintptr_t ip = ra, rsp = sp + 16, rbp = ((const uintptr_t *)sp)[0];
+  for (int k = 0; k < TW_FIRST_STEPS; k++) {
+    const tw_step *st = tw_step_find(ip);
+    uintptr_t next;
+    if (st) {
+      uintptr_t cfa = rsp + st->delta;
+      next = ((const uintptr_t *)cfa)[-1];
+      if (!tw_module_at(next - 1) || !tw_after_call(next))
+        return 0; /* not what it learned: the full unwind decides */
+      if (st->rbp_at) /* the frame saved (and may have reused) rbp */
+        rbp = ((const uintptr_t *)(cfa - st->rbp_at))[0];
+      rsp = cfa;
+    } else { /* one libunwind step from (ip, rsp, rbp) */
+      unw_cursor_t c;
+      unw_word_t nip, nsp, nbp;
+      unw_save_loc_t loc;
+      if (!have_uc && unw_getcontext(&uc))
+        return 0;
+      have_uc = 1;
+      uc.uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
+      uc.uc_mcontext.gregs[REG_RSP] = (greg_t)rsp;
+      uc.uc_mcontext.gregs[REG_RBP] = (greg_t)rbp;
+      if (unw_init_local(&c, &uc) < 0 || unw_step(&c) <= 0 ||
+          unw_get_reg(&c, UNW_REG_IP, &nip) < 0 ||
+          unw_get_reg(&c, UNW_REG_SP, &nsp) < 0 ||
+          unw_get_reg(&c, UNW_X86_64_RBP, &nbp) < 0 || !nip)
+        return 0;
+      /* rsp-based CFA (rbp not the frame's base): learn the delta, and
+       * where the frame saved its caller's rbp */
+      if (nsp > rsp && rbp != nsp - 16 &&
+          unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0)
+        tw_step_learn(ip, nsp - rsp,
+                      loc.type == UNW_SLT_MEMORY && loc.u.addr < nsp &&
+                              loc.u.addr >= rsp
+                          ? nsp - loc.u.addr
+                          : 0);
+      next = nip;
+      rsp = nsp;
+      rbp = nbp;
+    }
+    const tw_module *m = tw_module_at(next - 1);
+    if (!m)
+      return 0;
+    if (!m->alloc)
+      return next;
+    ip = next;
+  }
+  return 0;
+}
+
+uint32_t tw_site_first(void *ra, void *sp, int *by_ra) {
+  uintptr_t a = (uintptr_t)ra;
+  if (!tw_tables_ready())
+    return TW_SITE_NONE;
+  const tw_module *m = tw_module_at(a - 1);
+  *by_ra = m && !m->alloc;
+  if (!*by_ra && !(a = tw_first_user_ra(a, (uintptr_t)sp)))
+    return TW_SITE_NONE;
+  /* A one-frame raw stack: never the full unwind's, which starts in
+   * tierwise's own frames. */
+  return tw_site_of(&a, 1);
 }
 
 uint64_t tw_stack_overflows(void) {

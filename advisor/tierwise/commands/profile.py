@@ -44,6 +44,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         'is recorded as "rank" in meta.json, e.g. `mpirun -np 4 tierwise '
         "profile -o prof.%%r -- ./app`",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the profile DIR already holds (without it, an existing "
+        "profile is never overwritten)",
+    )
     p.add_argument("--depth", type=int, default=6, metavar="N",
                    help="user frames kept per allocation site (default 6)")
     for name in BACKENDS:
@@ -88,6 +94,30 @@ def expand_output(template: str, rank: int | None, pid: int) -> str:
     return re.sub(r"%([rp%])", sub, template)
 
 
+# What a profile directory holds (advisor/FORMATS.md "Profile directory").
+PROFILE_FILES = ("meta.json", "sites.csv", "objects.csv", "modules.csv", "sites_by_tier.csv",
+                 "backend.json", "pmu.json")
+
+
+def _fresh(outdir: Path, force: bool) -> None:
+    """Refuse to write over the profile `outdir` holds (its meta.json: the
+    files would be mixed with the new run's), or with --force remove that
+    profile first. A failed run's output (no meta.json) is written over."""
+    held = [f for f in PROFILE_FILES if (outdir / f).exists()]
+    if "meta.json" not in held:  # no profile there (raw or failed output)
+        return
+    if not force:
+        raise UserError(
+            f"{outdir} already holds a profile ({held[0]}): pass --force to replace it, "
+            "or choose another -o"
+        )
+    import shutil
+
+    for f in held:
+        (outdir / f).unlink()
+    shutil.rmtree(outdir / "children", ignore_errors=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from tierwise import pipeline
 
@@ -101,5 +131,6 @@ def run(args: argparse.Namespace) -> int:
         outdir = Path(expand_output(args.output, rank, os.getpid()))
     else:
         outdir = Path(f"tierwise-profile.{Path(cmd[0]).name}.{os.getpid()}")
+    _fresh(outdir, args.force)
     res = pipeline.profile(cmd, outdir, args.backend, args, args.depth, rank)
     return res.returncode

@@ -88,8 +88,17 @@ def summary(report_path: str) -> str:
     fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
     warn = len(rep.get("warnings", []))
     mismatches = (rep.get("cache") or {}).get("mismatches", 0)
+    none = sites and not matched
+    warn += 1 if none else 0
     return (
-        f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
+        (
+            f"tierwise run: warning: none of the placement's {len(sites)} sites matched "
+            "an allocation of the command: was the placement made for another program, "
+            "or another build of it? (the run report's \"unmatched\" lists them)\n"
+            if none
+            else ""
+        )
+        + f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
         f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
         + (f" ({mismatches} fast-path mismatch(es): see the report's warnings)" if mismatches else "")
     )

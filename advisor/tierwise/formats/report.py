@@ -66,7 +66,7 @@ def other_reports(report_path: "os.PathLike[str] | str", since: Optional[float] 
 
 def others_line(report_path: "os.PathLike[str] | str", others: list) -> str:
     """'2 other processes ran under the runtime (orted, sh); their reports:
-    R.COMMAND.PID', or '' for none."""
+    R.orted.123, R.sh.124' (the files' real names), or '' for none."""
     if not others:
         return ""
     names = sorted({os.path.basename(str(q)).rsplit(".", 2)[-2] for q in others})
@@ -74,5 +74,5 @@ def others_line(report_path: "os.PathLike[str] | str", others: list) -> str:
     return (
         f"{n} other process{'es' if n > 1 else ''} ran under the runtime "
         f"({', '.join(names)}); {'their reports' if n > 1 else 'its report'}: "
-        f"{report_path}.COMMAND.PID"
+        f"{', '.join(str(q) for q in others)}"
     )

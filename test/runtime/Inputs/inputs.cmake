@@ -10,6 +10,11 @@ foreach(prog tw_sites tw_threads tw_edge tw_fork_private tw_mismatch tw_system
   target_link_libraries(${prog} PRIVATE pthread)
   set_target_properties(${prog} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
 endforeach()
+# Six OpenMP regions whose libgomp team allocations share a cache key.
+add_executable(tw_gomp_sites ${TW_RT_IN}/tw_gomp_sites.c)
+target_compile_options(tw_gomp_sites PRIVATE -O1 -g)
+target_link_libraries(tw_gomp_sites PRIVATE OpenMP::OpenMP_C)
+set_target_properties(tw_gomp_sites PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
 add_executable(tw_cxx ${TW_RT_IN}/tw_cxx.cc)
 target_compile_options(tw_cxx PRIVATE -O2 -g)
 set_target_properties(tw_cxx PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Start-up of an Open MPI singleton under the runtime with a one-site
+placement (issue 22, item 1; not a timed test). Open MPI, PMIx and hwloc
+make ~12,000 distinct call paths at MPI_Init; unwinding each of them (with
+libunwind, whose caches block every signal around their lock and around
+dl_iterate_phdr) took the start-up of `mpi-pagerank -g 8` from 52M to 221M
+instructions and 28 to 57,000 rt_sigprocmask calls (program and orted).
+
+Prints, for the program alone, under the runtime without a placement, and
+under the runtime with a one-site placement (mpi-pagerank's xmalloc site of
+build_local, in --tier):
+- rt_sigprocmask calls of the whole job (`strace -f -c`: program and orted),
+- instructions of the program's process (callgrind, deterministic up to
+  Open MPI's own variation between runs, ~3%),
+and the ratios to the program alone.
+
+  python test/bench/mpi_startup.py [--scale 8] [--tier pmem] [--runtime LIB]
+Environment: TIERWISE_BUILD_DIR (default build/).
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("TIERWISE_BUILD_DIR", ROOT / "build"))
+MPI_ENV = {
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_btl": "self,vader",
+}
+
+
+def one_site_placement(prog, scale, tier, out):
+    """A census of the program, and a placement of its build_local site
+    (mpi_pagerank.c:83 through xmalloc) alone."""
+    prof = out / "prof"
+    subprocess.run(
+        [str(BUILD / "bin" / "tierwise"), "profile", "--backend", "alloc", "-o", str(prof),
+         "--", str(prog), "-g", str(scale)],
+        env={**os.environ, **MPI_ENV}, check=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    import csv
+
+    rows = list(csv.DictReader(open(prof / "sites.csv")))
+    hit = [r for r in rows if r["location"].startswith("build_local ")]
+    if not hit:
+        sys.exit("mpi_startup: no build_local site in the census")
+    meta = json.loads((prof / "meta.json").read_text())
+    placement = {
+        "format": "tierwise-placement", "version": 1, "default_tier": "dram",
+        "depth": meta["depth"], "modules": meta["modules"],
+        "sites": [{"stack": hit[0]["stack"], "location": hit[0]["location"], "tier": tier}],
+    }
+    path = out / "one.json"
+    path.write_text(json.dumps(placement, indent=1) + "\n")
+    return path
+
+
+def sigprocmask_calls(cmd, env, out):
+    trace = out / "strace.txt"
+    subprocess.run(["strace", "-f", "-c", "-o", str(trace), *cmd], env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    m = re.search(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?rt_sigprocmask$",
+                  trace.read_text(), re.M)
+    return int(m[1]) if m else 0
+
+
+def instructions(cmd, env, out):
+    cg = out / "cg.out"
+    r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", *cmd],
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    if not m:
+        sys.exit(f"callgrind failed: {r.stderr[-400:]}")
+    return int(m[1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=int, default=8)
+    ap.add_argument("--tier", default="pmem", help="the placed site's tier (default pmem)")
+    ap.add_argument("--runtime", default=str(BUILD / "lib" / "libtierwise.so"))
+    args = ap.parse_args()
+    prog = BUILD / "examples" / "mpi-pagerank"
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d)
+        (out / "pmem").mkdir()
+        placement = one_site_placement(prog, args.scale, args.tier, out)
+        cmd = [str(prog), "-g", str(args.scale)]
+        base = {**os.environ, **MPI_ENV}
+        runs = {
+            "program alone": base,
+            "runtime, no placement": {**base, "LD_PRELOAD": args.runtime},
+            "runtime, one-site placement": {
+                **base, "LD_PRELOAD": args.runtime, "TIERWISE_PLACEMENT": str(placement),
+                "TIERWISE_PMEM_DIR": str(out / "pmem"),
+            },
+        }
+        res = {k: (sigprocmask_calls(cmd, env, out), instructions(cmd, env, out))
+               for k, env in runs.items()}
+    calls0, ins0 = res["program alone"]
+    print(f"mpi-pagerank -g {args.scale}, singleton (orted started), one site in {args.tier}")
+    print(f"{'':30} {'rt_sigprocmask':>15} {'instructions':>14} {'ratio':>6}")
+    for k, (calls, ins) in res.items():
+        print(f"{k:30} {calls:>15,} {ins:>14,} {ins / ins0:>6.2f}")
+    print(f"extra rt_sigprocmask with the placement: {res['runtime, one-site placement'][0] - calls0:,}")
+
+
+if __name__ == "__main__":
+    main()
