@@ -290,12 +290,25 @@ def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
 
     res = roi.resolve(spec, cmd)
     if res.symbols:
+        copies = _inlined(roi, spec, [res.program] + [x.path for x in res.symbols], res.symbols)
+        if copies:
+            if not any(roi.is_referenced(x.path, x.name) for x in res.symbols):
+                raise ValueError(roi.inlined_message(spec, copies, has_copy=True))
+            print(
+                f"tierwise profile: warning: --roi {spec}: also inlined, into "
+                f"{'; '.join(dict.fromkeys(c.where() for c in copies))}: the time spent in "
+                "those copies is not in the region",
+                file=sys.stderr,
+            )
         print(
             f"tierwise profile: --roi {spec}: {len(res.symbols)} function(s): {res.describe()}",
             file=sys.stderr,
         )
         syms = [{"module": x.module, "symbol": x.name, "name": x.demangled} for x in res.symbols]
         return res.tool_arg(), ["--demangle=no"], syms
+    copies = _inlined(roi, spec, [res.program]) if res.program else []
+    if copies:
+        raise ValueError(roi.inlined_message(spec, copies, has_copy=False))
     where = (
         f"{res.program} or the {len(res.searched) - 1} libraries it links"
         if res.program
@@ -311,6 +324,15 @@ def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
         )
         return spec, [], None
     raise ValueError(f"--roi {spec}: no function of that name in {where}{near}")
+
+
+def _inlined(roi: Any, spec: str, paths: list[str], symbols: Sequence[Any] = ()) -> list:
+    """The inlined copies of the functions `spec` names (resolved to
+    `symbols`) in these ELF files (each once), from their DWARF."""
+    names = [x.name for x in symbols]
+    return [
+        c for p in dict.fromkeys(p for p in paths if p) for c in roi.inlined_copies(spec, p, names)
+    ]
 
 
 def interval_params(args: argparse.Namespace) -> dict[str, int]:
@@ -368,6 +390,25 @@ def pool_fn_specs(args: argparse.Namespace, key: str) -> list[str]:
     if len(specs) > 8:
         raise ValueError(f"--{key.replace('_', '-')}: at most 8 functions")
     return specs
+
+
+def ended(rc: int) -> str:
+    """How a process with return code `rc` (Popen's: -N for signal N)
+    ended, in words: `died of SIGSEGV (signal 11)`, `exited with status 3`."""
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = "a signal"
+        return f"died of {name} (signal {-rc})"
+    return f"exited with status {rc}"
+
+
+def _discard(outdir: Path) -> None:
+    """Removes the raw profile files the run moved into outdir."""
+    for name in list(RAW_FILES.values()) + ["backend.json"]:
+        (outdir / name).unlink(missing_ok=True)
+    shutil.rmtree(outdir / "children", ignore_errors=True)
 
 
 def _heartbeat(proc, t0, stop):
@@ -544,6 +585,12 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     if roi != "all" and not any(
         ((p or {}).get("roi") or {}).get("entries") for p in [info] + kids_params
     ):
+        _discard(outdir)  # all counts zero: no profile to leave half-written
+        if rc != 0:
+            raise ValueError(
+                f"{cmd[0]} {ended(rc)} before the region (--roi {roi}) was entered, so "
+                "nothing was profiled"
+            )
         raise ValueError(
             f"--roi {roi}: the region was never entered, so every access count is zero "
             + (
@@ -564,6 +611,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         )
     return {
         "exit_status": rc if rc >= 0 else None,
+        "signal": -rc if rc < 0 else None,
         "params": info,
         "clock": "instructions",
         "estimated": False,

@@ -399,6 +399,7 @@ def finish_profile(
         "start_time": start.isoformat(),
         "end_time": end.isoformat(),
         "exit_status": None if killed else status,
+        "signal": info.get("signal") if killed else None,
         "complete": sites_path.exists()
         and (info["complete"] if info.get("complete") is not None else not killed),
         "pid": info.get("pid", params.get("pid")),
