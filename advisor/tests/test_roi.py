@@ -89,3 +89,27 @@ def test_inlined_copies_and_references(tmp_path):
     assert msg.endswith("--roi 'run'")
     assert roi.symbol_table(str(prog))["step"][1] > 0  # address, size
 
+
+@pytest.mark.parametrize(
+    "spec,want",
+    [
+        ("pool_alloc:2", ("pool_alloc", 2)),
+        ("ns::pool_allocator<int>::allocate:2", ("ns::pool_allocator<int>::allocate", 2)),
+        ("ns::pool_allocator::allocate", ("ns::pool_allocator::allocate", None)),
+        ("a<std::pair<int, int> >::get:3", ("a<std::pair<int, int> >::get", 3)),
+        ("_ZN2ns1fEm:1", ("_ZN2ns1fEm", 1)),
+    ],
+)
+def test_pool_fn_names(spec, want):
+    """--alloc-fn/--free-fn take C++ names as written (issue 22 item 2)."""
+    from tierwise.backends.sim import split_pool_fn
+
+    assert split_pool_fn(spec) == want
+
+
+@pytest.mark.parametrize("spec", ["pool_alloc:9", "f:0", "ns::", 'a"b', ""])
+def test_bad_pool_fn_names(spec):
+    from tierwise.backends.sim import split_pool_fn
+
+    with pytest.raises(ValueError, match="expected a function name"):
+        split_pool_fn(spec)

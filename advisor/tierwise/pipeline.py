@@ -225,11 +225,15 @@ class Advised:
 
 
 def read_profiles(paths: Sequence[Any]) -> tuple["Profile", Optional[str]]:
-    """Profiles merged by site, and the LLC warning for them (or None)."""
+    """Profiles merged by site, pool hand-out sites folded into their block
+    sites (reader.fold_handouts: what `tierwise run` can place), and the
+    LLC warning for them (or None)."""
     from tierwise import reader
     from tierwise.advice import llc_warning
 
     profile = reader.read_profiles(list(paths))
+    # placements are for `tierwise run`: a pool's hand-outs count toward its block
+    profile, _ = reader.fold_handouts(profile)
     return profile, llc_warning(profile)
 
 

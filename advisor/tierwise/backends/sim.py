@@ -350,10 +350,17 @@ def valgrind_command(
     prefix: Path,
     geo: dict[str, Any],
     roi: tuple[str, list[str], Any] | None = None,
+    pools: dict[str, Any] | None = None,
 ) -> list[str]:
     """`roi`: resolve_roi()'s (tool value, extra options), default the
-    --roi value as given."""
+    --roi value as given; `pools`: resolve_pool_fns()'s, default the
+    --alloc-fn/--free-fn values as given."""
     roi_arg, roi_opts = roi[:2] if roi else (roi_spec(args), [])
+    pools = pools or {
+        "alloc_fn": pool_fn_specs(args, "alloc_fn"), "free_fn": pool_fn_specs(args, "free_fn")
+    }
+    if pools.get("mangled") and "--demangle=no" not in roi_opts:
+        roi_opts = [*roi_opts, "--demangle=no"]
     return [
         "valgrind",
         "--tool=tierwise",
@@ -372,24 +379,99 @@ def valgrind_command(
         f"--mshr={interval_params(args)['mshr']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
         f"--roi={roi_arg}",
-        *[f"--alloc-fn={f}" for f in pool_fn_specs(args, "alloc_fn")],
-        *[f"--free-fn={f}" for f in pool_fn_specs(args, "free_fn")],
+        *[f"--alloc-fn={f}" for f in pools["alloc_fn"]],
+        *[f"--free-fn={f}" for f in pools["free_fn"]],
         *cmd,
     ]
 
 
+POOL_FN_RE = re.compile(r"(?P<name>[^\"\\\x00-\x1f]*?[^\"\\\x00-\x1f:\s])(?::(?P<arg>\d+))?")
+
+
+def split_pool_fn(spec: str) -> tuple[str, int | None]:
+    """(name, ARG or None) of an --alloc-fn/--free-fn value NAME[:ARG]: a C
+    or C++ name, qualified and with template arguments as the user has it
+    (`ns::pool_allocator<int>::allocate:2`); ValueError if it is none."""
+    m = POOL_FN_RE.fullmatch(spec.strip())
+    if not m or (m["arg"] is not None and not 1 <= int(m["arg"]) <= 6) or m["name"].endswith(":"):
+        raise ValueError(
+            f"{spec!r}: expected a function name, optionally with :ARG (1-6)"
+        )
+    return m["name"].strip(), int(m["arg"]) if m["arg"] is not None else None
+
+
 def pool_fn_specs(args: argparse.Namespace, key: str) -> list[str]:
-    """--alloc-fn/--free-fn values, checked: NAME or NAME:ARG with ARG 1-6."""
+    """--alloc-fn/--free-fn values, checked: NAME or NAME:ARG with ARG 1-6,
+    NAME plain, qualified, with template arguments or mangled."""
     specs = getattr(args, key, None) or []
     for spec in specs:
-        if not re.fullmatch(r"[^\s:\"\\]+(:[1-6])?", spec):
-            raise ValueError(
-                f"--{key.replace('_', '-')} {spec!r}: expected a function name, "
-                "optionally with :ARG (1-6)"
-            )
+        try:
+            split_pool_fn(spec)
+        except ValueError as e:
+            raise ValueError(f"--{key.replace('_', '-')} {e}") from None
     if len(specs) > 8:
         raise ValueError(f"--{key.replace('_', '-')}: at most 8 functions")
     return specs
+
+
+def resolve_pool_fns(args: argparse.Namespace, cmd: Sequence[str]) -> dict[str, Any]:
+    """The sim tool's --alloc-fn/--free-fn values for the program's pool
+    functions, found before the run (tierwise.roi, as --roi): {"alloc_fn":
+    [tool value, ...], "free_fn": [...], "symbols": [{option, name,
+    symbols}], "mangled": bool (the tool must not demangle)}. A name found
+    nowhere is an error (a warning under a shell or launcher, with the name
+    as given), one whose every call is inlined too (no call to see); where
+    some calls are inlined the warning names the functions that hold them:
+    those hand-outs stay charged to the pool block's site."""
+    out: dict[str, Any] = {"alloc_fn": [], "free_fn": [], "symbols": [], "mangled": False}
+    from tierwise import roi
+
+    for key in ("alloc_fn", "free_fn"):
+        opt = f"--{key.replace('_', '-')}"
+        for spec in pool_fn_specs(args, key):
+            name, arg = split_pool_fn(spec)
+            suffix = f":{arg}" if arg is not None else ""
+            res = roi.resolve(name, cmd)
+            if not res.symbols:
+                copies = _inlined(roi, name, [res.program]) if res.program else []
+                if copies:
+                    raise ValueError(
+                        roi.inlined_message(
+                            name, copies, has_copy=False, what=opt,
+                            advice="no call of it runs, so no hand-out can be seen; keep it "
+                            "out of line (__attribute__((noinline))) to profile its pool",
+                        )
+                    )
+                if res.program and not STARTERS_RE.fullmatch(Path(res.program).name):
+                    near = f"; similar: {', '.join(res.near)}" if res.near else ""
+                    raise ValueError(
+                        f"{opt} {name}: no function of that name in {res.program} or the "
+                        f"{len(res.searched) - 1} libraries it links{near}"
+                    )
+                out[key].append(spec)  # in a program started later: as given
+                continue
+            copies = _inlined(roi, name, [res.program] + [x.path for x in res.symbols], res.symbols)
+            if copies and key == "alloc_fn":
+                print(
+                    f"tierwise profile: warning: {opt} {name}: inlined at {len(copies)} of its "
+                    f"calls, into {'; '.join(dict.fromkeys(c.where() for c in copies))}: the "
+                    "hand-outs made there are not seen and stay charged to the pool block's "
+                    "site",
+                    file=sys.stderr,
+                )
+            print(
+                f"tierwise profile: {opt} {name}: {len(res.symbols)} function(s): "
+                f"{res.describe()}",
+                file=sys.stderr,
+            )
+            out[key].append(res.tool_arg() + suffix)
+            out["mangled"] = True
+            out["symbols"].append(
+                {"option": opt, "name": spec,
+                 "symbols": [{"module": x.module, "symbol": x.name, "name": x.demangled}
+                             for x in res.symbols]}
+            )
+    return out
 
 
 def ended(rc: int) -> str:
@@ -515,12 +597,13 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         raise FileNotFoundError(why)
     geo = geometry(args)
     roi_res = resolve_roi(roi_spec(args), cmd)  # before the run: a wrong name costs nothing
+    pools = resolve_pool_fns(args, cmd)
     outdir = Path(outdir)
     raw_dir = outdir / ".raw"
     shutil.rmtree(raw_dir, ignore_errors=True)
     raw_dir.mkdir(parents=True)
     env = dict(os.environ, VALGRIND_LIB=str(paths.native(TOOL).parent))
-    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo, roi_res)
+    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo, roi_res, pools)
     params = {
         "tool": "tierwise (Valgrind)",
         "valgrind": valgrind_version(),
@@ -533,6 +616,8 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         "alloc_fns": pool_fn_specs(args, "alloc_fn"),
         "free_fns": pool_fn_specs(args, "free_fn"),
     }
+    if pools["symbols"]:
+        params["pool_fn_symbols"] = pools["symbols"]
     if roi_res[2] is not None:
         params["roi_request"] = {"function": roi_spec(args), "symbols": roi_res[2]}
     print(
