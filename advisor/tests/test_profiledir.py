@@ -183,14 +183,27 @@ def test_locations_name_the_caller_of_a_shared_wrapper(tmp_path):
 
 
 def test_short_and_fitted_locations():
-    from tierwise.symbolize import fit_location, short_location
+    from tierwise.symbolize import fit_location, innermost_line, short_location, split_location
 
     loc = ("void Compute<fwlike::AsymmetricVertex>(fwlike::Graph<fwlike::AsymmetricVertex>&, "
            "Options) [clone .isra.0] /src/x/../pagerank.cc:45 (via array.h:18)")
     assert short_location(loc) == "Compute<fwlike::AsymmetricVertex> pagerank.cc:45 (via array.h:18)"
-    assert fit_location(loc, 40) == "Compu... pagerank.cc:45 (via array.h:18)"  # 40 chars
-    # too narrow for any of the function: the distinguishing part stays whole
-    assert fit_location(loc, 10) == "pagerank.cc:45 (via array.h:18)"
+    # cut inside the template arguments, never in the function's own name
+    # (issue 22 item 4: names were cut from their end, or dropped)
+    assert fit_location(loc, 50) == "Compute<fwlike...> pagerank.cc:45 (via array.h:18)"  # 50
+    assert fit_location(loc, 40) == "Compute<...> pagerank.cc:45 (via array.h:18)"
+    # too narrow for any of the function: it stays, named, and so does the
+    # part that tells sites apart
+    assert fit_location(loc, 10) == "Compute<...> pagerank.cc:45 (via array.h:18)"
+    long = "fw::detail::hash_table<fw::buffer<float>, fw::vec<double> >::rehash(unsigned long) /a/h.h:38"
+    assert fit_location(long, 50) == "fw::detail::hash_table<fw::buff...>::rehash h.h:38"
+    assert fit_location(long, 30) == "...::rehash h.h:38"
+    # the outer frame that tells alike sites apart stays whole
+    outer = "kernel(unsigned long) /a/k.cc:38 (via c.h:15) <- k.cc:51 #2"
+    assert short_location(outer) == "kernel k.cc:38 (via c.h:15) <- k.cc:51 #2"
+    assert innermost_line(outer) == "c.h:15"
+    assert split_location("main /a/k.cc:49 (via c.h:15) <- k.cc:24:35") == (
+        "main", "/a/k.cc:49", " (via c.h:15) <- k.cc:24:35")
     assert short_location("fwlike::Array<unsigned long>::Array(unsigned long) /a/array.h:18") == (
         "fwlike::Array<unsigned long>::Array array.h:18")
     for other in ("bfs+0x1a", "[static]", "GB_malloc_memory libgraphblas.so.7.4.0"):

@@ -188,3 +188,43 @@ def test_optional_interval_columns(tmp_path):
     assert m.at["x+0x10;x+0x20", "llc_inflight_misses"] == 60
     m = reader.read_profiles([tmp_path / "a", d]).sites.set_index("stack")
     assert pd.isna(m.at["x+0x10;x+0x20", "llc_overlapped_misses"])
+
+
+def test_fold_handouts_counts_a_pool_block_by_its_hand_outs(tmp_path):
+    """A pool block (site 0, only its free list's accesses) handed to a hot
+    and then a cold array (sites 1, 2: sites.csv pool_stack names the
+    block's stack), and a plain array (site 3): what `tierwise run` can
+    place is the block, with its hand-outs' counts, whole; the advice puts
+    it, not the hand-outs, in DRAM (issue 22 item 2)."""
+    mib = 1 << 20
+    rows = [
+        site_row(0, "p+0x10;p+0x20", 2 * mib, 2, 4, 1, 0, 0) + ",",
+        site_row(1, "p+0x30", 2 * mib, 2_000_000, 131_072, 262_144, 16_384, 16_384) + ",p+0x10;p+0x20",
+        site_row(2, "p+0x40", 2 * mib, 0, 131_072, 0, 16_384, 16_384) + ",p+0x10;p+0x20",
+        site_row(3, "p+0x50", 2 * mib, 1_000_000, 262_144, 131_072, 32_768, 32_768) + ",",
+    ]
+    objects = [(0, 2 * mib, 0, 100), (1, 2 * mib, 10, 50), (2, 2 * mib, 60, 90), (3, 2 * mib, 5, 99)]
+    d = write_profile(tmp_path / "pool", rows, objects)
+    text = (d / "sites.csv").read_text().replace(SITE_HEADER, SITE_HEADER + ",pool_stack", 1)
+    (d / "sites.csv").write_text(text)
+    prof = reader.read_profile(d)
+    assert prof.sites.at[1, "pool_stack"] == "p+0x10;p+0x20"
+    folded, pairs = reader.fold_handouts(prof)
+    assert [loc for _, loc in pairs] == ["f0 x.c:1", "f0 x.c:1"]
+    assert list(folded.sites["stack"]) == ["p+0x10;p+0x20", "p+0x50"]
+    assert list(folded.sites["site"]) == [0, 1]
+    block = folded.sites.loc[0]
+    assert (block["loads"], block["stores"], block["llc_load_misses"]) == (2_000_002, 262_148, 262_145)
+    assert folded.whole == {"p+0x10;p+0x20"}
+    assert sorted(folded.objects["site"]) == [0, 1]  # the hand-outs' objects are gone
+    assert "2 site(s) of pool hand-outs" in folded.notes[-1]
+    # unchanged without hand-outs
+    plain = reader.read_profile(write_profile(tmp_path / "plain", good_rows()))
+    assert reader.fold_handouts(plain)[0] is plain
+
+    from tierwise import pipeline
+
+    adv = pipeline.advise([d], str(2 * mib + 4096))
+    tiers = {s["stack"]: s["tier"] for s in adv.placement["sites"]}
+    assert tiers == {"p+0x10;p+0x20": "dram", "p+0x50": "pmem"}
+    assert all("dram_bytes" not in s for s in adv.placement["sites"] if s["stack"] == "p+0x10;p+0x20")

@@ -202,12 +202,13 @@ def format_partial(table: pd.DataFrame, sel: Selection, model: TierModel) -> lis
 
 def location_column(locations: Iterable[Any], cap: int = 56) -> tuple[int, list[str]]:
     """(width, cells) of a table's location column: short_location() of
-    each, the column as wide as the longest (at most `cap`), a longer one
-    cut in its function name only (fit_location), never in the file:line
-    or `(via ...)` part that tells sites apart."""
+    each, the column as wide as the longest (at most `cap`, or the longest
+    cell that cannot be cut to it), a longer one cut in its function name
+    only (fit_location), never in the file:line, `(via ...)` or ` <- ...`
+    parts that tell sites apart."""
     locations = [str(x) for x in locations]
-    width = max([8] + [len(short_location(x)) for x in locations])
-    width = min(width, cap)
+    width = min(max([8] + [len(short_location(x)) for x in locations]), cap)
+    width = max([width] + [len(fit_location(x, width)) for x in locations])
     return width, [fit_location(x, width) for x in locations]
 
 

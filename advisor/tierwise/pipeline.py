@@ -14,6 +14,8 @@ import argparse
 import importlib
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -89,6 +91,18 @@ class Profiled:
     meta: dict
     seconds: float
     warning: Optional[str] = None  # e.g. the LLC is larger than the footprint
+    signal: Optional[int] = None  # the signal that ended the program, if one did
+
+    def status(self) -> str:
+        """How the program ended: `exit status 0`, `killed by SIGSEGV
+        (signal 11)`, or `exit status unknown`."""
+        if self.signal:
+            try:
+                name = signal.Signals(self.signal).name
+            except ValueError:
+                name = "a signal"
+            return f"killed by {name} (signal {self.signal})"
+        return f"exit status {self.exit_status if self.exit_status is not None else 'unknown'}"
 
     @property
     def returncode(self) -> int:
@@ -132,6 +146,7 @@ def profile(
     if not ok:
         raise UserError(f"{name} backend unavailable: {why}")
     outdir = Path(outdir)
+    created = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)
     if not os.access(outdir, os.W_OK):
         raise UserError(f"{outdir}: profile directory is not writable")
@@ -139,7 +154,12 @@ def profile(
 
     start = datetime.now(timezone.utc)
     t0 = time.monotonic()
-    info = backend(name).run(args, cmd, outdir)
+    try:
+        info = backend(name).run(args, cmd, outdir)
+    except (ValueError, OSError):
+        if created:  # refused before the run, or nothing to keep: leave no directory
+            shutil.rmtree(outdir, ignore_errors=True)
+        raise
     end = datetime.now(timezone.utc)
     meta = profile_format.finish_profile(outdir, cmd, name, info, start, end, depth=depth, rank=rank)
     for child in (info.get("params") or {}).get("children", []):
@@ -148,6 +168,7 @@ def profile(
         kid = dict(
             info,
             exit_status=child.get("exit_status"),
+            signal=child.get("signal"),  # the child's own, not the program's
             pid=child["pid"],
             params={},
             complete=child.get("complete"),
@@ -173,11 +194,12 @@ def profile(
             warn = None
         if warn:
             _note("profile", f"warning: {warn}")
-    res = Profiled(outdir, name, info.get("exit_status"), meta, time.monotonic() - t0, warn)
+    res = Profiled(outdir, name, info.get("exit_status"), meta, time.monotonic() - t0, warn,
+                   info.get("signal"))
     _note(
         "profile",
         f"{name} backend, {res.seconds:.1f} s, {meta.get('n_sites', '?')} sites, "
-        f"exit status {res.exit_status} -> {outdir}",
+        f"{res.status()} -> {outdir}",
     )
     return res
 
@@ -203,11 +225,15 @@ class Advised:
 
 
 def read_profiles(paths: Sequence[Any]) -> tuple["Profile", Optional[str]]:
-    """Profiles merged by site, and the LLC warning for them (or None)."""
+    """Profiles merged by site, pool hand-out sites folded into their block
+    sites (reader.fold_handouts: what `tierwise run` can place), and the
+    LLC warning for them (or None)."""
     from tierwise import reader
     from tierwise.advice import llc_warning
 
     profile = reader.read_profiles(list(paths))
+    # placements are for `tierwise run`: a pool's hand-outs count toward its block
+    profile, _ = reader.fold_handouts(profile)
     return profile, llc_warning(profile)
 
 

@@ -78,6 +78,7 @@ def merge(profiles: List[Profile]) -> Profile:
     agg: dict = {c: "sum" for c in COUNT_COLUMNS}
     agg["peak_bytes"] = "max"
     agg["location"] = lambda x: next((v for v in x if v), "")
+    agg["pool_stack"] = lambda x: next((v for v in x if v), "")
     agg["_order"] = "min"
     merged = allsites.groupby("stack", sort=False).agg(agg).reset_index()
     # sum/max of all-empty (not measured) columns must stay empty
@@ -87,7 +88,9 @@ def merge(profiles: List[Profile]) -> Profile:
     # sequential misses and the interval counts describe a share of the
     # misses: unknown for a site where a profile counted its misses but not
     # them (pmu)
-    for c in OPTIONAL_COLUMNS:
+    for c in COUNT_COLUMNS:
+        if c not in OPTIONAL_COLUMNS:
+            continue
         partial = (allsites["llc_load_misses"].notna() & allsites[c].isna()).groupby(
             allsites["stack"], sort=False
         ).any()
@@ -115,6 +118,60 @@ def merge(profiles: List[Profile]) -> Profile:
         modules,
         depth=depths.pop(),
         notes=notes,
+    )
+
+
+def fold_handouts(profile: Profile) -> tuple[Profile, list]:
+    """The profile as `tierwise run` can place it: the access counts of each
+    site of pool hand-outs (sites.csv `pool_stack`, --alloc-fn) added to the
+    site of the pool's heap block they lay in, which the runtime places
+    whole (it sees malloc, not the pool), and the hand-out sites left out
+    with their objects; that block site's miss slices become unknown (they
+    described its free list) and it is placed whole (Profile.whole: where
+    in the block the hand-outs' accesses fell is not known). Returns (profile, [(hand-out location or
+    stack, block location or stack), ...]); the profile unchanged where no
+    site is a hand-out of a block site in it. The profile directory keeps
+    the hand-out sites, for `tierwise rewrite`, which can place them one by
+    one."""
+    sites = profile.sites
+    if "pool_stack" not in sites.columns:
+        return profile, []
+    index = {st: i for i, st in zip(sites.index, sites["stack"])}
+    hand = [(i, index[ps]) for i, ps in zip(sites.index, sites["pool_stack"])
+            if ps and ps in index and index[ps] != i]
+    if not hand:
+        return profile, []
+    sites = sites.copy()
+    folded = []
+    counts = [c for c in COUNT_COLUMNS if c not in ("allocs", "bytes_allocated", "peak_bytes")
+              and not c.startswith("llc_miss_slice")]
+    for i, host in hand:
+        for c in counts:
+            if pd.notna(sites.at[i, c]):
+                base = sites.at[host, c]
+                sites.at[host, c] = (0 if pd.isna(base) else base) + sites.at[i, c]
+        for c in (c for c in COUNT_COLUMNS if c.startswith("llc_miss_slice")):
+            sites.at[host, c] = pd.NA
+        folded.append((sites.at[i, "location"] or sites.at[i, "stack"],
+                       sites.at[host, "location"] or sites.at[host, "stack"]))
+    drop = [i for i, _ in hand]
+    sites = sites.drop(index=drop)
+    objects = profile.objects[~profile.objects["site"].isin(drop)].copy()
+    # site ids stay 0..N-1 (FORMATS.md), objects follow
+    new_id = {old: new for new, old in enumerate(sites.index)}
+    sites["site"] = pd.array(range(len(sites)), dtype="Int64")
+    sites = sites.set_index("site", drop=False)
+    objects["site"] = objects["site"].map(new_id).astype("Int64")
+    notes = list(profile.notes) + [
+        f"{len(folded)} site(s) of pool hand-outs (--alloc-fn) counted toward the pool block "
+        "site they lay in, which is what `tierwise run` places (their own rows stay in the "
+        "profile for `tierwise rewrite`)"
+    ]
+    return (
+        Profile(profile.paths, profile.meta, sites, objects, profile.modules,
+                depth=profile.depth, notes=notes,
+                whole=set(profile.whole) | {profile.sites.at[h, "stack"] for _, h in hand}),
+        folded,
     )
 
 

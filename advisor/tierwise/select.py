@@ -457,8 +457,13 @@ def split_eligible(profile: Profile, cand: pd.DataFrame) -> pd.Series:
     """Sites of `cand` (rows of cost.site_costs) that may get a DRAM head:
     a benefit, more than a page (a head is a page multiple below the
     object's size), objects one at a time. No least size otherwise: the
-    head's least size is relative to the budget (min_head)."""
-    return (cand["benefit"] > 0) & (cand["bytes"] > PAGE) & one_at_a_time(profile, cand.index)
+    head's least size is relative to the budget (min_head). Not a site the
+    profile places whole (a pool's block, Profile.whole)."""
+    ok = (cand["benefit"] > 0) & (cand["bytes"] > PAGE) & one_at_a_time(profile, cand.index)
+    if profile.whole:
+        stacks = profile.sites["stack"].reindex(cand.index)
+        ok &= ~stacks.isin(profile.whole).to_numpy()
+    return ok
 
 
 def _head(live_s: np.ndarray, slack: np.ndarray, cap: int, least: int = SPLIT_MIN_HEAD) -> int:

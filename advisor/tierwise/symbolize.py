@@ -175,16 +175,71 @@ class Symbolizer:
                     user.append((func, file, line))
         return user, first or named or ""
 
+    def _entries(self, stack: str) -> List[Tuple[str, int, int, str]]:
+        """Every frame of `stack` innermost first, inlined ones included, as
+        (file, line, column, raw frame); a frame that does not resolve to a
+        line is (raw frame, 0, 0, raw frame)."""
+        out: List[Tuple[str, int, int, str]] = []
+        for f in (f for f in stack.split(";") if f):
+            chain = [(file, line, col) for _, file, line, col in self.cache.get(f, [])
+                     if file not in ("??", "") and line]
+            out += [(file, line, col, f) for file, line, col in chain] or [(f, 0, 0, f)]
+        return out
+
+    def _outer_frame(self, stacks: List[str], group: List[int]) -> Dict[int, str]:
+        """For sites `group` (indices into `stacks`) whose locations print
+        alike: per site the outer frames that tell it from each other one,
+        ` <- FILE:LINE` (basename) each, innermost first: where two stacks
+        first differ in file:line; where they differ only in the call
+        instruction (two calls on one line, a macro's expansion), the
+        column where that tells them apart, else the line and `#K`, the
+        K-th of the calls on that line in address order."""
+        ent = {i: self._entries(stacks[i]) for i in group}
+        tokens: Dict[int, Dict[int, str]] = {i: {} for i in group}
+        for a in group:
+            for b in group:
+                if a == b or stacks[a] == stacks[b]:
+                    continue
+                ea, eb = ent[a], ent[b]
+                j = next((k for k, (x, y) in enumerate(zip(ea, eb)) if x[:2] != y[:2]), None)
+                if j is None and len(ea) != len(eb):
+                    j = min(len(ea), len(eb))
+                if j is not None:
+                    if j < len(ea):
+                        tokens[a].setdefault(j, f"{os.path.basename(ea[j][0])}:{ea[j][1]}")
+                    continue
+                # alike in every file:line: the first raw frame that differs
+                j = next(k for k, (x, y) in enumerate(zip(ea, eb)) if x[3] != y[3])
+                same = [k for k in range(j, len(ea)) if ea[k][3] == ea[j][3]]
+                col = next((k for k in same if ea[k][2] != eb[k][2]), None)
+                if col is not None:
+                    file, line, c, _ = ea[col]
+                    tokens[a].setdefault(col, f"{os.path.basename(file)}:{line}:{c}")
+                    continue
+                k = same[-1]  # the frame's outermost line: the call's
+                calls = sorted({ent[i][k][3] for i in group if len(ent[i]) > k
+                                and ent[i][k][:2] == ea[k][:2]}, key=_frame_order)
+                tokens[a].setdefault(
+                    k, f"{os.path.basename(ea[k][0])}:{ea[k][1]} #{calls.index(ea[k][3]) + 1}"
+                )
+        return {i: "".join(f" <- {t}" for _, t in sorted(tokens[i].items())) for i in group}
+
     def locations(self, stacks: List[str]) -> List[str]:
         """The location of each of `stacks` (one site each), told apart from
         the others: the first user frame (inlined ones included) that no
         other of these sites has, `function file:line`, followed by
         ` (via FILE:LINE)` (basename) of the innermost user frame when that
         is shared (a wrapper, an inlined helper, a container's constructor),
-        e.g. `Compute<V>(...) /src/pagerank.cc:45 (via array.h:18)`. A site
-        with no frame of its own gets the frame that the fewest others
-        share, or its innermost user frame (`function file:line`, as a site
-        whose innermost frame is its own); "" if nothing resolves."""
+        e.g. `Compute<V>(...) /src/pagerank.cc:45 (via array.h:18)`. Frames
+        in the innermost frame's own file (a container constructor that
+        delegates to another) give way to a caller outside it that tells the
+        site apart as well. A site with no frame of its own gets the frame
+        that the fewest others share, or its innermost user frame
+        (`function file:line`, as a site whose innermost frame is its own);
+        "" if nothing resolves. Sites whose locations would still print
+        alike (short_location()) get the outer frame that tells them apart,
+        ` <- FILE:LINE` (_outer_frame()), e.g. `buffer<float>::buffer
+        segment.h:185 <- spmv.cc:40`."""
         chains = [self._chain(st) for st in stacks]
         count: Dict[Tuple[str, int], int] = {}
         for user, _ in chains:
@@ -197,6 +252,9 @@ class Symbolizer:
                 continue
             n = [count[(file, line)] for _, file, line in user]
             best = n.index(min(n))
+            outside = [k for k in range(1, len(user)) if user[k][1] != user[0][1] and n[k] < n[0]]
+            if user[best][1] == user[0][1] and outside:
+                best = min(outside, key=lambda k: (n[k], k))
             func, file, line = user[best]
             loc = f"{func} {file}:{line}"
             if best > 0 and n[best] < n[0]:
@@ -204,6 +262,14 @@ class Symbolizer:
             else:
                 loc = "{} {}:{}".format(*user[0])
             out.append(loc)
+        alike: Dict[str, List[int]] = {}
+        for i, loc in enumerate(out):
+            if loc:
+                alike.setdefault(short_location(loc), []).append(i)
+        for group in alike.values():
+            if len({stacks[i] for i in group}) > 1:
+                for i, outer in self._outer_frame(stacks, group).items():
+                    out[i] += outer
         return out
 
     def location(self, stack: str) -> str:
@@ -212,31 +278,43 @@ class Symbolizer:
         return self.locations([stack])[0]
 
 
+def _frame_order(frame: str) -> Tuple[str, int]:
+    """Sort key of a raw frame: module, then offset."""
+    p = parse_frame(frame)
+    return p if p else (frame, 0)
+
+
+# ` (via FILE:LINE)`, then the outer frames that tell alike sites apart
 VIA_RE = re.compile(r" \(via (?P<via>[^()]*)\)$")
+OUTER_RE = re.compile(r"(?: <- \S+(?: #\d+)?)+$")
 
 
 def split_location(loc: str) -> Optional[Tuple[str, str, Optional[str]]]:
-    """(function, file:line, via) of `function file:line[ (via X)]`; None
-    for other strings."""
-    m = VIA_RE.search(loc)
-    head = loc[: m.start()] if m else loc
+    """(function, file:line, tail) of `function file:line[ (via X)][ <- Y...]`,
+    tail the ` (via X)` and ` <- Y` parts (""); None for other strings."""
+    m = OUTER_RE.search(loc)
+    head, outer = (loc[: m.start()], m.group(0)) if m else (loc, "")
+    m = VIA_RE.search(head)
+    via = m.group(0) if m else ""
+    head = head[: m.start()] if m else head
     func, sep, where = head.rpartition(" ")
     if not sep or not func or ":" not in where:
         return None
-    return func, where, m.group(0) if m else ""
+    return func, where, via + outer
 
 
 def short_location(loc: str) -> str:
     """The form of a location tables print: the function without its
-    return type, parameters and clone suffix, the file's basename, and the
-    `(via ...)` part, e.g. `Compute<fwlike::AsymmetricVertex> pagerank.cc:45
-    (via array.h:18)`. Strings that are not `function file:line` (a bare
-    `module+0xoffset`, a pseudo-site) come back as they are."""
+    return type, parameters and clone suffix, the file's basename, the
+    `(via ...)` and ` <- ...` parts, e.g. `Compute<fwlike::AsymmetricVertex>
+    pagerank.cc:45 (via array.h:18)`. Strings that are not `function
+    file:line` (a bare `module+0xoffset`, a pseudo-site) come back as they
+    are."""
     parts = split_location(str(loc))
     if not parts:
         return str(loc)
-    func, where, via = parts
-    return f"{short_function(func)} {os.path.basename(where)}{via}"
+    func, where, tail = parts
+    return f"{short_function(func)} {os.path.basename(where)}{tail}"
 
 
 def innermost_line(loc: str) -> str:
@@ -246,15 +324,16 @@ def innermost_line(loc: str) -> str:
     parts = split_location(str(loc))
     if not parts:
         return str(loc).split()[-1] if str(loc).split() else ""
-    _, where, via = parts
-    m = VIA_RE.search(via) if via else None  # via is " (via X)"
+    _, where, tail = parts
+    m = VIA_RE.search(OUTER_RE.sub("", tail)) if tail else None
     return m.group("via") if m else where
 
 
 def short_function(func: str) -> str:
     """`void ns::f<T>(int, long) [clone .isra.0]` -> `ns::f<T>`: drops the
-    clone suffix, the parameter list and a return type."""
-    func = re.sub(r" \[clone [^\]]*\]$", "", func.strip())
+    clone suffix (also an OpenMP outlined body's, `f(int) (._omp_fn.0)`), the
+    parameter list and a return type."""
+    func = re.sub(r" \[clone [^\]]*\]$| \((\.[A-Za-z_]+\.\d+)+\)$", "", func.strip())
     if func.endswith(")"):
         depth = 0
         for i in range(len(func) - 1, -1, -1):
@@ -272,15 +351,73 @@ def short_function(func: str) -> str:
     return func
 
 
+def _template_groups(func: str) -> Optional[List[Tuple[int, int]]]:
+    """(start, end) of the contents of each outermost `<...>` of a
+    function name; None if its brackets do not balance (`operator<`)."""
+    groups, depth, start = [], 0, 0
+    for i, c in enumerate(func):
+        if c == "<":
+            depth += 1
+            start = i + 1 if depth == 1 else start
+        elif c == ">" and not func[:i].endswith("-"):
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                groups.append((start, i))
+    return groups if depth == 0 else None
+
+
+def _balanced_head(text: str) -> str:
+    """The longest start of `text` (a cut template argument list) that
+    leaves no `<` open: cut before the first one still open."""
+    opened: List[int] = []
+    for i, c in enumerate(text):
+        if c == "<":
+            opened.append(i)
+        elif c == ">" and opened:
+            opened.pop()
+    return text[: opened[0]] if opened else text
+
+
+def cut_function(func: str, room: int) -> str:
+    """`func` (a short_function() name) in at most `room` characters where
+    possible, never losing the function's own name: first the longest
+    template argument list is cut in its middle (`Compute<fwlike::Asym...>`,
+    down to `<...>`, then the next longest), then leading qualifiers give
+    way (`...::build`); a name that still does not fit comes back whole."""
+    while len(func) > room:
+        groups = _template_groups(func)
+        groups = [g for g in groups or [] if func[g[0] : g[1]] != "..."]
+        if not groups:
+            break
+        a, b = max(groups, key=lambda g: g[1] - g[0])
+        keep = max(0, (b - a) - (len(func) - room) - 3)
+        func = func[:a] + _balanced_head(func[a:b][:keep]).rstrip(" ,") + "..." + func[b:]
+    if len(func) > room and _template_groups(func) is not None:
+        parts, depth, last = [], 0, 0
+        for i, c in enumerate(func):
+            depth += {"<": 1, ">": -1}.get(c, 0)
+            if depth == 0 and func[i : i + 2] == "::":
+                parts.append(func[last:i])
+                last = i + 2
+        parts.append(func[last:])
+        forms = ["::".join(parts[k:]) if k == 0 else "...::" + "::".join(parts[k:])
+                 for k in range(len(parts))]
+        func = next((f for f in forms if len(f) <= room), parts[-1])
+    return func
+
+
 def fit_location(loc: str, width: int) -> str:
     """short_location(loc) in at most `width` characters where possible,
-    cutting only the function name (its end, marked `...`): the file:line
-    and the `(via ...)` part are what tell sites apart, and stay whole."""
+    cutting only the function name (cut_function(): inside its template
+    arguments, then its qualifiers, never its own name): the file:line and
+    the `(via ...)` and ` <- ...` parts are what tell sites apart, and stay
+    whole. The one place a location is fitted to a table."""
     text = short_location(loc)
     parts = split_location(text)
     if len(text) <= width or not parts:
         return text
-    func, where, via = parts
-    rest = f"{where}{via}"
-    room = width - len(rest) - 1 - 3
-    return f"{func[:room]}... {rest}" if room >= 4 else rest
+    func, where, tail = parts
+    rest = f"{where}{tail}"
+    return f"{cut_function(func, width - len(rest) - 1)} {rest}"

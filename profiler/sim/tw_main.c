@@ -254,7 +254,13 @@ static void write_site_row(TwOut *o, UInt site, const TwCounts *c) {
       tw_out_printf(o, ",");
     else
       tw_out_printf(o, ",%llu", c->llc_miss_slice[i]);
-  tw_out_printf(o, "\n");
+  /* pool_stack: the block site that held most of this site's hand-outs */
+  UInt best = 0;
+  for (UInt k = 1; k < s->n_pool_hosts; k++)
+    if (s->pool_host_bytes[k] > s->pool_host_bytes[best])
+      best = k;
+  tw_out_printf(o, ",%s\n",
+                s->n_pool_hosts ? tw_sites[s->pool_host[best]].stack : "");
 }
 
 static Int exit_code;
@@ -271,7 +277,7 @@ static void write_sites(void) {
                      "llc_dependent_misses,llc_inflight_misses,atomics");
     for (Int i = 0; i < TW_SLICES; i++)
       tw_out_printf(o, ",llc_miss_slice%d", i);
-    tw_out_printf(o, "\n");
+    tw_out_printf(o, ",pool_stack\n");
     for (UInt s = TW_FIRST_SITE; s < tw_n_sites; s++)
       write_site_row(o, s, &sum[s]);
     for (UInt s = 0; s < TW_FIRST_SITE; s++)

@@ -13,6 +13,11 @@
  *                          without it, the hand-out reaches to the end of the
  *                          heap block p lies in (pools of whole blocks)
  *   --free-fn=NAME[:ARG]   ARG: the argument that is the pointer [1]
+ *   --alloc-fn=symbols:NAME,NAME,...[:ARG]  (and --free-fn=symbols:...)
+ *                          any of these symbols, as in the symbol table
+ *                          (mangled; run with --demangle=no): what
+ *                          `tierwise profile` passes for a C++ name it
+ *                          resolved before the run (advisor/tierwise/roi.py)
  *
  * While a hand-out is live, every access to the heap block it lies in (the
  * pool's block, still an allocation of the pool's own site) is charged to
@@ -41,7 +46,11 @@
 #define MAX_PENDING 16 /* nested alloc-fn calls per thread */
 
 typedef struct {
+  /* a name, or n_names names one after another, each ended by a NUL */
   HChar *name;
+  UInt n_names;
+  /* exact symbol names (a @VERSION may follow), not a demangled prefix */
+  Bool symbols;
   UInt arg; /* alloc: size argument (0: to the host block's end); free: ptr */
   Bool free;
 } PoolFn;
@@ -88,8 +97,9 @@ static ULong guest_reg(ThreadId tid, Int offset) {
 Bool tw_poolfn_option(const HChar *spec, Bool is_free) {
   if (n_fns == MAX_FNS || !*spec)
     return False;
-  HChar *name = VG_(strdup)("tw.poolfn", spec);
-  HChar *colon = VG_(strchr)(name, ':');
+  Bool symbols = VG_(strncmp)(spec, "symbols:", 8) == 0;
+  HChar *name = VG_(strdup)("tw.poolfn", symbols ? spec + 8 : spec);
+  HChar *colon = VG_(strrchr)(name, ':');
   UInt arg = is_free ? 1 : 0;
   if (colon) {
     *colon = 0;
@@ -97,7 +107,14 @@ Bool tw_poolfn_option(const HChar *spec, Bool is_free) {
       return False;
     arg = (UInt)(colon[1] - '0');
   }
-  fns[n_fns++] = (PoolFn){name, arg, is_free};
+  UInt n_names = 1;
+  if (symbols)
+    for (HChar *c = name; *c; c++)
+      if (*c == ',') {
+        *c = 0;
+        n_names++;
+      }
+  fns[n_fns++] = (PoolFn){name, n_names, symbols, arg, is_free};
   return True;
 }
 
@@ -108,11 +125,15 @@ Int tw_poolfn_at(Addr a) {
   if (!n_fns || !VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &name))
     return -1;
   for (UInt i = 0; i < n_fns; i++) {
-    SizeT n = VG_(strlen)(fns[i].name);
-    /* "f" matches "f" and, for demangled C++, "f(int, long)" */
-    if (VG_(strncmp)(name, fns[i].name, n) == 0 &&
-        (name[n] == 0 || name[n] == '('))
-      return (Int)i;
+    const HChar *want = fns[i].name;
+    for (UInt k = 0; k < fns[i].n_names; k++, want += VG_(strlen)(want) + 1) {
+      SizeT n = VG_(strlen)(want);
+      /* a symbol matches with a @VERSION after it; a name "f" matches "f"
+       * and, for demangled C++, "f(int, long)" */
+      if (*want && VG_(strncmp)(name, want, n) == 0 &&
+          (name[n] == 0 || name[n] == (fns[i].symbols ? '@' : '(')))
+        return (Int)i;
+    }
   }
   return -1;
 }
@@ -159,13 +180,20 @@ static void hand_out(const Pending *pd, Addr p) {
     UInt slot = tw_slot_for(pd->site, host->tier);
     if (host->hosting++ && !warned_shared) {
       warned_shared = True;
-      VG_(umsg)("tierwise: --alloc-fn=%s handed out two live pieces of one "
+      VG_(umsg)("tierwise: --alloc-fn %s handed out two live pieces of one "
                 "heap block; its accesses are charged to the newest\n",
                 fns[pd->fn].name);
     }
     tw_slots[slot].allocs++;
     tw_slots[slot].bytes_allocated += size;
     tw_retag_block(host, slot);
+    UInt k = 0;
+    while (k < s->n_pool_hosts && s->pool_host[k] != host->site)
+      k++;
+    if (k == s->n_pool_hosts && k < TW_POOL_HOSTS)
+      s->pool_host[s->n_pool_hosts++] = host->site;
+    if (k < s->n_pool_hosts)
+      s->pool_host_bytes[k] += size;
   } else {
     tw_new_block_at(p, size, pd->site, True);
   }

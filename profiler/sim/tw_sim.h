@@ -62,10 +62,18 @@ typedef struct {
   UInt site, tier;
 } TwSlot;
 
+#define TW_POOL_HOSTS 4 /* pool block sites tracked per hand-out site */
+
 typedef struct {
   HChar *stack; /* "mod+0xoff;..." (allocator frames removed) */
   UInt slot0;   /* counter slot of this site's untiered blocks */
   ULong allocs, bytes_allocated, cur_bytes, peak_bytes;
+  /* A site of pool hand-outs (tw_poolfn.c): the sites of the heap blocks
+   * its hand-outs lay in, with the hand-out bytes of each (the first
+   * TW_POOL_HOSTS; sites.csv `pool_stack` names the one with the most). */
+  UInt pool_host[TW_POOL_HOSTS];
+  ULong pool_host_bytes[TW_POOL_HOSTS];
+  UInt n_pool_hosts;
 } TwSite;
 
 /* A live heap block. */

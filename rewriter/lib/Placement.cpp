@@ -31,8 +31,11 @@ std::string Site::name() const {
 std::vector<Frame> parseLocationFrames(const std::string &Location) {
   // "function file:line (via FILE:LINE)": the innermost user frame (file
   // basename and line, function unknown) is shared, as behind a wrapper,
-  // and the named frame is its caller's (advisor/FORMATS.md).
+  // and the named frame is its caller's (advisor/FORMATS.md). Outer frames
+  // that tell alike sites apart follow as " <- FILE:LINE[:COL][ #K]": not
+  // frames of the allocation's own, dropped here.
   StringRef L = StringRef(Location).trim();
+  L = L.take_front(L.find(" <- "));
   std::vector<Frame> Out;
   if (L.ends_with(")")) {
     size_t Via = L.rfind(" (via ");

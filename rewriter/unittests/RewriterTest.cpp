@@ -74,6 +74,14 @@ TEST(Placement, ParsesLocations) {
   EXPECT_EQ(Via[1].File, "/src/pagerank.cc");
   EXPECT_EQ(Via[1].Line, 45u);
   EXPECT_EQ(parseLocationFrames("main a.c:3").size(), 1u);
+  // the outer frame that tells alike sites apart is not one of its frames
+  auto Outer = parseLocationFrames(
+      "kernel(unsigned long) /src/k.cc:38 (via c.h:15) <- k.cc:24:35");
+  ASSERT_EQ(Outer.size(), 2u);
+  EXPECT_EQ(Outer[0].File, "c.h");
+  EXPECT_EQ(Outer[1].File, "/src/k.cc");
+  EXPECT_EQ(Outer[1].Line, 38u);
+  EXPECT_EQ(parseLocationFrames("main /src/k.cc:49 <- k.cc:51 #2").size(), 1u);
 }
 
 TEST(Placement, BaseFunctionNames) {

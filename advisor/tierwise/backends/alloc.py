@@ -139,6 +139,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         )
     return {
         "exit_status": status if status >= 0 else None,
+        "signal": -status if status < 0 else None,
         "params": params,
         "clock": "ns",
         "estimated": False,

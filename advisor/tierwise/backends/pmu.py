@@ -96,6 +96,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     pmu_json.unlink()
     return {
         "exit_status": rc if rc >= 0 else None,
+        "signal": -rc if rc < 0 else None,
         "params": params,
         "clock": "ns",
         "estimated": True,

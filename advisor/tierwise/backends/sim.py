@@ -290,12 +290,25 @@ def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
 
     res = roi.resolve(spec, cmd)
     if res.symbols:
+        copies = _inlined(roi, spec, [res.program] + [x.path for x in res.symbols], res.symbols)
+        if copies:
+            if not any(roi.is_referenced(x.path, x.name) for x in res.symbols):
+                raise ValueError(roi.inlined_message(spec, copies, has_copy=True))
+            print(
+                f"tierwise profile: warning: --roi {spec}: also inlined, into "
+                f"{'; '.join(dict.fromkeys(c.where() for c in copies))}: the time spent in "
+                "those copies is not in the region",
+                file=sys.stderr,
+            )
         print(
             f"tierwise profile: --roi {spec}: {len(res.symbols)} function(s): {res.describe()}",
             file=sys.stderr,
         )
         syms = [{"module": x.module, "symbol": x.name, "name": x.demangled} for x in res.symbols]
         return res.tool_arg(), ["--demangle=no"], syms
+    copies = _inlined(roi, spec, [res.program]) if res.program else []
+    if copies:
+        raise ValueError(roi.inlined_message(spec, copies, has_copy=False))
     where = (
         f"{res.program} or the {len(res.searched) - 1} libraries it links"
         if res.program
@@ -313,6 +326,15 @@ def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
     raise ValueError(f"--roi {spec}: no function of that name in {where}{near}")
 
 
+def _inlined(roi: Any, spec: str, paths: list[str], symbols: Sequence[Any] = ()) -> list:
+    """The inlined copies of the functions `spec` names (resolved to
+    `symbols`) in these ELF files (each once), from their DWARF."""
+    names = [x.name for x in symbols]
+    return [
+        c for p in dict.fromkeys(p for p in paths if p) for c in roi.inlined_copies(spec, p, names)
+    ]
+
+
 def interval_params(args: argparse.Namespace) -> dict[str, int]:
     """The interval model's window (--rob) and miss bound (--mshr), checked."""
     p = {"rob": getattr(args, "rob", ROB) or ROB, "mshr": getattr(args, "mshr", MSHR) or MSHR}
@@ -328,10 +350,17 @@ def valgrind_command(
     prefix: Path,
     geo: dict[str, Any],
     roi: tuple[str, list[str], Any] | None = None,
+    pools: dict[str, Any] | None = None,
 ) -> list[str]:
     """`roi`: resolve_roi()'s (tool value, extra options), default the
-    --roi value as given."""
+    --roi value as given; `pools`: resolve_pool_fns()'s, default the
+    --alloc-fn/--free-fn values as given."""
     roi_arg, roi_opts = roi[:2] if roi else (roi_spec(args), [])
+    pools = pools or {
+        "alloc_fn": pool_fn_specs(args, "alloc_fn"), "free_fn": pool_fn_specs(args, "free_fn")
+    }
+    if pools.get("mangled") and "--demangle=no" not in roi_opts:
+        roi_opts = [*roi_opts, "--demangle=no"]
     return [
         "valgrind",
         "--tool=tierwise",
@@ -350,24 +379,118 @@ def valgrind_command(
         f"--mshr={interval_params(args)['mshr']}",
         f"--objects-min-bytes={parse_size(getattr(args, 'objects_min_bytes', '4096'))}",
         f"--roi={roi_arg}",
-        *[f"--alloc-fn={f}" for f in pool_fn_specs(args, "alloc_fn")],
-        *[f"--free-fn={f}" for f in pool_fn_specs(args, "free_fn")],
+        *[f"--alloc-fn={f}" for f in pools["alloc_fn"]],
+        *[f"--free-fn={f}" for f in pools["free_fn"]],
         *cmd,
     ]
 
 
+POOL_FN_RE = re.compile(r"(?P<name>[^\"\\\x00-\x1f]*?[^\"\\\x00-\x1f:\s])(?::(?P<arg>\d+))?")
+
+
+def split_pool_fn(spec: str) -> tuple[str, int | None]:
+    """(name, ARG or None) of an --alloc-fn/--free-fn value NAME[:ARG]: a C
+    or C++ name, qualified and with template arguments as the user has it
+    (`ns::pool_allocator<int>::allocate:2`); ValueError if it is none."""
+    m = POOL_FN_RE.fullmatch(spec.strip())
+    if not m or (m["arg"] is not None and not 1 <= int(m["arg"]) <= 6) or m["name"].endswith(":"):
+        raise ValueError(
+            f"{spec!r}: expected a function name, optionally with :ARG (1-6)"
+        )
+    return m["name"].strip(), int(m["arg"]) if m["arg"] is not None else None
+
+
 def pool_fn_specs(args: argparse.Namespace, key: str) -> list[str]:
-    """--alloc-fn/--free-fn values, checked: NAME or NAME:ARG with ARG 1-6."""
+    """--alloc-fn/--free-fn values, checked: NAME or NAME:ARG with ARG 1-6,
+    NAME plain, qualified, with template arguments or mangled."""
     specs = getattr(args, key, None) or []
     for spec in specs:
-        if not re.fullmatch(r"[^\s:\"\\]+(:[1-6])?", spec):
-            raise ValueError(
-                f"--{key.replace('_', '-')} {spec!r}: expected a function name, "
-                "optionally with :ARG (1-6)"
-            )
+        try:
+            split_pool_fn(spec)
+        except ValueError as e:
+            raise ValueError(f"--{key.replace('_', '-')} {e}") from None
     if len(specs) > 8:
         raise ValueError(f"--{key.replace('_', '-')}: at most 8 functions")
     return specs
+
+
+def resolve_pool_fns(args: argparse.Namespace, cmd: Sequence[str]) -> dict[str, Any]:
+    """The sim tool's --alloc-fn/--free-fn values for the program's pool
+    functions, found before the run (tierwise.roi, as --roi): {"alloc_fn":
+    [tool value, ...], "free_fn": [...], "symbols": [{option, name,
+    symbols}], "mangled": bool (the tool must not demangle)}. A name found
+    nowhere is an error (a warning under a shell or launcher, with the name
+    as given), one whose every call is inlined too (no call to see); where
+    some calls are inlined the warning names the functions that hold them:
+    those hand-outs stay charged to the pool block's site."""
+    out: dict[str, Any] = {"alloc_fn": [], "free_fn": [], "symbols": [], "mangled": False}
+    from tierwise import roi
+
+    for key in ("alloc_fn", "free_fn"):
+        opt = f"--{key.replace('_', '-')}"
+        for spec in pool_fn_specs(args, key):
+            name, arg = split_pool_fn(spec)
+            suffix = f":{arg}" if arg is not None else ""
+            res = roi.resolve(name, cmd)
+            if not res.symbols:
+                copies = _inlined(roi, name, [res.program]) if res.program else []
+                if copies:
+                    raise ValueError(
+                        roi.inlined_message(
+                            name, copies, has_copy=False, what=opt,
+                            advice="no call of it runs, so no hand-out can be seen; keep it "
+                            "out of line (__attribute__((noinline))) to profile its pool",
+                        )
+                    )
+                if res.program and not STARTERS_RE.fullmatch(Path(res.program).name):
+                    near = f"; similar: {', '.join(res.near)}" if res.near else ""
+                    raise ValueError(
+                        f"{opt} {name}: no function of that name in {res.program} or the "
+                        f"{len(res.searched) - 1} libraries it links{near}"
+                    )
+                out[key].append(spec)  # in a program started later: as given
+                continue
+            copies = _inlined(roi, name, [res.program] + [x.path for x in res.symbols], res.symbols)
+            if copies and key == "alloc_fn":
+                print(
+                    f"tierwise profile: warning: {opt} {name}: inlined at {len(copies)} of its "
+                    f"calls, into {'; '.join(dict.fromkeys(c.where() for c in copies))}: the "
+                    "hand-outs made there are not seen and stay charged to the pool block's "
+                    "site",
+                    file=sys.stderr,
+                )
+            print(
+                f"tierwise profile: {opt} {name}: {len(res.symbols)} function(s): "
+                f"{res.describe()}",
+                file=sys.stderr,
+            )
+            out[key].append(res.tool_arg() + suffix)
+            out["mangled"] = True
+            out["symbols"].append(
+                {"option": opt, "name": spec,
+                 "symbols": [{"module": x.module, "symbol": x.name, "name": x.demangled}
+                             for x in res.symbols]}
+            )
+    return out
+
+
+def ended(rc: int) -> str:
+    """How a process with return code `rc` (Popen's: -N for signal N)
+    ended, in words: `died of SIGSEGV (signal 11)`, `exited with status 3`."""
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = "a signal"
+        return f"died of {name} (signal {-rc})"
+    return f"exited with status {rc}"
+
+
+def _discard(outdir: Path) -> None:
+    """Removes the raw profile files the run moved into outdir."""
+    for name in list(RAW_FILES.values()) + ["backend.json"]:
+        (outdir / name).unlink(missing_ok=True)
+    shutil.rmtree(outdir / "children", ignore_errors=True)
 
 
 def _heartbeat(proc, t0, stop):
@@ -474,12 +597,13 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         raise FileNotFoundError(why)
     geo = geometry(args)
     roi_res = resolve_roi(roi_spec(args), cmd)  # before the run: a wrong name costs nothing
+    pools = resolve_pool_fns(args, cmd)
     outdir = Path(outdir)
     raw_dir = outdir / ".raw"
     shutil.rmtree(raw_dir, ignore_errors=True)
     raw_dir.mkdir(parents=True)
     env = dict(os.environ, VALGRIND_LIB=str(paths.native(TOOL).parent))
-    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo, roi_res)
+    vcmd = valgrind_command(args, cmd, (raw_dir / "tw").resolve(), geo, roi_res, pools)
     params = {
         "tool": "tierwise (Valgrind)",
         "valgrind": valgrind_version(),
@@ -492,6 +616,8 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         "alloc_fns": pool_fn_specs(args, "alloc_fn"),
         "free_fns": pool_fn_specs(args, "free_fn"),
     }
+    if pools["symbols"]:
+        params["pool_fn_symbols"] = pools["symbols"]
     if roi_res[2] is not None:
         params["roi_request"] = {"function": roi_spec(args), "symbols": roi_res[2]}
     print(
@@ -544,6 +670,12 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     if roi != "all" and not any(
         ((p or {}).get("roi") or {}).get("entries") for p in [info] + kids_params
     ):
+        _discard(outdir)  # all counts zero: no profile to leave half-written
+        if rc != 0:
+            raise ValueError(
+                f"{cmd[0]} {ended(rc)} before the region (--roi {roi}) was entered, so "
+                "nothing was profiled"
+            )
         raise ValueError(
             f"--roi {roi}: the region was never entered, so every access count is zero "
             + (
@@ -564,6 +696,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         )
     return {
         "exit_status": rc if rc >= 0 else None,
+        "signal": -rc if rc < 0 else None,
         "params": info,
         "clock": "instructions",
         "estimated": False,

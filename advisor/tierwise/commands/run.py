@@ -168,6 +168,8 @@ def plan_lines(report_path: str, limit: int = 20) -> list[str]:
     ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
     if not ranked:
         return []
+    from tierwise.symbolize import fit_location
+
     mib = lambda b: f"{b / 2**20:.2f} MiB"
     lim = rep.get("dram_limit")
     head = "tierwise run: DRAM sites in the advisor's order"
@@ -181,7 +183,7 @@ def plan_lines(report_path: str, limit: int = 20) -> list[str]:
         most = f" {mib(s['reserved_peak_bytes']):>12}" if held else ""
         lines.append(
             f"  {s['rank']:>3} {mib(s['planned_bytes']):>12} {mib(got):>12} "
-            f"{mib(s.get('fallback_bytes', 0)):>12}{most}  {s.get('location') or s['stack']}"
+            f"{mib(s.get('fallback_bytes', 0)):>12}{most}  {fit_location(s.get('location') or s['stack'], 72)}"
         )
     if len(ranked) > limit:
         lines.append(f"  ... {len(ranked) - limit} more in the report")

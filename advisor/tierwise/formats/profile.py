@@ -63,6 +63,10 @@ SITE_COLUMNS = {
     # in each of MISS_SLICES equal slices of an object's extent (slice 0 at
     # its start): where in its objects a site is hot (advisor heads)
     **{f"llc_miss_slice{i}": "int" for i in range(16)},
+    # optional (sim backend with --alloc-fn): for a site of pool hand-outs,
+    # the stack of the pool's heap block site its hand-outs lay in (the one
+    # that held most of their bytes); empty for other sites
+    "pool_stack": "str",
 }
 MISS_SLICES = 16
 SLICE_COLUMNS = [f"llc_miss_slice{i}" for i in range(MISS_SLICES)]
@@ -73,7 +77,7 @@ OPTIONAL_COLUMNS = [
     "llc_dependent_misses",
     "llc_inflight_misses",
     "atomics",
-] + SLICE_COLUMNS
+] + SLICE_COLUMNS + ["pool_stack"]
 # The header every sites.csv starts with, as in advisor/FORMATS.md.
 REQUIRED_SITE_COLUMNS = [c for c in SITE_COLUMNS if c not in OPTIONAL_COLUMNS]
 COUNT_COLUMNS = [c for c, k in SITE_COLUMNS.items() if k == "int" and c != "site"]
@@ -100,6 +104,10 @@ class Profile:
     modules: pd.DataFrame
     depth: int = 6
     notes: list = field(default_factory=list)
+    # stacks of sites placed whole, never split into a DRAM head: pool
+    # blocks whose hand-outs were folded in (reader.fold_handouts), whose
+    # accesses are not known by position in the block
+    whole: set = field(default_factory=set)
 
     @property
     def placeable(self) -> pd.DataFrame:
@@ -399,6 +407,7 @@ def finish_profile(
         "start_time": start.isoformat(),
         "end_time": end.isoformat(),
         "exit_status": None if killed else status,
+        "signal": info.get("signal") if killed else None,
         "complete": sites_path.exists()
         and (info["complete"] if info.get("complete") is not None else not killed),
         "pid": info.get("pid", params.get("pid")),
