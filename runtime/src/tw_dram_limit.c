@@ -27,11 +27,21 @@
  * a quarter, so that small ones do not crowd out large ones) spend their share
  * for good (their bytes still return to the account). The lock is taken
  * only with reservations; first-come stays lock-free.
+ *
+ * Only what was charged is credited: every block kept on the account sets
+ * a bit at its address (a bit per 16 bytes, glibc's alignment: per GiB of
+ * address space 8 MiB of sparse, never-reserved memory, touched only
+ * where charged blocks are), and its free clears it and credits the block
+ * only if it was set. The program's site-less blocks (stacks without a
+ * user frame: libraries' own), the runtime's and those served before the
+ * placement was loaded are never charged, so their frees no longer drive
+ * the account below what the charged blocks hold.
  */
 #define _GNU_SOURCE
 #include "tw_dram_limit.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -61,6 +71,50 @@ static _Atomic unsigned tw_nrecs;
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void tw_dram_limit_atfork(int phase) { tw_mutex_atfork(&tw_lock, phase); }
+
+/* Charged blocks: per GiB (as the page-owner map), a bit per 16 bytes. */
+#define TW_CHG_BYTES ((size_t)1 << 23)
+static _Atomic(uint64_t *) tw_chg[TW_PMAP_TOP];
+
+static uint64_t *tw_chg_gib(uintptr_t a, int make) {
+  _Atomic(uint64_t *) *top = &tw_chg[(a >> 30) & (TW_PMAP_TOP - 1)];
+  uint64_t *m = atomic_load_explicit(top, memory_order_acquire);
+  if (m || !make)
+    return m;
+  void *n = tw_sys_mmap(NULL, TW_CHG_BYTES, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (n == MAP_FAILED)
+    return NULL;
+  tw_sys_sparse(n, TW_CHG_BYTES);
+  if (!atomic_compare_exchange_strong(top, &m, (uint64_t *)n)) {
+    tw_sys_munmap(n, TW_CHG_BYTES); /* another thread made it first */
+    return m;
+  }
+  return n;
+}
+
+/* Mark \p p charged (without memory for the mark it is never credited:
+ * the account keeps its bytes, erring on the side of the limit). */
+static void tw_chg_set(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint64_t *m = tw_chg_gib(a, 1);
+  size_t g = (a & (((uintptr_t)1 << 30) - 1)) >> 4;
+  if (m)
+    atomic_fetch_or((_Atomic uint64_t *)&m[g >> 6], 1ull << (g & 63));
+}
+
+/* Was \p p charged? Clears the mark (a block is freed once). */
+static int tw_chg_take(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  uint64_t *m = tw_chg_gib(a, 0);
+  size_t g = (a & (((uintptr_t)1 << 30) - 1)) >> 4;
+  uint64_t bit = 1ull << (g & 63);
+  if (!m || !(atomic_load_explicit((_Atomic uint64_t *)&m[g >> 6],
+                                   memory_order_relaxed) &
+               bit))
+    return 0;
+  return (atomic_fetch_and((_Atomic uint64_t *)&m[g >> 6], ~bit) & bit) != 0;
+}
 
 static uint64_t tw_live_now(void) {
   int64_t v = atomic_load(&tw_live);
@@ -174,6 +228,8 @@ static unsigned tw_rec_slot(uintptr_t p) {
 void tw_dram_keep(const tw_dram_ticket *t, const void *p, uint64_t bytes) {
   if (!tw_cfg.dram_limit)
     return;
+  if (p)
+    tw_chg_set(p); /* credited at its free */
   uint64_t slack = bytes > t->charged ? bytes - t->charged : 0;
   int kept = 0;
   if (t->own && tw_recs && slack < (1u << 31)) {
@@ -213,8 +269,8 @@ void tw_dram_undo(const tw_dram_ticket *t) {
 }
 
 void tw_dram_give(const void *p, uint64_t bytes) {
-  if (!tw_cfg.dram_limit)
-    return;
+  if (!tw_cfg.dram_limit || (p && !tw_chg_take(p)))
+    return; /* never charged: nothing to credit */
   if (!atomic_load(&tw_nrecs)) {
     atomic_fetch_sub(&tw_live, (int64_t)bytes);
     return;
