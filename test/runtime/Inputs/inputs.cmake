@@ -50,3 +50,8 @@ add_executable(tw_vector_check ${TW_RT_IN}/tw_vector_check.c
 target_include_directories(tw_vector_check PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include
   ${CMAKE_SOURCE_DIR}/runtime/common ${CMAKE_SOURCE_DIR}/runtime/src)
 set_target_properties(tw_vector_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
+# The page-owner map against memkind's own mappings (slow-owner.test).
+add_executable(tw_slow_owner ${TW_RT_IN}/tw_slow_owner.c)
+target_include_directories(tw_slow_owner PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include)
+target_link_libraries(tw_slow_owner PRIVATE tierwise pthread)
+set_target_properties(tw_slow_owner PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
