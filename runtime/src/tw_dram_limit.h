@@ -41,7 +41,10 @@ TW_HIDDEN void tw_dram_keep(const tw_dram_ticket *t, const void *p,
                             uint64_t bytes);
 /* No block was served under \p t: its charge is returned. */
 TW_HIDDEN void tw_dram_undo(const tw_dram_ticket *t);
-/* The DRAM block \p p holding \p bytes of the account was released. */
+/* The DRAM block \p p holding \p bytes of the account was released:
+ * credited only if tw_dram_keep kept \p p (a block never charged - no
+ * site, the runtime's own, served before the placement - gives nothing
+ * back); \p p NULL: a charge kept without a block, always credited. */
 TW_HIDDEN void tw_dram_give(const void *p, uint64_t bytes);
 /* For the run report: placement site \p slot's rank (0: none), planned and
  * reserved bytes (its planned bytes if admitted, else 0), and the most of

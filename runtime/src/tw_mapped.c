@@ -120,9 +120,11 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
       tw_dram_give(addr, m.len);
     *rc = tw_sys_munmap(addr, len);
   } else if (m.owner == TW_OWNER_SPLIT) {
-    uint64_t head = tw_split_free(addr);
-    if (tw_mode_now == TW_MODE_PLACE)
-      tw_dram_give(addr, head);
+    tw_split_info b; /* credited before the address can be reused */
+    if (tw_mode_now == TW_MODE_PLACE && tw_split_find(addr, &b) &&
+        b.base == (uintptr_t)addr)
+      tw_dram_give(addr, b.head);
+    tw_split_free(addr);
   }
   else
     tw_tier_free(m.owner, addr);

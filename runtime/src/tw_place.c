@@ -228,9 +228,13 @@ static void tw_owner_free(int owner, void *p) {
     if (TW_UNLIKELY(tw_cfg.maps_copy))
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
     int tracked = TW_UNLIKELY(tw_room_on) && tw_room_forget(p);
-    uint64_t head = tw_split_free(p);
-    if (TW_UNLIKELY(tw_cfg.dram_limit))
-      tw_dram_give(p, head);
+    tw_split_info b;
+    /* credited while the mapping is still ours: once unmapped, another
+     * thread's split object may be charged at the same address */
+    if (TW_UNLIKELY(tw_cfg.dram_limit) && tw_split_find(p, &b) &&
+        b.base == (uintptr_t)p)
+      tw_dram_give(p, b.head);
+    tw_split_free(p);
     if (tracked)
       tw_room_freed(); /* the DRAM node has more room: promotions */
     return;

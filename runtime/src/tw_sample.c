@@ -100,6 +100,47 @@ static void tw_drain(void) { /* tw_slock held */
                       tw_on_sample, &tw_rings[i], &tw_stats);
 }
 
+/* The reader's batch: samples copied out of the rings without tw_slock,
+ * attributed under it afterwards, TW_BATCH at a time, so that allocating
+ * threads (tw_sample_live/dead take tw_slock for every census object) wait
+ * at most one batch's attribution, never a drain of every ring. Only the
+ * reader uses it. */
+#define TW_BATCH 512
+static struct {
+  tw_pmu_sample s;
+  int event;
+} tw_batch[TW_BATCH];
+static int tw_nbatch;
+
+static void tw_batch_flush(void) {
+  pthread_mutex_lock(&tw_slock);
+  for (int i = 0; i < tw_nbatch && tw_attr; i++)
+    tw_pmu_attr_sample(tw_attr, tw_ev[tw_batch[i].event].kind, &tw_batch[i].s,
+                       tw_ev[tw_batch[i].event].attr.sample_period);
+  pthread_mutex_unlock(&tw_slock);
+  tw_nbatch = 0;
+}
+
+static void tw_on_sample_batched(void *ctx, const tw_pmu_sample *s) {
+  tw_batch[tw_nbatch].s = *s;
+  tw_batch[tw_nbatch].event = ((const tw_ring *)ctx)->event;
+  if (++tw_nbatch == TW_BATCH)
+    tw_batch_flush();
+}
+
+/* The reader's drain: rings are only appended (under tw_slock) while it
+ * runs, so those counted under the lock are read without it. */
+static void tw_drain_batched(void) {
+  pthread_mutex_lock(&tw_slock);
+  int n = tw_nrings;
+  pthread_mutex_unlock(&tw_slock);
+  for (int i = 0; i < n; i++)
+    tw_pmu_ring_drain(tw_rings[i].meta, (char *)tw_rings[i].meta + tw_page,
+                      (uint64_t)TW_RING_PAGES * tw_page, TW_PMU_SAMPLE_TYPE,
+                      tw_on_sample_batched, &tw_rings[i], &tw_stats);
+  tw_batch_flush();
+}
+
 static void *tw_reader_main(void *arg) {
   (void)arg;
   tw_in_core++; /* the attribution's own allocations are no sites */
@@ -108,9 +149,9 @@ static void *tw_reader_main(void *arg) {
     nanosleep(&ts, NULL);
     pthread_mutex_lock(&tw_slock);
     stop = tw_stopping;
-    if (!stop)
-      tw_drain();
     pthread_mutex_unlock(&tw_slock);
+    if (!stop)
+      tw_drain_batched();
   }
   return NULL;
 }

@@ -4,7 +4,7 @@ set(TW_RT_IN ${CMAKE_SOURCE_DIR}/test/runtime/Inputs)
 set(TW_RT_OUT ${CMAKE_BINARY_DIR}/test/runtime/Inputs)
 foreach(prog tw_sites tw_threads tw_edge tw_fork_private tw_mismatch tw_system
              tw_rank_order tw_time_share tw_job_parent tw_job_helper
-             tw_mmap_huge tw_fork_stress tw_signal tw_stacks)
+             tw_mmap_huge tw_fork_stress tw_signal tw_stacks tw_uncharged)
   add_executable(${prog} ${TW_RT_IN}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
   target_link_libraries(${prog} PRIVATE pthread)
@@ -55,3 +55,8 @@ add_executable(tw_vector_check ${TW_RT_IN}/tw_vector_check.c
 target_include_directories(tw_vector_check PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include
   ${CMAKE_SOURCE_DIR}/runtime/common ${CMAKE_SOURCE_DIR}/runtime/src)
 set_target_properties(tw_vector_check PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
+# The page-owner map against memkind's own mappings (slow-owner.test).
+add_executable(tw_slow_owner ${TW_RT_IN}/tw_slow_owner.c)
+target_include_directories(tw_slow_owner PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include)
+target_link_libraries(tw_slow_owner PRIVATE tierwise pthread)
+set_target_properties(tw_slow_owner PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
