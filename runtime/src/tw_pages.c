@@ -182,8 +182,10 @@ size_t tw_pages_absent(uintptr_t lo, uintptr_t hi) {
       pages[n] = (void *)lo;
     if (tw_move_chunk(pages, n, NULL, status))
       return absent; /* (no move_pages: nothing known) */
+    /* (never touched: -EFAULT, follow_page's FOLL_DUMP answer for a hole
+     * in anonymous memory; -ENOENT for a page table without the page) */
     for (unsigned long i = 0; i < n; i++)
-      absent += status[i] == -ENOENT ? TW_PAGE : 0;
+      absent += status[i] < 0 ? TW_PAGE : 0;
   }
   return absent;
 }

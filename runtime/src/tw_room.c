@@ -11,9 +11,10 @@
  * - keeps the best-ranked DRAM data there (placement `rank`, 1 best): before
  *   a ranked object is served it reads the DRAM node's room (tw_node_room:
  *   free memory above what the allocator keeps from a program), less what
- *   as good or better tracked objects will still take at first touch, and
- *   when that is short it moves pages of worse-ranked (or unranked)
- *   live objects to the slow node (move_pages), from their ends, so that
+ *   tracked objects will still take at first touch, and when that is short
+ *   it sends worse-ranked (or unranked) live objects' untouched pages to the
+ *   slow node (their range's policy) and moves their pages there
+ *   (move_pages), from their ends, so that
  *   the new object's pages find room at first touch, whatever the
  *   allocation order;
  * - follows the program's phases: when a large DRAM object is freed (the
@@ -56,6 +57,7 @@ typedef struct tw_room_blk {
   int settled; /* all its resident DRAM-part pages were on the DRAM node at
                   the last promotion pass, and none moved out since */
   int touched; /* all its DRAM-part pages were resident at the last look */
+  int retracted; /* its later first touches were sent to the slow node */
 } tw_room_blk;
 
 int tw_room_on;
@@ -163,6 +165,14 @@ static void tw_room_demote(int rank, uint64_t need) {
       break;
     tried[v] = 1;
     tw_room_blk *b = &tw_rb[v];
+    /* its untouched pages give up the room they were owed: their first
+     * touches go to the slow node (the range's policy; until a free gives
+     * it room again) */
+    uint64_t owed = tw_room_owed(b);
+    if (owed && !tw_range_prefer(b->lo, b->hi, tw_room_slow)) {
+      b->touched = b->retracted = 1;
+      need = owed < need ? need - owed : 0;
+    }
     size_t moved = 0;
     if (b->grown > b->hi) { /* a promoted tail goes back first */
       tw_range_prefer(b->hi, b->grown, tw_room_slow);
@@ -187,9 +197,12 @@ void tw_room_before(const tw_site *s, uint64_t n) {
   if (n < TW_ROOM_MIN || rank == INT_MAX)
     return; /* only ranked data makes room */
   pthread_mutex_lock(&tw_room_lock);
+  /* (what every tracked object will still take at first touch: a worse
+   * ranked one touched first would take this one's room - it gives it up
+   * in tw_room_demote) */
   uint64_t room = tw_room_now(), need = n + TW_ROOM_MARGIN;
-  for (int i = 0; i < TW_ROOM_SLOTS; i++) /* owed to as good or better */
-    if (tw_rb[i].p && tw_rb[i].rank <= rank)
+  for (int i = 0; i < TW_ROOM_SLOTS; i++)
+    if (tw_rb[i].p)
       need += tw_room_owed(&tw_rb[i]);
   if (room < need)
     tw_room_demote(rank, need - room);
@@ -253,6 +266,8 @@ int tw_room_forget(const void *p) {
   pthread_mutex_unlock(&tw_room_lock);
   if (!b.p)
     return 0;
+  if (b.retracted) /* (a heap range is reused: no slow-node policy left) */
+    tw_range_prefer(b.lo, b.hi, tw_room_local);
   if (b.charged)
     tw_dram_give(NULL, b.charged);
   return 1; /* (its pages: sampled by the report's DRAM sampling, tw_place.c) */
@@ -276,6 +291,10 @@ void tw_room_freed(void) {
       break;
     done[v] = 1;
     tw_room_blk *b = &tw_rb[v];
+    if (b->retracted && !tw_range_prefer(b->lo, b->hi, tw_room_local)) {
+      b->retracted = 0; /* its first touches are the DRAM node's again */
+      b->touched = 0;
+    }
     uint64_t owed = tw_room_owed(b); /* its first touches come first */
     budget -= owed < budget ? owed : budget;
     /* (a settled object is not looked at again: a pass per large free
