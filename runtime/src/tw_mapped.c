@@ -6,7 +6,9 @@
  * placed in another tier from that tier (zeroed as anonymous memory is; a
  * site with a DRAM head: a split mapping, tw_split.c) and releases it on
  * munmap of its start; a DRAM mapping counts against TIERWISE_DRAM_LIMIT
- * (over it: the overflow tier, as fallback). Mappings are remembered in
+ * (over it: the overflow tier, as fallback) and, on a NUMA slow tier, in
+ * the DRAM node's room as malloc'ed blocks do (tw_room.c: ranked, tracked,
+ * promotions after its munmap). Mappings are remembered in
  * tw_maps.c. Partial munmap, mremap and mprotect of a tier-served mapping
  * are not supported (README).
  */
@@ -47,12 +49,19 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
     head = want;
     if (mode == TW_MODE_PLACE && !tw_dram_take(s, head, &t))
       head = 0, fell = 1;
-    else if (!(p = tw_split_alloc(site, len, 0, &head, tier))) {
-      tw_dram_undo(&t);
-      t = (tw_dram_ticket){-1, 0, 0};
-      head = 0;
-    } else if (mode == TW_MODE_PLACE)
-      tw_dram_keep(&t, p, head);
+    else {
+      if (TW_UNLIKELY(tw_room_on) && mode == TW_MODE_PLACE)
+        tw_room_before(s, head); /* the head's room on the DRAM node */
+      if (!(p = tw_split_alloc(site, len, 0, &head, tier))) {
+        tw_dram_undo(&t);
+        t = (tw_dram_ticket){-1, 0, 0};
+        head = 0;
+      } else if (mode == TW_MODE_PLACE) {
+        tw_dram_keep(&t, p, head);
+        if (TW_UNLIKELY(tw_room_on))
+          tw_room_track(s, p, len, head, tier);
+      }
+    }
   }
   if (p && !head && s && mode == TW_MODE_PLACE)
     tw_dram_keep(&t, p, len); /* huge pages, held until munmap */
@@ -76,11 +85,19 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
   if (!p) {
     fell |= tier != TW_TIER_DRAM;
     tier = TW_TIER_DRAM;
+    /* a placed site's DRAM mapping: its room on the DRAM node, as a
+     * malloc'ed block's (tw_place.c) */
+    int room = TW_UNLIKELY(tw_room_on) && s && mode == TW_MODE_PLACE &&
+               prot == (PROT_READ | PROT_WRITE) && !addr;
+    if (room)
+      tw_room_before(s, len);
     p = tw_sys_mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED && s && mode == TW_MODE_PLACE)
       tw_dram_keep(&t, p, len); /* credited at munmap */
     else
       tw_dram_undo(&t);
+    if (room && p != MAP_FAILED)
+      tw_room_track(s, p, len, len, -1);
   }
   if (p != MAP_FAILED && s) {
     tw_site_served(s, len, tier, head);
@@ -115,6 +132,7 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
     tw_site_sample_pages(m.site, addr, m.len);
   tw_in_core--;
   *rc = 0;
+  int tracked = TW_UNLIKELY(tw_room_on) && tw_room_forget(addr);
   if (m.owner == TW_OWNER_GLIBC) { /* the kernel's anonymous memory */
     if (tw_mode_now == TW_MODE_PLACE)
       tw_dram_give(addr, m.len);
@@ -128,5 +146,7 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
   }
   else
     tw_tier_free(m.owner, addr);
+  if (tracked)
+    tw_room_freed(); /* the DRAM node has more room: promotions */
   return 1;
 }
