@@ -224,7 +224,7 @@ def test_fold_handouts_counts_a_pool_block_by_its_hand_outs(tmp_path):
 
     from tierwise import pipeline
 
-    adv = pipeline.advise([d], str(2 * mib + 4096))
+    adv = pipeline.advise([d], f"{2 * mib + 4096}B")
     tiers = {s["stack"]: s["tier"] for s in adv.placement["sites"]}
     assert tiers == {"p+0x10;p+0x20": "dram", "p+0x50": "pmem"}
     assert all("dram_bytes" not in s for s in adv.placement["sites"] if s["stack"] == "p+0x10;p+0x20")
