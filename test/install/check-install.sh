@@ -57,7 +57,7 @@ pc=$(pkg-config --cflags --libs tierwise)
 cfg=$(tierwise config --cflags --libs)
 echo "  pkg-config: $pc"
 echo "  config:     $cfg"
-[ "$cfg" = "-I$prefix/include -L$prefix/lib -Wl,-rpath,$prefix/lib -ltierwise" ] ||
+[ "$cfg" = "-I$prefix/include -L$prefix/lib -Wl,-rpath,$prefix/lib -Wl,--push-state,--no-as-needed -ltierwise -Wl,--pop-state" ] ||
   fail "tierwise config names other paths than $prefix"
 [ -f "$(pkg-config --variable=includedir tierwise)/tierwise.h" ] || fail "pkg-config: no tierwise.h"
 # The unmodified program needs the header only (its ROI markers); the
