@@ -11,8 +11,9 @@
  * (the high watermark, tried first, left room unused that first touch
  * took). The reserve keeps most of a small DMA zone (and, on a large
  * machine, ~1/256 of the Normal zone's size in DMA32) from a program; on
- * a 1 GiB node it leaves 12 of the DMA zone's 16 MiB to it. Pages move with move_pages(2) (resident
- * pages only, no change of policy) or, for a range whose future faults must
+ * a 1 GiB node it leaves 12 of the DMA zone's 16 MiB to it. Pages move
+ * with move_pages(2) (resident pages only, no change of policy) or, for a
+ * range whose future faults must
  * go to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
  * MPOL_BIND (a full node must not kill the program). Decides nothing: which
  * pages move where is the policy's.
