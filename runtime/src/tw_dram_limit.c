@@ -97,11 +97,17 @@ void tw_dram_limit_atfork(int phase) {
     tw_mutex_atfork(&tw_stripes[i].lock, phase);
 }
 
-/* Charged blocks: per GiB (as the page-owner map), a bit per 16 bytes. */
+/* Charged blocks: per GiB (as the page-owner map), a bit per 16 bytes.
+ * The top table is mapped when a limit is set, not in .bss: a .bss of 2 MiB
+ * or more can hold a 2 MiB-aligned piece that THP "always" backs with a
+ * huge page at its first write - 2 MiB of DRAM the program does not have
+ * (runtime/bss.test keeps .bss below that). */
 #define TW_CHG_BYTES ((size_t)1 << 23)
-static _Atomic(uint64_t *) tw_chg[TW_PMAP_TOP];
+static _Atomic(uint64_t *) *tw_chg;
 
 static uint64_t *tw_chg_gib(uintptr_t a, int make) {
+  if (!tw_chg)
+    return NULL;
   _Atomic(uint64_t *) *top = &tw_chg[(a >> 30) & (TW_PMAP_TOP - 1)];
   uint64_t *m = atomic_load_explicit(top, memory_order_acquire);
   if (m || !make)
@@ -162,6 +168,13 @@ void tw_dram_limit_init(void) {
   int n = tw_placement_nsites(), k = 0, nt = 1;
   if (!tw_cfg.dram_limit || n <= 0)
     return;
+  size_t top = TW_PMAP_TOP * sizeof(*tw_chg);
+  void *m = tw_sys_mmap(NULL, top, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m != MAP_FAILED) {
+    tw_sys_sparse(m, top);
+    tw_chg = m;
+  }
   tw_ranked_site *order = tw_internal_alloc((size_t)n * sizeof(*order));
   tw_res_bytes = tw_internal_alloc((size_t)n * sizeof(uint64_t));
   tw_res_used = tw_internal_alloc((size_t)n * sizeof(*tw_res_used));
