@@ -47,6 +47,7 @@ typedef struct tw_config {
   uint64_t dram_limit; /* 0: none */
   int dram_limit_auto;  /* TIERWISE_DRAM_LIMIT=auto: the DRAM node's room */
   int room;             /* TIERWISE_ROOM (default 1): tw_room.c */
+  uint64_t room_interval_ms; /* TIERWISE_ROOM_INTERVAL: its watcher */
   int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
 } tw_config;
@@ -104,6 +105,10 @@ TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
 /* A sparse table of the runtime's: never in transparent huge pages, where
  * each touched page would take 2 MiB (MADV_NOHUGEPAGE). */
 TW_HIDDEN void tw_sys_sparse(void *p, size_t len);
+/* A detached thread of the runtime's own running \p fn: a 64 KiB stack,
+ * every signal blocked (the program's handlers run on its threads); 0 or
+ * -1. */
+TW_HIDDEN int tw_sys_thread(void *(*fn)(void *));
 TW_HIDDEN void tw_sys_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* A module's lock across fork (tw_lifecycle.c calls each module's atfork in
  * layer order): taken before fork (phase 0), released after it in the

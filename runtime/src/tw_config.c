@@ -129,6 +129,7 @@ void tw_config_read(void) {
   tw_cfg.dram_limit =
       tw_cfg.dram_limit_auto ? 0 : tw_env_size("TIERWISE_DRAM_LIMIT", 0);
   tw_cfg.room = tw_env_size("TIERWISE_ROOM", 1) != 0;
+  tw_cfg.room_interval_ms = tw_env_size("TIERWISE_ROOM_INTERVAL", 100);
   const char *nm = secure_getenv("TIERWISE_NUMA_MODE");
   tw_cfg.numa_migrate = nm && !strcmp(nm, "migrate");
   if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))

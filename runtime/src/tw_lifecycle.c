@@ -32,6 +32,7 @@ static void tw_atfork_upper(int phase) {
   if (phase == 0) {
     tw_policy_atfork(0);
     tw_fast_atfork(0);
+    tw_room_atfork(0);
     tw_dram_limit_atfork(0);
     tw_stack_atfork(0);
     tw_census_atfork(0);
@@ -48,6 +49,7 @@ static void tw_atfork_upper(int phase) {
   tw_census_atfork(phase);
   tw_stack_atfork(phase);
   tw_dram_limit_atfork(phase);
+  tw_room_atfork(phase);
   tw_fast_atfork(phase);
   tw_policy_atfork(phase);
 }

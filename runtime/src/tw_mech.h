@@ -199,6 +199,8 @@ TW_HIDDEN size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to,
  * will still take from some node at first touch (move_pages(2) status
  * queries, 512 pages a call). */
 TW_HIDDEN size_t tw_pages_absent(uintptr_t lo, uintptr_t hi);
+/* Bytes of [lo, hi)'s resident pages on another node than \p node. */
+TW_HIDDEN size_t tw_pages_elsewhere(uintptr_t lo, uintptr_t hi, int node);
 /* [lo, hi)'s later faults prefer node \p node (mbind MPOL_PREFERRED, never
  * bound); 0 or -1. */
 TW_HIDDEN int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node);

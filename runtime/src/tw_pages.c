@@ -171,12 +171,16 @@ static unsigned long tw_on_node(const int *status, unsigned long n, int node) {
   return k;
 }
 
-size_t tw_pages_absent(uintptr_t lo, uintptr_t hi) {
+/* Of [lo, hi)'s pages: bytes not yet resident, and resident on another
+ * node than \p node (-1: none counted). */
+static size_t tw_pages_count(uintptr_t lo, uintptr_t hi, int node,
+                             size_t *elsewhere) {
   void *pages[TW_MOVE_CHUNK];
   int status[TW_MOVE_CHUNK];
   lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
   hi &= ~(uintptr_t)(TW_PAGE - 1);
   size_t absent = 0;
+  *elsewhere = 0;
   while (lo < hi) {
     unsigned long n = 0;
     for (; n < TW_MOVE_CHUNK && lo < hi; n++, lo += TW_PAGE)
@@ -185,10 +189,23 @@ size_t tw_pages_absent(uintptr_t lo, uintptr_t hi) {
       return absent; /* (no move_pages: nothing known) */
     /* (never touched: -EFAULT, follow_page's FOLL_DUMP answer for a hole
      * in anonymous memory; -ENOENT for a page table without the page) */
-    for (unsigned long i = 0; i < n; i++)
+    for (unsigned long i = 0; i < n; i++) {
       absent += status[i] < 0 ? TW_PAGE : 0;
+      *elsewhere += node >= 0 && status[i] >= 0 && status[i] != node ? TW_PAGE : 0;
+    }
   }
   return absent;
+}
+
+size_t tw_pages_absent(uintptr_t lo, uintptr_t hi) {
+  size_t elsewhere;
+  return tw_pages_count(lo, hi, -1, &elsewhere);
+}
+
+size_t tw_pages_elsewhere(uintptr_t lo, uintptr_t hi, int node) {
+  size_t elsewhere;
+  tw_pages_count(lo, hi, node, &elsewhere);
+  return elsewhere;
 }
 
 size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,

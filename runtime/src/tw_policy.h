@@ -100,9 +100,11 @@ typedef struct tw_room_stats {
   uint64_t asked_bytes;              /* room short for ranked objects */
   uint64_t demoted_bytes;            /* moved to the slow node for them */
   uint64_t restored_bytes;           /* moved back / spilled pages fetched */
+  uint64_t exchanged_bytes;          /* of them, for worse-ranked pages */
   uint64_t promoted_bytes;           /* split tails grown into DRAM */
   uint64_t promoted_moved_bytes;     /* of them, resident pages moved */
   uint64_t phases;                   /* large DRAM frees that promoted */
+  uint64_t watched;                  /* passes the watcher ran */
   uint64_t migrate_bytes;            /* TIERWISE_NUMA_MODE=migrate tails */
 } tw_room_stats;
 /* After the placement is loaded, before the DRAM limit's reservations:
@@ -120,6 +122,7 @@ TW_HIDDEN int tw_room_tracked(const void *p);
  * release: the DRAM node's room grew). Its pages are sampled (report). */
 TW_HIDDEN int tw_room_forget(const void *p);
 TW_HIDDEN void tw_room_freed(void);
+TW_HIDDEN void tw_room_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Run report: placement site \p slot's demoted, restored, promoted bytes;
  * the totals (live DRAM objects sampled first). */
 TW_HIDDEN void tw_room_site(int slot, uint64_t out[3]);

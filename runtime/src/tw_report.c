@@ -187,15 +187,18 @@ static void tw_report_plan(tw_out *o, int p) {
 /* The DRAM node's room and what moved for the ranked sites (tw_room.c;
  * advisor/FORMATS.md "room"). */
 static void tw_report_room(tw_out *o, const tw_room_stats *r) {
-  const char *k[] = {"room_bytes", "free_bytes", "watermark_bytes",
-                     "asked_bytes", "demoted_bytes", "restored_bytes",
-                     "promoted_bytes", "promoted_moved_bytes", "phases",
-                     "migrate_bytes"};
-  const uint64_t v[] = {r->room_bytes,     r->free_bytes,
+  const char *k[] = {"room_bytes",      "free_bytes",
+                     "watermark_bytes", "asked_bytes",
+                     "demoted_bytes",   "restored_bytes",
+                     "exchanged_bytes", "promoted_bytes",
+                     "promoted_moved_bytes", "phases",
+                     "watched",         "migrate_bytes"};
+  const uint64_t v[] = {r->room_bytes,      r->free_bytes,
                         r->watermark_bytes, r->asked_bytes,
                         r->demoted_bytes,   r->restored_bytes,
-                        r->promoted_bytes,  r->promoted_moved_bytes,
-                        r->phases,          r->migrate_bytes};
+                        r->exchanged_bytes, r->promoted_bytes,
+                        r->promoted_moved_bytes, r->phases,
+                        r->watched,         r->migrate_bytes};
   if (r->node < 0)
     return;
   tw_out_str(o, ",\n \"room\": {\"active\": ");

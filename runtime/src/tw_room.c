@@ -23,6 +23,14 @@
  *   back, and split objects whose tail is a NUMA node grow their head: the
  *   tail's first pages are preferred to the DRAM node (mbind MPOL_PREFERRED)
  *   and moved there, charged to the DRAM limit's account (credited at free);
+ * - keeps that while the program runs: first touches spill even so (pages
+ *   the demotions freed sit in per-CPU lists that MemFree and the
+ *   watermark check do not count, until kswapd reclaims), so a watcher
+ *   thread reads the room every TIERWISE_ROOM_INTERVAL ms and, when it grew
+ *   by TW_ROOM_MIN since its lowest point, objects came or went, or ranked
+ *   objects are not settled, runs the pass without the tails' growth:
+ *   spilled pages come back into the room, or in exchange for as many
+ *   pages of worse-ranked objects;
  * - says where the pages of those DRAM objects are: sampled at free and at
  *   exit into the site's `nodes` (run report), a warning when a DRAM site's
  *   pages are mostly elsewhere.
@@ -37,6 +45,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #define TW_ROOM_MIN ((uint64_t)1 << 20)    /* DRAM parts tracked, room made */
 #define TW_ROOM_SLOTS 256                  /* live objects tracked */
@@ -68,6 +77,13 @@ static pthread_mutex_t tw_room_lock = PTHREAD_MUTEX_INITIALIZER;
 static tw_room_stats tw_rs;
 static uint64_t *tw_rs_site; /* per placement site: demoted, restored,
                                 promoted (3 each) */
+static unsigned tw_room_gen; /* objects tracked or forgotten (the watcher) */
+static int tw_room_unsettled; /* ranked objects not settled at the last pass */
+static void tw_room_watch_start(void);
+
+/* The room lock in the fork handlers (tw_lifecycle.c): taken before the
+ * DRAM limit's (tw_room_demote gives back under it). */
+void tw_room_atfork(int phase) { tw_mutex_atfork(&tw_room_lock, phase); }
 
 /* The slow NUMA node the placement's tiers name (numa:N, or kmem's first
  * memory-only node), -1: none. */
@@ -106,8 +122,9 @@ void tw_room_init(void) {
     tw_cfg.dram_limit = room ? room : 1; /* 1: no room at all */
     tw_free_slow = 1;
   }
-  if (!tw_cfg.room || !room || slow < 0 || slow == local)
-    return;
+  if (!tw_cfg.room || !room || slow < 0 || slow == local ||
+      !tw_node_meminfo((unsigned)slow, "MemTotal"))
+    return; /* (no slow node here: its tier falls back, nothing to move) */
   int n = tw_placement_nsites();
   size_t bytes = (size_t)(n > 0 ? n : 1) * 3 * sizeof(uint64_t);
   tw_rs_site = tw_internal_alloc(bytes);
@@ -118,6 +135,7 @@ void tw_room_init(void) {
   tw_room_slow = slow;
   tw_free_slow = 1; /* frees of tracked objects must be seen */
   __atomic_store_n(&tw_room_on, 1, __ATOMIC_RELEASE);
+  tw_room_watch_start();
 }
 
 /* The DRAM node's room now: MemFree above the watermarks (and DMA zone)
@@ -153,7 +171,6 @@ static void tw_room_count(int slot, int what, uint64_t bytes) {
 /* Move \p need bytes of worse-ranked (than \p rank) objects' DRAM pages to
  * the slow node, worst first, each from its end. */
 static void tw_room_demote(int rank, uint64_t need) {
-  tw_rs.asked_bytes += need;
   int tried[TW_ROOM_SLOTS] = {0};
   while (need >= TW_ROOM_PAGE) {
     int v = -1;
@@ -192,6 +209,29 @@ static void tw_room_demote(int rank, uint64_t need) {
   }
 }
 
+/* \p b's pages still on other nodes when the room is spent (first
+ * touches that spilled while the kernel's free pages sat in per-CPU lists,
+ * which MemFree does not count, or before kswapd reclaimed): as many pages
+ * of worse-ranked objects go to the slow node, and b's come back in their
+ * place - the DRAM node's use unchanged, the ranking kept. */
+static void tw_room_exchange(tw_room_blk *b) {
+  size_t away = tw_pages_elsewhere(b->lo, b->hi, tw_room_local);
+  if (away < TW_ROOM_PAGE) {
+    b->settled = b->touched;
+    return;
+  }
+  uint64_t before = tw_rs.demoted_bytes;
+  tw_room_demote(b->rank, away);
+  uint64_t freed = tw_rs.demoted_bytes - before;
+  size_t in = freed ? tw_pages_move(b->lo, b->hi, -1, tw_room_local, freed, 0,
+                                    NULL)
+                    : 0;
+  tw_rs.restored_bytes += in;
+  tw_rs.exchanged_bytes += in;
+  tw_room_count(b->slot, 1, in);
+  b->settled = b->touched && in >= away;
+}
+
 void tw_room_before(const tw_site *s, uint64_t n) {
   int rank = tw_room_rank(s);
   if (n < TW_ROOM_MIN || rank == INT_MAX)
@@ -204,8 +244,10 @@ void tw_room_before(const tw_site *s, uint64_t n) {
   for (int i = 0; i < TW_ROOM_SLOTS; i++)
     if (tw_rb[i].p)
       need += tw_room_owed(&tw_rb[i]);
-  if (room < need)
+  if (room < need) {
+    tw_rs.asked_bytes += need - room;
     tw_room_demote(rank, need - room);
+  }
   pthread_mutex_unlock(&tw_room_lock);
 }
 
@@ -235,6 +277,7 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
     if (!tw_rb[i].p) {
       tw_rb[i] = b;
       tw_rb_live++;
+      tw_room_gen++;
       break;
     }
   pthread_mutex_unlock(&tw_room_lock);
@@ -261,6 +304,7 @@ int tw_room_forget(const void *p) {
       b = tw_rb[i];
       tw_rb[i].p = 0;
       tw_rb_live--;
+      tw_room_gen++;
       break;
     }
   pthread_mutex_unlock(&tw_room_lock);
@@ -277,12 +321,13 @@ int tw_room_forget(const void *p) {
  * their untouched pages will take, their pages elsewhere back, then split
  * objects' tails promoted - up to the room (less a margin) and the DRAM
  * limit's unreserved rest. */
-void tw_room_freed(void) {
+static uint64_t tw_room_pass(int watched) {
   pthread_mutex_lock(&tw_room_lock);
+  uint64_t moved0 = tw_rs.restored_bytes + tw_rs.promoted_bytes;
   uint64_t room = tw_room_now();
   uint64_t budget = room > TW_ROOM_MARGIN ? room - TW_ROOM_MARGIN : 0;
   int done[TW_ROOM_SLOTS] = {0};
-  while (budget >= TW_ROOM_PAGE) {
+  for (;;) {
     int v = -1;
     for (int i = 0; i < TW_ROOM_SLOTS; i++)
       if (tw_rb[i].p && !done[i] && (v < 0 || tw_rb[i].rank < tw_rb[v].rank))
@@ -291,6 +336,13 @@ void tw_room_freed(void) {
       break;
     done[v] = 1;
     tw_room_blk *b = &tw_rb[v];
+    if (budget < TW_ROOM_PAGE) { /* the room is spent: exchanges only */
+      if (!b->settled && b->rank != INT_MAX) {
+        tw_room_owed(b); /* (is it all touched) */
+        tw_room_exchange(b);
+      }
+      continue;
+    }
     if (b->retracted && !tw_range_prefer(b->lo, b->hi, tw_room_local)) {
       b->retracted = 0; /* its first touches are the DRAM node's again */
       b->touched = 0;
@@ -303,10 +355,15 @@ void tw_room_freed(void) {
     size_t back = b->settled ? 0
                              : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
                                              budget, 0, &stop);
-    b->settled = stop >= b->hi && back < budget;
+    b->settled = stop >= b->hi && back < budget && b->touched;
     tw_rs.restored_bytes += back;
     tw_room_count(b->slot, 1, back);
     budget -= back < budget ? back : budget;
+    if (!b->settled && b->rank != INT_MAX)
+      tw_room_exchange(b);
+    if (watched)
+      continue; /* (tails grow into the DRAM a free gave back, not into
+                   any free memory: the placement's budget holds) */
     uint64_t grow = b->end - b->grown;
     grow = grow < budget ? grow : budget;
     if (tw_cfg.dram_limit) {
@@ -331,8 +388,58 @@ void tw_room_freed(void) {
     tw_room_count(b->slot, 2, grow);
     budget -= grow; /* its untouched pages will fault into DRAM too */
   }
-  tw_rs.phases++;
+  int open = 0;
+  for (int i = 0; i < TW_ROOM_SLOTS; i++)
+    open += tw_rb[i].p && tw_rb[i].rank != INT_MAX && !tw_rb[i].settled;
+  __atomic_store_n(&tw_room_unsettled, open, __ATOMIC_RELAXED);
+  if (watched)
+    tw_rs.watched++;
+  else
+    tw_rs.phases++;
+  uint64_t moved = tw_rs.restored_bytes + tw_rs.promoted_bytes - moved0;
   pthread_mutex_unlock(&tw_room_lock);
+  return moved;
+}
+
+void tw_room_freed(void) { tw_room_pass(0); }
+
+/* The watcher: every TIERWISE_ROOM_INTERVAL ms, the room; a pass when it
+ * grew by TW_ROOM_MIN since the lowest it was seen at (spilled pages may
+ * now fit), when objects came or went, or while ranked objects are not
+ * settled (their first touches may still spill: exchanges) - then every
+ * tick while passes move pages, backing off to every 64th while they move
+ * nothing. A quiet program costs one meminfo read per tick. */
+static void *tw_room_watch(void *arg) {
+  (void)arg;
+  uint64_t ms = tw_cfg.room_interval_ms;
+  struct timespec tick = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  uint64_t low = UINT64_MAX;
+  unsigned seen = 0, idle = 0, wait = 1;
+  for (;;) {
+    nanosleep(&tick, NULL);
+    uint64_t room = tw_room_now();
+    low = room < low ? room : low;
+    unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
+    int grew = room >= TW_ROOM_MARGIN + TW_ROOM_MIN && room >= low + TW_ROOM_MIN;
+    int due = __atomic_load_n(&tw_room_unsettled, __ATOMIC_RELAXED) &&
+              ++idle >= wait;
+    if (!grew && gen == seen && !due)
+      continue;
+    uint64_t moved = tw_room_pass(1);
+    wait = moved ? 1 : wait < 64 ? 2 * wait : 64;
+    idle = 0;
+    low = tw_room_now();
+    seen = gen;
+  }
+  return NULL;
+}
+
+/* Started once the room is managed. A child of fork has no watcher (its
+ * frees still run passes). */
+static void tw_room_watch_start(void) {
+  if (tw_cfg.room_interval_ms && tw_sys_thread(tw_room_watch))
+    tw_warn("room: no watcher thread (", "pthread_create failed",
+            "): spilled pages come back at large frees only");
 }
 
 void tw_room_site(int slot, uint64_t out[3]) {

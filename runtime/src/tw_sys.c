@@ -10,8 +10,10 @@
 #include "tw_base.h"
 #include "tw_clientreq.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -77,6 +79,25 @@ void *tw_internal_alloc(size_t size) {
 
 void tw_sys_sparse(void *p, size_t len) {
   syscall(SYS_madvise, p, len, MADV_NOHUGEPAGE);
+}
+
+int tw_sys_thread(void *(*fn)(void *)) {
+  /* libc's pthread_create (the pmu profiler interposes it: tw_thread.c) */
+  int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                void *) = dlsym(RTLD_NEXT, "pthread_create");
+  pthread_attr_t a;
+  sigset_t all, old;
+  pthread_t t;
+  if (!create || pthread_attr_init(&a))
+    return -1;
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 64 << 10);
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* (inherited by the thread) */
+  int rc = create(&t, &a, fn, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&a);
+  return rc ? -1 : 0;
 }
 
 uint8_t *tw_pmap[TW_PMAP_TOP];

@@ -47,7 +47,9 @@ fill_case() {
 
 # room_cases: numa_probe --phases (cold 64, tmp 32, hot 16 MiB in dram,
 # split 48 MiB in numa:1 with an 8 MiB head; ranked hot 1, split 2, tmp 3,
-# cold 4) run unplaced (first touch), placed with TIERWISE_ROOM=0 (the
+# cold 4; their pages read 2 s after the last first touch: the runtime's
+# watcher exchanges pages that spilled) run unplaced (first touch), placed
+# with TIERWISE_ROOM=0 (the
 # placement as it was before the room on the DRAM node) and placed (room
 # kept for the ranked objects, the split tail promoted when tmp is freed),
 # each with node 0 left about 72 MiB of room (as the runtime counts it:
@@ -94,7 +96,7 @@ room_case() { # NAME [place args...]: one run under a top-up filler
   room_filler_stop $name-top 9
 }
 room_cases() {
-  local args=(--phases 64,32,16,48) base
+  local args=(--phases 64,32,16,48,0,2) base
   base=$(room_left_mib 160)
   echo "base filler: $base MiB" > room.filler
   room_filler_start room-base $base 8

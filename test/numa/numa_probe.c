@@ -35,13 +35,14 @@
  *             and FILE.numa_maps.smaps
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
  *             (fills a node under `numactl --membind`)
- *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS] [-o FILE]
+ *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE]] [-o FILE]
  *   --phases  the program's phases for the runtime's room on the DRAM node
  *             (runtime/README.md "Room on the DRAM node"): four objects of
  *             the given MiB from four sites, allocated and touched in this
  *             order - make_cold (read once), make_tmp (a temporary buffer),
  *             make_hot (the hot one, allocated last), make_split (a head
- *             site) - then their pages (objects p1-NAME), then make_tmp's
+ *             site) - then, SETTLE seconds later (default 0: at once),
+ *             their pages (objects p1-NAME), then make_tmp's
  *             buffer is freed (the phase change) and the three others are
  *             worked on (hot and split read for SECONDS, default once)
  *             and reported again (p2-NAME) */
@@ -195,9 +196,9 @@ __attribute__((noinline)) static unsigned char *make_split(size_t n) { return ma
 
 /* --phases: see the comment at the top. */
 static int phases(const char *sizes, const char *outpath) {
-  double m[4] = {48, 32, 16, 48}, spin = 0;
-  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin) < 4) {
-    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS] (MiB)\n");
+  double m[4] = {48, 32, 16, 48}, spin = 0, settle = 0;
+  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin, &settle) < 4) {
+    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE]] (MiB)\n");
     return 2;
   }
   size_t n[4];
@@ -216,6 +217,8 @@ static int phases(const char *sizes, const char *outpath) {
     fprintf(stderr, "numa_probe: allocation failed\n");
     return 1;
   }
+  if (settle > 0)
+    usleep((useconds_t)(settle * 1e6));
   report(out, "p1-cold", cold, n[0]);
   report(out, "p1-tmp", tmp, n[1]);
   report(out, "p1-hot", hot, n[2]);
