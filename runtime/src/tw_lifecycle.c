@@ -27,12 +27,18 @@
  * order of registration: the upper set is registered after the tiers are
  * open (its prepare runs before jemalloc's), the lower set first (its
  * prepare runs after). One order everywhere, so fork cannot deadlock beside
- * a thread inside memkind (helgrind checks it, check_sanitizers.sh). */
+ * a thread inside memkind (helgrind checks it, check_sanitizers.sh). Every
+ * lock a child can take on its first allocation is in one of the sets (the
+ * backends' own - the pmem kind's renewal, the NUMA backend's kept
+ * mappings - under tw_tiers_atfork), and fork waits for other threads'
+ * unwinding to end: libunwind's own mutexes have no fork handlers
+ * (tw_stack_atfork). */
 static void tw_atfork_upper(int phase) {
   if (phase == 0) {
     tw_policy_atfork(0);
     tw_fast_atfork(0);
     tw_dram_limit_atfork(0);
+    tw_room_atfork(0);
     tw_stack_atfork(0);
     tw_census_atfork(0);
     tw_sample_atfork(0);
@@ -47,6 +53,7 @@ static void tw_atfork_upper(int phase) {
   tw_sample_atfork(phase);
   tw_census_atfork(phase);
   tw_stack_atfork(phase);
+  tw_room_atfork(phase);
   tw_dram_limit_atfork(phase);
   tw_fast_atfork(phase);
   tw_policy_atfork(phase);

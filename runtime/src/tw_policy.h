@@ -120,6 +120,7 @@ TW_HIDDEN int tw_room_tracked(const void *p);
  * release: the DRAM node's room grew). Its pages are sampled (report). */
 TW_HIDDEN int tw_room_forget(const void *p);
 TW_HIDDEN void tw_room_freed(void);
+TW_HIDDEN void tw_room_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Run report: placement site \p slot's demoted, restored, promoted bytes;
  * the totals (live DRAM objects sampled first). */
 TW_HIDDEN void tw_room_site(int slot, uint64_t out[3]);

@@ -65,6 +65,9 @@ static int tw_room_local = -1, tw_room_slow = -1;
 static tw_room_blk tw_rb[TW_ROOM_SLOTS];
 static int tw_rb_live;
 static pthread_mutex_t tw_room_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* fork: a leaf lock (nothing is taken under it, nor it under another) */
+void tw_room_atfork(int phase) { tw_mutex_atfork(&tw_room_lock, phase); }
 static tw_room_stats tw_rs;
 static uint64_t *tw_rs_site; /* per placement site: demoted, restored,
                                 promoted (3 each) */
