@@ -277,15 +277,20 @@ static int tw_pmem_split_tail(int tier, void *p, size_t len) {
  * which finds their arena from the pointer. */
 static memkind_t tw_pmem_inherited;
 static int tw_pmem_renew;
+/* Held across fork (a child forking again while one of its threads
+ * renews would leave its own child waiting here forever); taken under
+ * tw_open_lock there, and memkind's locks are taken under it. */
+static pthread_mutex_t tw_pmem_renew_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void tw_pmem_atfork(int tier, int phase) {
+  tw_mutex_atfork(&tw_pmem_renew_lock, phase);
   if (phase == 2 && tw_kinds[tier])
     tw_pmem_renew = 1;
 }
 
 static void tw_pmem_renew_kind(int tier) {
-  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  pthread_mutex_lock(&lock);
+  pthread_mutex_t *lock = &tw_pmem_renew_lock;
+  pthread_mutex_lock(lock);
   if (tw_pmem_renew) {
     tw_pmem_inherited = tw_kinds[tier];
     /* On failure the kind stays NULL: new pmem blocks fall back to dram,
@@ -295,7 +300,7 @@ static void tw_pmem_renew_kind(int tier) {
     tw_pmem_open(tier);
     __atomic_store_n(&tw_pmem_renew, 0, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(&lock);
+  pthread_mutex_unlock(lock);
 }
 
 static inline int tw_pmem_ready(int tier) {

@@ -341,6 +341,11 @@ static int tw_numa_keep(int tier, uint8_t *base, size_t len) {
   return 0;
 }
 
+/* fork: the kept mappings' lock (a leaf) */
+static void tw_numa_atfork(int tier, int phase) {
+  tw_mutex_atfork(&tw_kept[tier].lock, phase);
+}
+
 static void *tw_numa_map(int tier, size_t size, size_t align, int zero) {
   if (!tw_numa_room(tier, size))
     return NULL;
@@ -517,6 +522,7 @@ const tw_tier_ops tw_numa_ops = {
     .split_tail = tw_numa_split_tail,
     .mapped = tw_numa_mapped,
     .describe = tw_numa_describe,
+    .atfork = tw_numa_atfork,
 };
 
 size_t tw_numa_pages(const void *p, size_t len, uint64_t *per_node,

@@ -27,7 +27,12 @@
  * order of registration: the upper set is registered after the tiers are
  * open (its prepare runs before jemalloc's), the lower set first (its
  * prepare runs after). One order everywhere, so fork cannot deadlock beside
- * a thread inside memkind (helgrind checks it, check_sanitizers.sh). */
+ * a thread inside memkind (helgrind checks it, check_sanitizers.sh). Every
+ * lock a child can take on its first allocation is in one of the sets (the
+ * backends' own - the pmem kind's renewal, the NUMA backend's kept
+ * mappings - under tw_tiers_atfork), and fork waits for other threads'
+ * unwinding to end: libunwind's own mutexes have no fork handlers
+ * (tw_stack_atfork). */
 static void tw_atfork_upper(int phase) {
   if (phase == 0) {
     tw_policy_atfork(0);

@@ -82,7 +82,8 @@ static int tw_room_unsettled; /* ranked objects not settled at the last pass */
 static void tw_room_watch_start(void);
 
 /* The room lock in the fork handlers (tw_lifecycle.c): taken before the
- * DRAM limit's (tw_room_demote gives back under it). */
+ * DRAM limit's (tw_room_demote gives back under it; no lock of the limit's
+ * is taken for a give without a block, nor the room's under another). */
 void tw_room_atfork(int phase) { tw_mutex_atfork(&tw_room_lock, phase); }
 
 /* The slow NUMA node the placement's tiers name (numa:N, or kmem's first

@@ -16,6 +16,8 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -231,9 +233,43 @@ void tw_modules_each(tw_module_fn fn, void *ctx) {
     fn(ctx, tw_mods[i].path, tw_mods[i].base, tw_mods[i].build_id);
 }
 
-/* fork: hold the table lock across fork so the child's copy is consistent
- * (phase 0 prepare, 1 parent, 2 child). */
-void tw_stack_atfork(int phase) { tw_mutex_atfork(&tw_lock, phase); }
+/* Unwinding and fork. libunwind takes mutexes of its own (its memory pools
+ * hold the unwind information of a step being parsed) and registers no
+ * fork handlers: a fork while another thread unwound left the child blocked
+ * forever in its first unwinding (tw_fork_stress: 1 stuck child in 30,000
+ * forks, in libunwind's pthread_mutex_lock under _ULx86_64_step). So each
+ * libunwind call counts itself in tw_walkers, and fork's prepare raises
+ * tw_forking and waits until none is in flight; a walk that finds it
+ * raised waits for the fork to end. No lock is held across a walk. */
+static _Atomic int tw_walkers, tw_forking;
+
+static void tw_walk_enter(void) {
+  for (;;) {
+    atomic_fetch_add(&tw_walkers, 1);
+    if (TW_LIKELY(!atomic_load(&tw_forking)))
+      return;
+    atomic_fetch_sub(&tw_walkers, 1);
+    while (atomic_load(&tw_forking))
+      sched_yield();
+  }
+}
+
+static void tw_walk_exit(void) { atomic_fetch_sub(&tw_walkers, 1); }
+
+/* fork: no walk in flight (above), and the table lock held so the child's
+ * copy is consistent (phase 0 prepare, 1 parent, 2 child). */
+void tw_stack_atfork(int phase) {
+  if (phase == 0) {
+    atomic_store(&tw_forking, 1);
+    while (atomic_load(&tw_walkers))
+      sched_yield();
+  }
+  tw_mutex_atfork(&tw_lock, phase);
+  if (phase == 2)
+    atomic_store(&tw_walkers, 0); /* (walks the fork caught entering) */
+  if (phase != 0)
+    atomic_store(&tw_forking, 0);
+}
 
 /* ---- sites ---- */
 
@@ -389,7 +425,9 @@ uint32_t tw_site_here(void) {
   int max = tw_cfg.depth + 12;
   if (!tw_tables_ready())
     return TW_SITE_NONE;
+  tw_walk_enter();
   int n = unw_backtrace((void **)ips, max > TW_RAW_MAX ? TW_RAW_MAX : max);
+  tw_walk_exit();
   if (n <= 0)
     return TW_SITE_NONE;
   return tw_site_of(ips, n);
@@ -500,15 +538,19 @@ static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp) {
       uc.uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
       uc.uc_mcontext.gregs[REG_RSP] = (greg_t)rsp;
       uc.uc_mcontext.gregs[REG_RBP] = (greg_t)rbp;
-      if (unw_init_local(&c, &uc) < 0 || unw_step(&c) <= 0 ||
-          unw_get_reg(&c, UNW_REG_IP, &nip) < 0 ||
-          unw_get_reg(&c, UNW_REG_SP, &nsp) < 0 ||
-          unw_get_reg(&c, UNW_X86_64_RBP, &nbp) < 0 || !nip)
+      tw_walk_enter();
+      int bad = unw_init_local(&c, &uc) < 0 || unw_step(&c) <= 0 ||
+                unw_get_reg(&c, UNW_REG_IP, &nip) < 0 ||
+                unw_get_reg(&c, UNW_REG_SP, &nsp) < 0 ||
+                unw_get_reg(&c, UNW_X86_64_RBP, &nbp) < 0 || !nip;
+      /* rsp-based CFA (rbp not the frame's base): the delta, and where the
+       * frame saved its caller's rbp */
+      int learn = !bad && nsp > rsp && rbp != nsp - 16 &&
+                  unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0;
+      tw_walk_exit();
+      if (bad)
         return 0;
-      /* rsp-based CFA (rbp not the frame's base): learn the delta, and
-       * where the frame saved its caller's rbp */
-      if (nsp > rsp && rbp != nsp - 16 &&
-          unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0)
+      if (learn)
         tw_step_learn(ip, nsp - rsp,
                       loc.type == UNW_SLT_MEMORY && loc.u.addr < nsp &&
                               loc.u.addr >= rsp

@@ -20,9 +20,14 @@
 /* DRAM is always there: glibc from the first allocation on. */
 static const tw_tier_ops *tw_be[TW_TIER_COUNT] = {[TW_TIER_DRAM] =
                                                       &tw_glibc_ops};
-static int tw_tried[TW_TIER_COUNT] = {[TW_TIER_DRAM] = 1},
+/* Per tier: 0 never opened, 1 being opened (tw_open_lock held by the
+ * opener), 2 opened or failed (tw_be says which). */
+static int tw_tried[TW_TIER_COUNT] = {[TW_TIER_DRAM] = 2},
            tw_warned[TW_TIER_COUNT];
 static pthread_mutex_t tw_open_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread is opening a tier: the backend's own allocations (memkind
+ * calls malloc) must not wait for the open they are part of. */
+static __thread int tw_opening_here;
 
 const tw_tier_ops *tw_tier_backend(int tier) {
   return tier >= 0 && tier < TW_TIER_COUNT ? tw_be[tier] : NULL;
@@ -34,7 +39,7 @@ static const tw_tier_ops *tw_opening;
 /* The backend for \p tier, opened (tw_open_lock held). */
 static void tw_tier_open(int tier) {
   const tw_tier_ops *ops = NULL;
-  tw_tried[tier] = 1;
+  __atomic_store_n(&tw_tried[tier], 1, __ATOMIC_RELAXED);
   switch (tier) {
   case TW_TIER_PMEM:
     ops = &tw_mk_pmem_ops;
@@ -48,10 +53,13 @@ static void tw_tier_open(int tier) {
   /* (memkind maps its arenas' metadata while the tier opens: bound like
    * the tier's later mappings, tw_tier_mapped) */
   tw_opening = ops;
+  tw_opening_here = 1;
   int failed = ops->open && ops->open(tier);
+  tw_opening_here = 0;
   tw_opening = NULL;
   if (!failed)
     __atomic_store_n(&tw_be[tier], ops, __ATOMIC_RELEASE);
+  __atomic_store_n(&tw_tried[tier], 2, __ATOMIC_RELEASE);
 }
 
 void tw_tiers_open(const int used[TW_TIER_COUNT]) {
@@ -67,8 +75,11 @@ int tw_tier_available(int tier) {
     return 0;
   if (TW_LIKELY(__atomic_load_n(&tw_be[tier], __ATOMIC_ACQUIRE) != NULL))
     return 1;
-  if (!__atomic_load_n(&tw_tried[tier], __ATOMIC_ACQUIRE)) {
-    /* tw_malloc() of a tier no placement named */
+  if (__atomic_load_n(&tw_tried[tier], __ATOMIC_ACQUIRE) != 2 &&
+      !tw_opening_here) {
+    /* tw_malloc() of a tier no placement named: opened now, or being
+     * opened by another thread, which this one waits for (a second
+     * thread's blocks went to DRAM, silently, while the first opened it) */
     pthread_mutex_lock(&tw_open_lock);
     if (!tw_tried[tier])
       tw_tier_open(tier);
@@ -81,8 +92,8 @@ size_t tw_tier_describe(int tier, char *buf, size_t cap) {
   if (tier < 0 || tier >= TW_TIER_COUNT || !cap)
     return 0;
   const tw_tier_ops *ops = __atomic_load_n(&tw_be[tier], __ATOMIC_ACQUIRE);
-  const char *id = !ops && __atomic_load_n(&tw_tried[tier], __ATOMIC_ACQUIRE)
-                       ? "unavailable"
+  int tried = __atomic_load_n(&tw_tried[tier], __ATOMIC_ACQUIRE) == 2;
+  const char *id = !ops && tried           ? "unavailable"
                    : ops && !ops->describe ? ops->id
                                            : NULL;
   if (ops && ops->describe)
