@@ -210,11 +210,12 @@ static void tw_room_demote(int rank, uint64_t need) {
   }
 }
 
-/* \p b's pages still on other nodes when the room is spent (first
- * touches that spilled while the kernel's free pages sat in per-CPU lists,
- * which MemFree does not count, or before kswapd reclaimed): as many pages
- * of worse-ranked objects go to the slow node, and b's come back in their
- * place - the DRAM node's use unchanged, the ranking kept. */
+/* Settles \p b (touched, all on the DRAM node). Its pages still on other
+ * nodes when the room is spent (first touches that spilled while the
+ * kernel's free pages sat in per-CPU lists, which MemFree does not count,
+ * or before kswapd reclaimed): as many pages of worse-ranked objects go to
+ * the slow node, and b's come back in their place - the DRAM node's use
+ * unchanged, the ranking kept. */
 static void tw_room_exchange(tw_room_blk *b) {
   size_t away = tw_pages_elsewhere(b->lo, b->hi, tw_room_local);
   if (away < TW_ROOM_PAGE) {
@@ -352,15 +353,17 @@ static uint64_t tw_room_pass(int watched) {
     budget -= owed < budget ? owed : budget;
     /* (a settled object is not looked at again: a pass per large free
      * must not cost all the tracked objects' pages each time) */
-    uintptr_t stop = b->hi;
-    size_t back = b->settled ? 0
-                             : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
-                                             budget, 0, &stop);
-    b->settled = stop >= b->hi && back < budget && b->touched;
+    int was = b->settled;
+    size_t back = was ? 0
+                      : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
+                                      budget, 0, NULL);
     tw_rs.restored_bytes += back;
     tw_room_count(b->slot, 1, back);
     budget -= back < budget ? back : budget;
-    if (!b->settled && b->rank != INT_MAX)
+    /* what is still elsewhere (the budget spent, or pages a move skipped:
+     * -EBUSY, -EAGAIN) is exchanged for worse-ranked pages, and decides
+     * whether it is settled */
+    if (!was)
       tw_room_exchange(b);
     if (watched)
       continue; /* (tails grow into the DRAM a free gave back, not into
