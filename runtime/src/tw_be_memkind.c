@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <valgrind/helgrind.h>
 
 static memkind_t tw_kinds[TW_TIER_COUNT];
 static void *tw_mk; /* dlopen handle of libmemkind */
@@ -44,7 +45,6 @@ static struct {
 } tw_mkf;
 static int tw_kinds_dead; /* memkind destroyed our pmem kinds at exit */
 
-__thread int tw_mk_loading __attribute__((tls_model("initial-exec")));
 void (*tw_memkind_late)(void);
 /* Serialises loading libmemkind and making the pmem kind (the first pmem
  * allocation may come from any thread); made anew in a fork child. */
@@ -61,7 +61,7 @@ static int tw_memkind_load_locked(void) {
    * node-0 memory in the check-numa guest that an unplaced run does not
    * have. thp:never makes jemalloc MADV_NOHUGEPAGE its own mappings; it
    * reads JEMK_MALLOC_CONF once, in the dlopen, through secure_getenv,
-   * which the runtime answers for this thread (tw_dl.c): the environment
+   * which the runtime answers for this thread (tw_config.c): the environment
    * is not changed, so neither the program nor its other threads see it
    * (a user's own setting wins). */
   tw_mk_loading = 1;
@@ -335,11 +335,18 @@ static void tw_pmem_renew_kind(int tier) {
 /* The kind, made at the first allocation (published by tw_pmem_made), or
  * at start (tw_tier_prepare). */
 static void tw_pmem_first(int tier) {
-  if (__atomic_load_n(&tw_pmem_made, __ATOMIC_ACQUIRE))
+  if (__atomic_load_n(&tw_pmem_made, __ATOMIC_ACQUIRE)) {
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: no C11 atomics */
+      ANNOTATE_HAPPENS_AFTER(&tw_pmem_made);
     return;
+  }
   pthread_mutex_lock(&tw_mk_lock);
   if (!tw_pmem_made) {
     tw_pmem_make(tier);
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+      VALGRIND_HG_DISABLE_CHECKING(&tw_pmem_made, sizeof(tw_pmem_made));
+      ANNOTATE_HAPPENS_BEFORE(&tw_pmem_made);
+    }
     __atomic_store_n(&tw_pmem_made, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&tw_mk_lock);

@@ -6,14 +6,11 @@
  * paths after the library that was there before - matching the wrong
  * placement sites. So the interposed dlclose tells the sites layer which
  * modules are gone and has the fast path validate its keys again.
- * secure_getenv: how libmemkind's jemalloc is given JEMK_MALLOC_CONF while
- * the runtime loads it (tw_be_memkind.c), without changing the environment.
  */
 #define _GNU_SOURCE
 #include "tw_paths.h"
 
 #include <dlfcn.h>
-#include <string.h>
 
 #define TW_EXPORT __attribute__((visibility("default")))
 
@@ -33,16 +30,3 @@ TW_EXPORT int dlclose(void *handle) {
   return r;
 }
 
-/* While this thread loads libmemkind (tw_mk_loading): JEMK_MALLOC_CONF is
- * "thp:never" unless the user set it. memkind reads its variables with
- * secure_getenv; glibc's own calls do not come here. */
-TW_EXPORT char *secure_getenv(const char *name) {
-  static char *(*real)(const char *);
-  if (!real)
-    real = (char *(*)(const char *))dlsym(RTLD_NEXT, "secure_getenv");
-  char *v = real(name);
-  static char thp[] = "thp:never";
-  if (TW_UNLIKELY(tw_mk_loading) && !v && !strcmp(name, "JEMK_MALLOC_CONF"))
-    return thp;
-  return v;
-}

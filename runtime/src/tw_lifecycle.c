@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <valgrind/helgrind.h>
 
 /* fork: the runtime's locks are held across fork so that the child's copies
  * of the tables are consistent (taken top-down: sites, then the memory
@@ -76,8 +77,11 @@ static void tw_upper_prepare(void) { tw_upper_take(1); }
 static void tw_upper_parent(void) { tw_upper_give(1, 1); }
 static void tw_upper_child(void) { tw_upper_give(1, 2); }
 static void tw_late_prepare(void) {
-  if (__atomic_load_n(&tw_late_on, __ATOMIC_ACQUIRE))
+  if (__atomic_load_n(&tw_late_on, __ATOMIC_ACQUIRE)) {
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: no C11 atomics */
+      ANNOTATE_HAPPENS_AFTER(&tw_late_on);
     tw_upper_take(2);
+  }
 }
 static void tw_late_parent(void) { tw_upper_give(2, 1); }
 static void tw_late_child(void) { tw_upper_give(2, 2); }
@@ -86,6 +90,10 @@ static void tw_upper_late(void) {
   if (done++)
     return;
   pthread_atfork(tw_late_prepare, tw_late_parent, tw_late_child);
+  if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+    VALGRIND_HG_DISABLE_CHECKING(&tw_late_on, sizeof(tw_late_on));
+    ANNOTATE_HAPPENS_BEFORE(&tw_late_on);
+  }
   __atomic_store_n(&tw_late_on, 1, __ATOMIC_RELEASE);
 }
 static void tw_lower_prepare(void) {

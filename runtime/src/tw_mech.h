@@ -151,11 +151,6 @@ TW_HIDDEN void tw_glibc_init(void);
 /* tw_be_memkind.c: libmemkind, dlopen'ed on first use; the operations on a
  * kind, shared by its backends (a tier's kind set by its open). */
 TW_HIDDEN int tw_memkind_load(void);
-/* Set while this thread dlopens libmemkind: the interposed secure_getenv
- * (tw_dl.c) then gives jemalloc JEMK_MALLOC_CONF=thp:never unless the user
- * set it (no environment change, which other threads could race with). */
-TW_HIDDEN extern __thread int tw_mk_loading
-    __attribute__((tls_model("initial-exec")));
 /* Called after libmemkind was loaded once the process runs (the pmem kind
  * is made at its first allocation): jemalloc registered its fork handlers
  * then, after the runtime's upper set (tw_lifecycle.c sets it; NULL at
