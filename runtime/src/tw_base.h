@@ -56,6 +56,11 @@ TW_HIDDEN extern tw_config tw_cfg;
 TW_HIDDEN extern volatile int tw_mode_now; /* enum tw_mode, OFF until init */
 TW_HIDDEN extern __thread int tw_in_core
     __attribute__((tls_model("initial-exec")));
+/* Set while this thread dlopens libmemkind (tw_be_memkind.c): the
+ * interposed secure_getenv (tw_config.c) then gives jemalloc
+ * JEMK_MALLOC_CONF=thp:never unless the user set it. */
+TW_HIDDEN extern __thread int tw_mk_loading
+    __attribute__((tls_model("initial-exec")));
 /* Tier whose backend call is running on this thread (0: none): mmap marks
  * the pages it maps as that tier's (tw_mmap.c). */
 TW_HIDDEN extern __thread int tw_in_tier

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <valgrind/helgrind.h>
 
 static memkind_t tw_kinds[TW_TIER_COUNT];
 static void *tw_mk; /* dlopen handle of libmemkind */
@@ -44,29 +45,35 @@ static struct {
 } tw_mkf;
 static int tw_kinds_dead; /* memkind destroyed our pmem kinds at exit */
 
-int tw_memkind_load(void) {
+void (*tw_memkind_late)(void);
+/* Serialises loading libmemkind and making the pmem kind (the first pmem
+ * allocation may come from any thread); made anew in a fork child. */
+static pthread_mutex_t tw_mk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int tw_memkind_load_locked(void) {
   static int tried;
-  if (tried++)
+  if (tried)
     return tw_mk != NULL;
+  tried = 1;
   /* memkind's jemalloc makes its arenas' 2 MiB-aligned base blocks when it
    * loads (for every kind it knows), and under THP "always" (Debian's
    * default) each became a huge page of DRAM it hardly uses: 30 MiB of
    * node-0 memory in the check-numa guest that an unplaced run does not
-   * have. thp:never makes jemalloc MADV_NOHUGEPAGE its own mappings; it is
-   * read once, at load, and the variable is gone again before the program
-   * can see it (a user's own setting wins). */
-  static char conf[] = "JEMK_MALLOC_CONF=thp:never";
-  int set = !getenv("JEMK_MALLOC_CONF");
-  if (set)
-    putenv(conf);
+   * have. thp:never makes jemalloc MADV_NOHUGEPAGE its own mappings; it
+   * reads JEMK_MALLOC_CONF once, in the dlopen, through secure_getenv,
+   * which the runtime answers for this thread (tw_config.c): the environment
+   * is not changed, so neither the program nor its other threads see it
+   * (a user's own setting wins). */
+  tw_mk_loading = 1;
   tw_mk = dlopen("libmemkind.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (set)
-    unsetenv("JEMK_MALLOC_CONF");
+  tw_mk_loading = 0;
   if (!tw_mk) {
     tw_warn("cannot load libmemkind.so.0: ", dlerror(),
             "; tiers other than dram fall back to dram");
     return 0;
   }
+  if (tw_memkind_late)
+    tw_memkind_late(); /* before any call into it (fork handler order) */
 #define TW_SYM(field, name) *(void **)&tw_mkf.field = dlsym(tw_mk, name)
   TW_SYM(create_pmem, "memkind_create_pmem");
   TW_SYM(create_fixed, "memkind_create_fixed");
@@ -90,6 +97,13 @@ int tw_memkind_load(void) {
     tw_mk = NULL;
   }
   return tw_mk != NULL;
+}
+
+int tw_memkind_load(void) {
+  pthread_mutex_lock(&tw_mk_lock);
+  int ok = tw_memkind_load_locked();
+  pthread_mutex_unlock(&tw_mk_lock);
+  return ok;
 }
 
 static void tw_mk_error(const char *what, int err, const char *where) {
@@ -193,11 +207,17 @@ size_t tw_mk_usable(int tier, void *p) {
 
 /* ---- pmem: memkind's file kind on TIERWISE_PMEM_DIR ---- */
 
+/* The pmem tier opens at start with the checks of its directory (their
+ * warnings come at start); its memkind kind is made at its first
+ * allocation (tw_pmem_ready): loading libmemkind, and libdaxctl, libkmod,
+ * libcrypto, hwloc behind it, costs ~8M instructions (most of them
+ * relocating libcrypto), which a process that never allocates in pmem -
+ * Open MPI's orted under a job's placement, a run whose pmem sites come
+ * later or never - no longer pays at start. */
 static int tw_pmem_open(int tier) {
+  (void)tier;
   const char *dir = tw_cfg.pmem_dir;
   struct stat st;
-  if (!tw_memkind_load())
-    return -1;
   if (!dir || !*dir) {
     tw_warn("TIERWISE_PMEM_DIR is not set: ",
             "the pmem tier falls back to dram", "");
@@ -214,6 +234,22 @@ static int tw_pmem_open(int tier) {
             ": not a writable directory; the pmem tier falls back to dram");
     return -1;
   }
+  return 0;
+}
+
+/* 1 once the pmem kind was made (or could not be: tw_kinds[pmem] NULL). */
+static int tw_pmem_made;
+
+/* This thread is making the kind: allocations made meanwhile (the
+ * constructors of libmemkind and what it loads, run by its dlopen) are
+ * served by DRAM - waiting for tw_mk_lock would wait for itself. */
+static __thread int tw_pmem_making;
+
+/* The pmem kind on TIERWISE_PMEM_DIR (tw_mk_lock held). */
+static void tw_pmem_make(int tier) {
+  const char *dir = tw_cfg.pmem_dir;
+  if (!tw_memkind_load_locked())
+    return;
   tw_in_tier = tier;
   int err = tw_mkf.create_pmem(dir, 0, &tw_kinds[tier]);
   tw_in_tier = 0;
@@ -221,7 +257,6 @@ static int tw_pmem_open(int tier) {
     tw_mk_error("memkind_create_pmem failed on ", err, dir);
     tw_kinds[tier] = NULL;
   }
-  return err;
 }
 
 /* An unlinked file of \p len bytes in the pmem directory, its blocks
@@ -277,36 +312,83 @@ static int tw_pmem_split_tail(int tier, void *p, size_t len) {
  * which finds their arena from the pointer. */
 static memkind_t tw_pmem_inherited;
 static int tw_pmem_renew;
-/* Held across fork (a child forking again while one of its threads
- * renews would leave its own child waiting here forever); taken under
- * tw_open_lock there, and memkind's locks are taken under it. */
-static pthread_mutex_t tw_pmem_renew_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void tw_pmem_atfork(int tier, int phase) {
-  tw_mutex_atfork(&tw_pmem_renew_lock, phase);
-  if (phase == 2 && tw_kinds[tier])
+  if (phase != 2)
+    return;
+  /* (another thread may have held it, making the kind: the child's first
+   * pmem allocation makes its own) */
+  pthread_mutex_init(&tw_mk_lock, NULL);
+  if (tw_kinds[tier])
     tw_pmem_renew = 1;
 }
 
 static void tw_pmem_renew_kind(int tier) {
-  pthread_mutex_t *lock = &tw_pmem_renew_lock;
-  pthread_mutex_lock(lock);
+  pthread_mutex_lock(&tw_mk_lock);
   if (tw_pmem_renew) {
     tw_pmem_inherited = tw_kinds[tier];
     /* On failure the kind stays NULL: new pmem blocks fall back to dram,
      * and frees of old ones go to memkind_free(NULL, p), which finds the
      * kind of a memkind pointer itself. */
     tw_kinds[tier] = NULL;
-    tw_pmem_open(tier);
+    tw_pmem_making = 1;
+    tw_pmem_make(tier);
+    tw_pmem_making = 0;
     __atomic_store_n(&tw_pmem_renew, 0, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(lock);
+  pthread_mutex_unlock(&tw_mk_lock);
+}
+
+/* The kind, made at the first allocation (published by tw_pmem_made), or
+ * at start (tw_tier_prepare). */
+static void tw_pmem_first(int tier) {
+  if (__atomic_load_n(&tw_pmem_made, __ATOMIC_ACQUIRE)) {
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: no C11 atomics */
+      ANNOTATE_HAPPENS_AFTER(&tw_pmem_made);
+    return;
+  }
+  pthread_mutex_lock(&tw_mk_lock);
+  if (!tw_pmem_made) {
+    tw_pmem_making = 1;
+    tw_pmem_make(tier);
+    tw_pmem_making = 0;
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+      VALGRIND_HG_DISABLE_CHECKING(&tw_pmem_made, sizeof(tw_pmem_made));
+      ANNOTATE_HAPPENS_BEFORE(&tw_pmem_made);
+    }
+    __atomic_store_n(&tw_pmem_made, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&tw_mk_lock);
 }
 
 static inline int tw_pmem_ready(int tier) {
+  if (TW_UNLIKELY(tw_pmem_making)) {
+    errno = EAGAIN; /* (quiet: a fallback, counted) */
+    return 0;
+  }
+  tw_pmem_first(tier);
   if (TW_UNLIKELY(__atomic_load_n(&tw_pmem_renew, __ATOMIC_ACQUIRE)))
     tw_pmem_renew_kind(tier);
-  return tw_kinds[tier] != NULL && !tw_kinds_dead;
+  if (TW_UNLIKELY(tw_kinds_dead))
+    return 0;
+  if (TW_LIKELY(tw_kinds[tier] != NULL))
+    return 1;
+  errno = EAGAIN; /* said when it failed: no "full?" warning */
+  return 0;
+}
+
+/* The run report's tier line: "unavailable" when the kind could not be
+ * made at the first allocation (the warning said why). */
+static size_t tw_pmem_describe(int tier, char *buf, size_t cap) {
+  const char *id =
+      __atomic_load_n(&tw_pmem_made, __ATOMIC_ACQUIRE) && !tw_kinds[tier]
+          ? "unavailable"
+          : "memkind-file";
+  size_t n = 0;
+  for (; id[n] && n + 1 < cap; n++)
+    buf[n] = id[n];
+  buf[n] = 0;
+  return n;
 }
 
 static void *tw_pmem_malloc(int tier, size_t size) {
@@ -329,6 +411,8 @@ const tw_tier_ops tw_mk_pmem_ops = {
     .free = tw_mk_free,
     .usable = tw_mk_usable,
     .split_tail = tw_pmem_split_tail,
+    .describe = tw_pmem_describe,
+    .prepare = tw_pmem_first,
     .atfork = tw_pmem_atfork,
     .id = "memkind-file",
 };

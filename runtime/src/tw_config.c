@@ -21,6 +21,22 @@ tw_config tw_cfg;
 volatile int tw_mode_now;
 __thread int tw_in_core __attribute__((tls_model("initial-exec")));
 __thread int tw_in_tier __attribute__((tls_model("initial-exec")));
+__thread int tw_mk_loading __attribute__((tls_model("initial-exec")));
+
+/* Interposed: while this thread loads libmemkind (tw_mk_loading,
+ * tw_be_memkind.c), JEMK_MALLOC_CONF is "thp:never" unless the user set
+ * it - how memkind's jemalloc is configured without changing the
+ * environment, which the program's other threads may be reading. Else
+ * glibc's own definition: nothing in a setuid/setgid process (AT_SECURE),
+ * getenv otherwise. memkind reads its variables with secure_getenv;
+ * glibc's internal calls do not come here. */
+__attribute__((visibility("default"))) char *secure_getenv(const char *name) {
+  static char thp[] = "thp:never";
+  char *v = getauxval(AT_SECURE) ? NULL : getenv(name);
+  if (TW_UNLIKELY(tw_mk_loading) && !v && !strcmp(name, "JEMK_MALLOC_CONF"))
+    return thp;
+  return v;
+}
 /* Client requests cost a few instructions each: issue them only under
  * Valgrind (RUNNING_ON_VALGRIND and the tool are checked once, when the
  * config is read). */

@@ -21,10 +21,12 @@ TW_EXPORT int dlclose(void *handle) {
   int r = real(handle);
   if (r == 0 && (tw_mode_now == TW_MODE_PLACE || tw_mode_now == TW_MODE_CENSUS)) {
     tw_in_core++;
-    if (tw_modules_closed()) /* (a dlclose that unloaded nothing changes
-                                no address's module) */
+    if (tw_modules_closed()) /* (a dlclose that unloaded nothing, or only
+                                modules no stack went through, changes no
+                                site's frames) */
       tw_fast_revalidate();
     tw_in_core--;
   }
   return r;
 }
+

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <valgrind/helgrind.h>
 
 /* fork: the runtime's locks are held across fork so that the child's copies
  * of the tables are consistent (taken top-down: sites, then the memory
@@ -58,9 +59,50 @@ static void tw_atfork_upper(int phase) {
   tw_fast_atfork(phase);
   tw_policy_atfork(phase);
 }
-static void tw_upper_prepare(void) { tw_atfork_upper(0); }
-static void tw_upper_parent(void) { tw_atfork_upper(1); }
-static void tw_upper_child(void) { tw_atfork_upper(2); }
+/* libmemkind loaded after start (the pmem kind is made at its first
+ * allocation, tw_be_memkind.c): jemalloc's handlers come after the upper
+ * set, so its prepare would run first. A second upper set is registered
+ * then (tw_upper_late), and the fork takes the upper locks in whichever
+ * set's prepare runs first while that order holds: the late set's once it
+ * is there, else the first's; the same set releases them (tw_upper_took,
+ * per forking thread). */
+static int tw_late_on; /* atomic: the late set is registered */
+static __thread int tw_upper_took;
+static void tw_upper_take(int set) {
+  if (!tw_upper_took) {
+    tw_atfork_upper(0);
+    tw_upper_took = set;
+  }
+}
+static void tw_upper_give(int set, int phase) {
+  if (tw_upper_took == set) {
+    tw_upper_took = 0;
+    tw_atfork_upper(phase);
+  }
+}
+static void tw_upper_prepare(void) { tw_upper_take(1); }
+static void tw_upper_parent(void) { tw_upper_give(1, 1); }
+static void tw_upper_child(void) { tw_upper_give(1, 2); }
+static void tw_late_prepare(void) {
+  if (__atomic_load_n(&tw_late_on, __ATOMIC_ACQUIRE)) {
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: no C11 atomics */
+      ANNOTATE_HAPPENS_AFTER(&tw_late_on);
+    tw_upper_take(2);
+  }
+}
+static void tw_late_parent(void) { tw_upper_give(2, 1); }
+static void tw_late_child(void) { tw_upper_give(2, 2); }
+static void tw_upper_late(void) {
+  static int done; /* (called under tw_be_memkind's lock, once) */
+  if (done++)
+    return;
+  pthread_atfork(tw_late_prepare, tw_late_parent, tw_late_child);
+  if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+    VALGRIND_HG_DISABLE_CHECKING(&tw_late_on, sizeof(tw_late_on));
+    ANNOTATE_HAPPENS_BEFORE(&tw_late_on);
+  }
+  __atomic_store_n(&tw_late_on, 1, __ATOMIC_RELEASE);
+}
 static void tw_lower_prepare(void) {
   tw_fork_atfork(0);
   tw_sys_atfork(0);
@@ -164,6 +206,7 @@ static void tw_init(void) {
   }
   /* after the tiers the placement uses are open (see tw_atfork_upper) */
   pthread_atfork(tw_upper_prepare, tw_upper_parent, tw_upper_child);
+  tw_memkind_late = tw_upper_late;
   if ((tw_cfg.mode == TW_MODE_CENSUS && !tw_cfg.sampling) ||
       (tw_cfg.mode == TW_MODE_PLACE && tw_cfg.report_path))
     tw_catch_signals();

@@ -101,7 +101,8 @@ TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN uint64_t tw_stack_overflows(void);
 /* After dlclose: forget the modules that are gone and the raw stacks that
  * may point into them. */
-TW_HIDDEN int tw_modules_closed(void); /* 1: some module was unloaded */
+/* 1: some module a raw stack went through was unloaded */
+TW_HIDDEN int tw_modules_closed(void);
 
 /* ---- tiers: one backend per tier, an ops table each (memkind_ops) ---- */
 /* Every operation gets the tier it serves (a backend may serve several:
@@ -132,6 +133,9 @@ typedef struct tw_tier_ops {
   /* What serves \p tier, for the run report's "backends" ("numa-node 1");
    * its length. NULL: the backend's `id`. */
   size_t (*describe)(int tier, char *buf, size_t cap);
+  /* Make now what the tier's first allocation would make (the pmem kind:
+   * libmemkind loaded); NULL: nothing deferred. */
+  void (*prepare)(int tier);
   const char *id; /* "glibc", "memkind-file", "memkind-hbw" */
 } tw_tier_ops;
 
@@ -147,6 +151,11 @@ TW_HIDDEN void tw_glibc_init(void);
 /* tw_be_memkind.c: libmemkind, dlopen'ed on first use; the operations on a
  * kind, shared by its backends (a tier's kind set by its open). */
 TW_HIDDEN int tw_memkind_load(void);
+/* Called after libmemkind was loaded once the process runs (the pmem kind
+ * is made at its first allocation): jemalloc registered its fork handlers
+ * then, after the runtime's upper set (tw_lifecycle.c sets it; NULL at
+ * start, when the tiers open before that set is registered). */
+TW_HIDDEN extern void (*tw_memkind_late)(void);
 TW_HIDDEN int tw_memkind_create_fixed(int tier, void *addr, size_t size);
 TW_HIDDEN void *tw_mk_malloc(int tier, size_t size);
 TW_HIDDEN void *tw_mk_calloc(int tier, size_t size);
@@ -214,6 +223,8 @@ TW_HIDDEN int tw_range_fault_default(uintptr_t lo, uintptr_t hi);
 TW_HIDDEN const tw_tier_ops *tw_tier_backend(int tier);
 /* Open the tiers marked in \p used now (warnings at start). */
 TW_HIDDEN void tw_tiers_open(const int used[TW_TIER_COUNT]);
+/* What \p tier defers to its first allocation, made now (ops->prepare). */
+TW_HIDDEN void tw_tier_prepare(int tier);
 TW_HIDDEN int tw_tier_available(int tier);
 /* The run report's name of what served \p tier into \p buf ("glibc",
  * "numa-node 1", "unavailable": its sites fell back to dram); 0 when the

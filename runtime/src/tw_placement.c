@@ -56,6 +56,10 @@ static uint32_t tw_phash_mask;
  * (the matching is
  * by stack prefix), so it needs no full unwind (tw_policy_site_at). */
 static uint64_t *tw_plead;
+/* The same per tier, for the first TW_PTIER_MODS modules (-1: more). */
+#define TW_PTIER_MODS 16
+static uint64_t tw_ptier_mod[TW_TIER_COUNT][TW_PTIER_MODS];
+static int tw_ptier_nmod[TW_TIER_COUNT];
 static tw_pmodule *tw_pmods;
 static int tw_npmods;
 static const char *tw_ppath;
@@ -454,9 +458,32 @@ static void tw_phash_build(void) {
   if (!tw_plead)
     return;
   memset(tw_plead, 0, cap * sizeof(*tw_plead));
-  for (int i = 0; i < tw_npsites; i++)
-    tw_plead_add(tw_hash_span(tw_psites[i].stack,
-                              tw_first_len(tw_psites[i].stack)));
+  memset(tw_ptier_nmod, 0, sizeof(tw_ptier_nmod));
+  for (int i = 0; i < tw_npsites; i++) {
+    uint64_t h = tw_hash_span(tw_psites[i].stack,
+                              tw_first_len(tw_psites[i].stack));
+    tw_plead_add(h);
+    int t = tw_psites[i].tier, k = 0;
+    while (k < tw_ptier_nmod[t] && tw_ptier_mod[t][k] != h)
+      k++;
+    if (tw_ptier_nmod[t] < 0 || k < tw_ptier_nmod[t])
+      continue;
+    if (k == TW_PTIER_MODS)
+      tw_ptier_nmod[t] = -1;
+    else
+      tw_ptier_mod[t][tw_ptier_nmod[t]++] = h;
+  }
+}
+
+int tw_placement_tier_starts_in(int tier, const char *module) {
+  if (tier == tw_default_tier || tw_ptier_nmod[tier] < 0 ||
+      (!tw_plead && tw_npsites))
+    return 1;
+  uint64_t h = tw_hash_span(module, strlen(module));
+  for (int k = 0; k < tw_ptier_nmod[tier]; k++)
+    if (tw_ptier_mod[tier][k] == h)
+      return 1;
+  return 0;
 }
 
 int tw_placement_leads(const char *stack) {

@@ -19,6 +19,9 @@ TW_HIDDEN int tw_placement_match(const char *stack, int *tier);
 /* 1 if some placement site's stack may start in the module of \p stack's
  * first frame (its hash is one of theirs), 0 if none does. */
 TW_HIDDEN int tw_placement_leads(const char *stack);
+/* 1 if objects of \p tier may come from module \p module (basename): some
+ * site of that tier starts in it, or it is the default tier. */
+TW_HIDDEN int tw_placement_tier_starts_in(int tier, const char *module);
 TW_HIDDEN int tw_placement_default_tier(void);
 TW_HIDDEN int tw_placement_depth(void);
 TW_HIDDEN int tw_placement_nsites(void);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 1 (mechanisms). Call-site capture: unwinding (libunwind's unw_backtrace), the module map
+ * Layer 1 (mechanisms). Call-site capture: unwinding (frame rules read
+ * from .eh_frame, tw_backtrace; libunwind's unw_backtrace where they do
+ * not suffice), the module map
  * (dl_iterate_phdr, with build-ids; refreshed when an address falls outside
  * the known modules, e.g. after dlopen), and the two tables behind site
  * indices: raw stacks (return addresses) -> site, and sites (FORMATS.md
@@ -10,6 +12,7 @@
 #define _GNU_SOURCE
 #include "tw_mech.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #define UNW_LOCAL_ONLY /* _UL symbols: libunwind.so, not libunwind-x86_64 */
 #include <libunwind.h>
@@ -52,6 +55,7 @@ typedef struct tw_module {
                   by address again */
   char alloc;  /* tw_module_is_allocator(base) */
   char seen;   /* tw_modules_closed: still loaded */
+  char used;   /* a frame of some raw stack lies in it (tw_lock) */
 } tw_module;
 
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -188,41 +192,44 @@ static int tw_mark_loaded(struct dl_phdr_info *info, size_t sz, void *ctx) {
   (void)sz;
   (void)ctx;
   /* A module is still loaded if an object with its load bias maps its
-   * start (one scan of the modules per object, not per segment). */
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
+   * start: the module found at the object's lowest address (page-cached,
+   * not a scan of every module per object: an Open MPI start-up's ~60
+   * dlcloses each saw ~200 objects and modules, 1.6M instructions). */
+  uintptr_t lo = UINTPTR_MAX;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD)
-      continue;
-    uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-    lo = s < lo ? s : lo;
-    hi = s + ph->p_memsz > hi ? s + ph->p_memsz : hi;
+    if (ph->p_type == PT_LOAD && info->dlpi_addr + ph->p_vaddr < lo)
+      lo = info->dlpi_addr + ph->p_vaddr;
   }
-  for (int k = 0; k < tw_nmods; k++)
-    if (tw_mods[k].bias == info->dlpi_addr && !tw_mods[k].closed &&
-        tw_mods[k].start >= lo && tw_mods[k].start < hi)
-      tw_mods[k].seen = 1;
+  tw_module *m = (tw_module *)tw_find_module(lo, 0);
+  if (m && m->bias == info->dlpi_addr && m->start == lo)
+    m->seen = 1;
   return 0;
 }
 
 /* After a dlclose: the modules no longer loaded are closed, so that a
- * library loaded later at their addresses is named after itself, and the
- * raw-stack table is emptied (its return addresses may point into the closed
- * module; each stack is formatted again once, to the same site where its
- * frames did not change). */
+ * library loaded later at their addresses is named after itself, and, when
+ * a frame of some raw stack lay in one of them, the raw-stack table is
+ * emptied (its return addresses may point into the closed module; each
+ * stack is formatted again once, to the same site where its frames did not
+ * change). A module no raw stack went through (most of the ~60 components
+ * an Open MPI start-up opens, queries and closes) is in no stack and no
+ * site: nothing to forget. */
 int tw_modules_closed(void) {
   pthread_mutex_lock(&tw_lock);
   for (int i = 0; i < tw_nmods; i++)
     tw_mods[i].seen = 0;
   dl_iterate_phdr(tw_mark_loaded, NULL);
-  int closed = 0;
+  int used = 0;
   for (int i = 0; i < tw_nmods; i++)
-    if (!tw_mods[i].closed && !tw_mods[i].seen)
-      tw_mods[i].closed = closed = 1;
-  if (closed)
+    if (!tw_mods[i].closed && !tw_mods[i].seen) {
+      tw_mods[i].closed = 1;
+      used |= tw_mods[i].used;
+    }
+  if (used)
     __atomic_store_n(&tw_raw_gen, tw_raw_gen + 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&tw_lock);
-  return closed;
+  return used;
 }
 
 void tw_modules_each(tw_module_fn fn, void *ctx) {
@@ -306,7 +313,9 @@ static uint32_t tw_site_new(const uintptr_t *ips, int n) {
   char buf[TW_MAX_DEPTH * 64];
   for (int i = 0; i < n; i++) {
     uintptr_t a = ips[i] - 1; /* the call instruction, not the return */
-    const tw_module *m = tw_find_module(a, 1);
+    tw_module *m = (tw_module *)tw_find_module(a, 1);
+    if (m)
+      m->used = 1; /* (tw_lock held) */
     frames[i].module = m ? m->base : NULL;
     frames[i].offset = m ? a - m->bias : a;
   }
@@ -335,11 +344,16 @@ static inline void tw_hg_acquired(uint64_t *hash) {
  * blocked, two rt_sigprocmask calls per unwinding step not served by its
  * per-thread trace cache: ~26,000 per Open MPI start-up. Per-thread caches
  * need no lock. */
+static void tw_cfi_init(void);
 static void tw_unwind_init(void) {
   static int done;
-  if (!__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+  if (!__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    tw_cfi_init();
+  }
 }
+
+static int tw_steps_map(void);
 
 static int tw_tables_ready(void) {
   if (TW_LIKELY(__atomic_load_n(&tw_raws, __ATOMIC_ACQUIRE) != NULL))
@@ -356,13 +370,17 @@ static int tw_tables_ready(void) {
         NULL, TW_SITE_INDEX * sizeof(uint32_t), PROT_READ | PROT_WRITE,
         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (tw_sites != MAP_FAILED && r != MAP_FAILED &&
-        tw_site_index != MAP_FAILED) {
+        tw_site_index != MAP_FAILED && !tw_steps_map()) {
       /* 4 KiB pages: the tables are sparse (the raw stacks hashed), and in
        * 2 MiB pages (THP "always") their ~600 touched pages of a program
        * with a few hundred stacks took 32 MiB of DRAM (check-numa guest). */
       tw_sys_sparse(tw_sites, TW_SITES_MAX * sizeof(tw_site));
       tw_sys_sparse(r, TW_RAW_SLOTS * sizeof(tw_raw));
       tw_sys_sparse(tw_site_index, TW_SITE_INDEX * sizeof(uint32_t));
+      if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: a hint, raced on
+                                                by design (a stale entry
+                                                fails its range check) */
+        VALGRIND_HG_DISABLE_CHECKING(tw_mod_cache, sizeof(tw_mod_cache));
       __atomic_store_n(&tw_raws, (tw_raw *)r, __ATOMIC_RELEASE);
     }
   }
@@ -420,13 +438,19 @@ static uint32_t tw_site_of(const uintptr_t *ips, int n) {
   return site;
 }
 
+static int tw_backtrace(uintptr_t *ips, int max);
+
 uint32_t tw_site_here(void) {
   uintptr_t ips[TW_RAW_MAX];
   int max = tw_cfg.depth + 12;
   if (!tw_tables_ready())
     return TW_SITE_NONE;
-  tw_walk_enter();
-  int n = unw_backtrace((void **)ips, max > TW_RAW_MAX ? TW_RAW_MAX : max);
+  if (max > TW_RAW_MAX)
+    max = TW_RAW_MAX;
+  tw_walk_enter(); /* (fork waits for walks: tw_stack_atfork) */
+  int n = tw_backtrace(ips, max);
+  if (n < 0)
+    n = unw_backtrace((void **)ips, max);
   tw_walk_exit();
   if (n <= 0)
     return TW_SITE_NONE;
@@ -456,20 +480,43 @@ static const tw_module *tw_module_at(uintptr_t a) {
  * cache missed (emptied after each dlopen) 2-4 rt_sigprocmask calls: an Open
  * MPI start-up's ~3,500 allocations from strdup, asprintf and dlopen made
  * ~20,000. Insert-only, open addressing; ip 0: empty, published last. */
-#define TW_STEP_SLOTS 4096
+#define TW_STEP_BITS 15
+#define TW_STEP_SLOTS (1u << TW_STEP_BITS)
 typedef struct tw_step {
   uintptr_t ip;    /* the return address into the allocator's frame */
-  uint32_t delta;  /* its CFA - rsp */
+  uint32_t delta;  /* its CFA - rsp; with TW_STEP_FP: CFA - rbp (a
+                      frame-pointer frame) */
   uint32_t rbp_at; /* the caller's rbp saved at CFA - rbp_at; 0: not saved */
 } tw_step;
-static tw_step tw_steps[TW_STEP_SLOTS];
+#define TW_STEP_FP 0x80000000u
+#define TW_STEP_END 0x40000000u /* the outermost frame (return address
+                                   undefined: _start, a thread's start) */
+/* Mapped with the other tables (tw_tables_ready), not in .bss: 512 KiB
+ * there took .bss past 2 MiB, where THP "always" may back a piece of it
+ * with a huge page (runtime/bss.test). */
+static tw_step *tw_steps;
+
+static int tw_steps_map(void) {
+  void *m = tw_sys_mmap(NULL, TW_STEP_SLOTS * sizeof(tw_step),
+                        PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED)
+    return -1;
+  tw_sys_sparse(m, TW_STEP_SLOTS * sizeof(tw_step));
+  __atomic_store_n(&tw_steps, (tw_step *)m, __ATOMIC_RELEASE);
+  return 0;
+}
 
 static const tw_step *tw_step_find(uintptr_t ip) {
-  uint32_t k = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> 52);
+  uint32_t k = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - TW_STEP_BITS));
+  if (!__atomic_load_n(&tw_steps, __ATOMIC_ACQUIRE))
+    return NULL;
   for (int probe = 0; probe < 8; probe++, k = (k + 1) & (TW_STEP_SLOTS - 1)) {
     uintptr_t have = __atomic_load_n(&tw_steps[k].ip, __ATOMIC_ACQUIRE);
-    if (have == ip)
+    if (have == ip) {
+      tw_hg_acquired((uint64_t *)&tw_steps[k].ip); /* its rule: published */
       return &tw_steps[k];
+    }
     if (!have)
       return NULL;
   }
@@ -477,19 +524,327 @@ static const tw_step *tw_step_find(uintptr_t ip) {
 }
 
 static void tw_step_learn(uintptr_t ip, uintptr_t delta, uintptr_t rbp_at) {
-  uint32_t k = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> 52);
-  if (delta > (1u << 20) || rbp_at > delta)
+  uint32_t k = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - TW_STEP_BITS));
+  if (delta != TW_STEP_END && ((delta & ~(uintptr_t)TW_STEP_FP) > (1u << 20) ||
+                                rbp_at > (delta & ~(uintptr_t)TW_STEP_FP)))
+    return;
+  if (!__atomic_load_n(&tw_steps, __ATOMIC_ACQUIRE))
     return;
   pthread_mutex_lock(&tw_lock);
   for (int probe = 0; probe < 8; probe++, k = (k + 1) & (TW_STEP_SLOTS - 1))
     if (!tw_steps[k].ip) {
       tw_steps[k].delta = (uint32_t)delta;
       tw_steps[k].rbp_at = (uint32_t)rbp_at;
+      tw_hg_publish((uint64_t *)&tw_steps[k].ip);
       __atomic_store_n(&tw_steps[k].ip, ip, __ATOMIC_RELEASE);
       break;
     } else if (tw_steps[k].ip == ip)
       break;
   pthread_mutex_unlock(&tw_lock);
+}
+
+/* ---- the CFA rule at a return address, from its FDE (.eh_frame) ----
+ * A first visit of an allocator's call site (tw_first_user_ra) used to be
+ * one libunwind step: its caches take a lock with every signal blocked, and
+ * its look-up wraps dl_iterate_phdr the same way - ~10 rt_sigprocmask per
+ * step, ~1,300 per process in an Open MPI start-up. libgcc's
+ * _Unwind_Find_FDE finds the FDE through glibc's _dl_find_object (no lock,
+ * no system call), and the few CFA instructions of an x86-64 frame (CFA =
+ * rsp or rbp + offset, rbp saved at an offset from it, the return address
+ * at CFA - 8) are read here. Anything else (expressions, a signal frame,
+ * registers moved to registers) is left to libunwind. */
+struct tw_eh_bases {
+  void *tbase, *dbase, *func;
+};
+typedef const void *(*tw_find_fde_fn)(void *, struct tw_eh_bases *);
+static tw_find_fde_fn tw_find_fde; /* libgcc_s's; NULL: none */
+
+static void tw_cfi_init(void) {
+  /* (by its handle: libunwind exports _Unwind_* names of its own) */
+  void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void *f = h ? dlsym(h, "_Unwind_Find_FDE") : NULL;
+  __atomic_store_n((void **)&tw_find_fde, f, __ATOMIC_RELEASE);
+}
+
+static uint64_t tw_uleb(const unsigned char **p, const unsigned char *e) {
+  uint64_t v = 0;
+  for (unsigned sh = 0; *p < e; sh += 7) {
+    unsigned char b = *(*p)++;
+    if (sh < 64)
+      v |= (uint64_t)(b & 0x7f) << sh;
+    if (!(b & 0x80))
+      break;
+  }
+  return v;
+}
+
+static int64_t tw_sleb(const unsigned char **p, const unsigned char *e) {
+  int64_t v = 0;
+  unsigned sh = 0;
+  unsigned char b = 0;
+  while (*p < e) {
+    b = *(*p)++;
+    if (sh < 64)
+      v |= (int64_t)(b & 0x7f) << sh;
+    sh += 7;
+    if (!(b & 0x80))
+      break;
+  }
+  if (sh < 64 && (b & 0x40))
+    v |= -((int64_t)1 << sh);
+  return v;
+}
+
+/* The size of a pointer in encoding \p enc (DW_EH_PE_*), 0: unknown. */
+static unsigned tw_enc_size(unsigned enc) {
+  switch (enc & 0x0f) {
+  case 0x00: /* absptr */
+  case 0x04: /* udata8 */
+  case 0x0c: /* sdata8 */
+    return 8;
+  case 0x02: /* udata2 */
+  case 0x0a:
+    return 2;
+  case 0x03: /* udata4 */
+  case 0x0b:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
+/* A register's rule: 0 unchanged, 1 saved at CFA + off, -1 unknown. */
+typedef struct tw_cfi_row {
+  int cfa_reg; /* 6 rbp, 7 rsp */
+  int64_t cfa_off;
+  int rbp_rule;
+  int64_t rbp_off;
+  int ra_undefined; /* the outermost frame */
+} tw_cfi_row;
+
+/* Run CFA instructions [p, e) while their location is at most \p target
+ * (from \p *loc); 0: a rule this reader does not follow. */
+static int tw_cfi_run(const unsigned char *p, const unsigned char *e,
+                      uintptr_t *loc, uintptr_t target, uint64_t caf,
+                      int64_t daf, tw_cfi_row *row, const tw_cfi_row *init) {
+  tw_cfi_row stack[8];
+  int depth = 0;
+  while (p < e) {
+    unsigned char op = *p++;
+    uint64_t reg, adv = 0;
+    int64_t off;
+    switch (op >> 6) {
+    case 1: /* advance_loc */
+      adv = (op & 0x3f) * caf;
+      break;
+    case 2: /* offset */
+      reg = op & 0x3f;
+      off = (int64_t)tw_uleb(&p, e) * daf;
+      if (reg == 6)
+        row->rbp_rule = 1, row->rbp_off = off;
+      continue;
+    case 3: /* restore */
+      if ((op & 0x3f) == 6 && init)
+        row->rbp_rule = init->rbp_rule, row->rbp_off = init->rbp_off;
+      continue;
+    default:
+      switch (op) {
+      case 0x00: /* nop */
+        continue;
+      case 0x02: /* advance_loc1, 2, 4 */
+      case 0x03:
+      case 0x04: {
+        unsigned n = op == 0x02 ? 1 : op == 0x03 ? 2 : 4;
+        uint32_t v = 0; /* (little-endian) */
+        if (p + n > e)
+          return 0;
+        memcpy(&v, p, n);
+        adv = v * caf;
+        p += n;
+        break;
+      }
+      case 0x05: /* offset_extended */
+        reg = tw_uleb(&p, e);
+        off = (int64_t)tw_uleb(&p, e) * daf;
+        if (reg == 6)
+          row->rbp_rule = 1, row->rbp_off = off;
+        continue;
+      case 0x11: /* offset_extended_sf */
+        reg = tw_uleb(&p, e);
+        off = tw_sleb(&p, e) * daf;
+        if (reg == 6)
+          row->rbp_rule = 1, row->rbp_off = off;
+        continue;
+      case 0x06: /* restore_extended */
+        if (tw_uleb(&p, e) == 6 && init)
+          row->rbp_rule = init->rbp_rule, row->rbp_off = init->rbp_off;
+        continue;
+      case 0x07: /* undefined */
+      case 0x08: /* same_value */
+        reg = tw_uleb(&p, e);
+        if (reg == 6)
+          row->rbp_rule = 0;
+        if (reg == 16)
+          row->ra_undefined = op == 0x07;
+        continue;
+      case 0x09: /* register */
+        reg = tw_uleb(&p, e);
+        tw_uleb(&p, e);
+        if (reg == 6 || reg == 16)
+          return 0;
+        continue;
+      case 0x0a: /* remember_state */
+        if (depth == 8)
+          return 0;
+        stack[depth++] = *row;
+        continue;
+      case 0x0b: /* restore_state */
+        if (!depth)
+          return 0;
+        *row = stack[--depth];
+        continue;
+      case 0x0c: /* def_cfa */
+        row->cfa_reg = (int)tw_uleb(&p, e);
+        row->cfa_off = (int64_t)tw_uleb(&p, e);
+        continue;
+      case 0x12: /* def_cfa_sf */
+        row->cfa_reg = (int)tw_uleb(&p, e);
+        row->cfa_off = tw_sleb(&p, e) * daf;
+        continue;
+      case 0x0d: /* def_cfa_register */
+        row->cfa_reg = (int)tw_uleb(&p, e);
+        continue;
+      case 0x0e: /* def_cfa_offset */
+        row->cfa_off = (int64_t)tw_uleb(&p, e);
+        continue;
+      case 0x13: /* def_cfa_offset_sf */
+        row->cfa_off = tw_sleb(&p, e) * daf;
+        continue;
+      case 0x2e: /* GNU_args_size */
+        tw_uleb(&p, e);
+        continue;
+      case 0x10: /* expression */
+      case 0x16: /* val_expression */
+        reg = tw_uleb(&p, e);
+        off = (int64_t)tw_uleb(&p, e);
+        if (reg == 6 || reg == 16 || off < 0 || off > e - p)
+          return 0;
+        p += off;
+        continue;
+      case 0x14: /* val_offset */
+      case 0x15: /* val_offset_sf */
+        reg = tw_uleb(&p, e);
+        if (op == 0x14)
+          tw_uleb(&p, e);
+        else
+          tw_sleb(&p, e);
+        if (reg == 6 || reg == 16)
+          return 0;
+        continue;
+      default: /* set_loc, def_cfa_expression, ... */
+        return 0;
+      }
+    }
+    if (*loc + adv > target)
+      return 1; /* the row in effect at target */
+    *loc += adv;
+  }
+  return 1;
+}
+
+/* The step out of the frame whose return address into it is \p ra, as
+ * tw_steps holds it (*delta, *rbp_at); 0: not read here. */
+static int tw_cfi_step(uintptr_t ra, uintptr_t *delta, uintptr_t *rbp_at) {
+  struct tw_eh_bases b;
+  uintptr_t target = ra - 1; /* the call instruction */
+  tw_find_fde_fn find = __atomic_load_n(&tw_find_fde, __ATOMIC_ACQUIRE);
+  if (!find)
+    return 0;
+  const unsigned char *fde = find((void *)target, &b);
+  uint32_t len, cie_off;
+  if (!fde)
+    return 0;
+  memcpy(&len, fde, 4);
+  memcpy(&cie_off, fde + 4, 4);
+  if (len == 0xffffffffu || len < 8 || !cie_off)
+    return 0;
+  const unsigned char *fe = fde + 4 + len;
+  const unsigned char *cie = fde + 4 - cie_off, *cp;
+  uint32_t clen;
+  memcpy(&clen, cie, 4);
+  if (clen == 0xffffffffu || clen < 8)
+    return 0;
+  const unsigned char *ce = cie + 4 + clen;
+  cp = cie + 8; /* past length and id */
+  unsigned version = *cp++;
+  const char *aug = (const char *)cp;
+  cp += strlen(aug) + 1;
+  if (aug[0] && aug[0] != 'z')
+    return 0;
+  uint64_t caf = tw_uleb(&cp, ce);
+  int64_t daf = tw_sleb(&cp, ce);
+  uint64_t rareg = version == 1 ? *cp++ : tw_uleb(&cp, ce);
+  unsigned fde_enc = 0;
+  if (rareg != 16 || cp > ce)
+    return 0;
+  if (aug[0] == 'z') {
+    uint64_t n = tw_uleb(&cp, ce);
+    const unsigned char *ae = cp + n, *ap = cp;
+    for (const char *a = aug + 1; *a; a++)
+      if (*a == 'R')
+        fde_enc = *ap++;
+      else if (*a == 'P') {
+        unsigned enc = *ap++, sz = tw_enc_size(enc);
+        if (!sz)
+          return 0;
+        ap += sz;
+      } else if (*a == 'L')
+        ap++;
+      else /* 'S' (a signal frame) and anything unknown */
+        return 0;
+    if (ae > ce)
+      return 0;
+    cp = ae;
+  }
+  unsigned psz = tw_enc_size(fde_enc);
+  if (!psz)
+    return 0;
+  /* the FDE: pc_begin is b.func (libgcc decoded it); skip it, the range
+   * and the augmentation data */
+  const unsigned char *fp = fde + 8 + 2 * psz;
+  if (aug[0] == 'z') {
+    uint64_t n = tw_uleb(&fp, fe);
+    fp += n;
+  }
+  if (fp > fe)
+    return 0;
+  tw_cfi_row row = {7, 8, 0, 0, 0}, init;
+  uintptr_t loc = (uintptr_t)b.func;
+  if (!tw_cfi_run(cp, ce, &loc, UINTPTR_MAX, caf, daf, &row, NULL))
+    return 0;
+  init = row;
+  loc = (uintptr_t)b.func;
+  if (!tw_cfi_run(fp, fe, &loc, target, caf, daf, &row, &init))
+    return 0;
+  if (row.ra_undefined) {
+    *delta = TW_STEP_END;
+    *rbp_at = 0;
+    return 1;
+  }
+  if (row.rbp_rule == 1 && (row.rbp_off >= 0 || -row.rbp_off > row.cfa_off))
+    return 0;
+  uintptr_t at = row.rbp_rule == 1 ? (uintptr_t)-row.rbp_off : 0;
+  if (row.cfa_reg == 7 && row.cfa_off >= 16) {
+    *delta = (uintptr_t)row.cfa_off;
+    *rbp_at = at;
+    return 1;
+  }
+  if (row.cfa_reg == 6 && row.cfa_off >= 16 && at) {
+    *delta = (uintptr_t)row.cfa_off | TW_STEP_FP;
+    *rbp_at = at;
+    return 1;
+  }
+  return 0;
 }
 
 /* 1 if the bytes before \p ra end in a call instruction (rel32, or an
@@ -520,13 +875,26 @@ static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp) {
   for (int k = 0; k < TW_FIRST_STEPS; k++) {
     const tw_step *st = tw_step_find(ip);
     uintptr_t next;
+    const tw_module *m;
+    uintptr_t d, a;
+    if (!st && tw_cfi_step(ip, &d, &a)) { /* first visit: its FDE */
+      tw_step_learn(ip, d, a);
+      st = tw_step_find(ip);
+    }
+    if (st && st->delta == TW_STEP_END)
+      return 0;
     if (st) {
-      uintptr_t cfa = rsp + st->delta;
+      uintptr_t cfa = rsp + st->delta, at = st->rbp_at;
+      if (st->delta & TW_STEP_FP) { /* a frame-pointer frame: rbp + delta */
+        if (rbp < rsp || rbp - rsp > (1u << 20))
+          return 0;
+        cfa = rbp + (st->delta & ~TW_STEP_FP);
+      }
       next = ((const uintptr_t *)cfa)[-1];
-      if (!tw_module_at(next - 1) || !tw_after_call(next))
+      if (!(m = tw_module_at(next - 1)) || !tw_after_call(next))
         return 0; /* not what it learned: the full unwind decides */
-      if (st->rbp_at) /* the frame saved (and may have reused) rbp */
-        rbp = ((const uintptr_t *)(cfa - st->rbp_at))[0];
+      if (at) /* the frame saved (and may have reused) rbp */
+        rbp = ((const uintptr_t *)(cfa - at))[0];
       rsp = cfa;
     } else { /* one libunwind step from (ip, rsp, rbp) */
       unw_cursor_t c;
@@ -556,18 +924,68 @@ static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp) {
                               loc.u.addr >= rsp
                           ? nsp - loc.u.addr
                           : 0);
+      else if (nsp > rsp && rbp == nsp - 16 &&
+               ((const uintptr_t *)rbp)[0] == nbp &&
+               ((const uintptr_t *)rbp)[1] == nip &&
+               unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0 &&
+               loc.type == UNW_SLT_MEMORY && loc.u.addr == rbp)
+        /* rbp is the frame's base (ld.so's dlopen path, libc's
+         * vasprintf): the CFA is rbp + 16 at any depth of its stack */
+        tw_step_learn(ip, 16 | TW_STEP_FP, 16);
       next = nip;
       rsp = nsp;
       rbp = nbp;
+      if (!(m = tw_module_at(next - 1)))
+        return 0;
     }
-    const tw_module *m = tw_module_at(next - 1);
-    if (!m)
-      return 0;
     if (!m->alloc)
       return next;
     ip = next;
   }
   return 0;
+}
+
+/* The return addresses of the calling stack, innermost first, as
+ * unw_backtrace gives them, stepped by the frame rules of tw_steps (read
+ * from each return address's FDE at its first visit, tw_cfi_step): a full
+ * unwind by libunwind costs ~10 rt_sigprocmask per frame its caches miss,
+ * and every dlopen empties them (a placement with thousands of sites made
+ * ~67,000 in an Open MPI start-up). Stops at the outermost frame (its
+ * return address undefined). -1: a frame whose rule is not read here, or a
+ * step to a return address of no module or not after a call instruction:
+ * the caller asks libunwind. */
+static __attribute__((noinline, optimize("no-omit-frame-pointer"))) int
+tw_backtrace(uintptr_t *ips, int max) {
+  const uintptr_t *fp = __builtin_frame_address(0);
+  uintptr_t ip = fp[1], rsp = (uintptr_t)(fp + 2), rbp = fp[0];
+  int n = 0;
+  while (n < max) {
+    ips[n++] = ip;
+    const tw_step *st = tw_step_find(ip);
+    uintptr_t d, a;
+    if (!st && tw_cfi_step(ip, &d, &a)) {
+      tw_step_learn(ip, d, a);
+      st = tw_step_find(ip);
+    }
+    if (!st)
+      return -1;
+    if (st->delta == TW_STEP_END)
+      break;
+    uintptr_t cfa = rsp + st->delta, at = st->rbp_at;
+    if (st->delta & TW_STEP_FP) {
+      if (rbp < rsp || rbp - rsp > (1u << 20))
+        return -1;
+      cfa = rbp + (st->delta & ~TW_STEP_FP);
+    }
+    uintptr_t next = ((const uintptr_t *)cfa)[-1];
+    if (!next || !tw_module_at(next - 1) || !tw_after_call(next))
+      return -1;
+    if (at)
+      rbp = ((const uintptr_t *)(cfa - at))[0];
+    rsp = cfa;
+    ip = next;
+  }
+  return n;
 }
 
 uint32_t tw_site_first(void *ra, void *sp, int *by_ra) {

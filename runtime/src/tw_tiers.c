@@ -70,6 +70,12 @@ void tw_tiers_open(const int used[TW_TIER_COUNT]) {
   pthread_mutex_unlock(&tw_open_lock);
 }
 
+void tw_tier_prepare(int tier) {
+  const tw_tier_ops *ops = tw_tier_backend(tier);
+  if (ops && ops->prepare)
+    ops->prepare(tier);
+}
+
 int tw_tier_available(int tier) {
   if (tier < 0 || tier >= TW_TIER_COUNT)
     return 0;

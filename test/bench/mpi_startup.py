@@ -13,9 +13,13 @@ build_local, in --tier):
 - rt_sigprocmask calls of the whole job (`strace -f -c`: program and orted),
 - instructions of the program's process (callgrind, deterministic up to
   Open MPI's own variation between runs, ~3%),
-and the ratios to the program alone.
+and the ratios to the program alone; with --placement FILE (e.g. one
+`tierwise advise` wrote from a sim profile of the same command), that
+placement too. Also the job's other system calls (all but rt_sigprocmask
+and clock_nanosleep).
 
   python test/bench/mpi_startup.py [--scale 8] [--tier pmem] [--runtime LIB]
+                                   [--placement FILE]
 Environment: TIERWISE_BUILD_DIR (default build/).
 """
 
@@ -34,6 +38,10 @@ MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     "OMPI_MCA_btl": "self,vader",
+    # OpenMP threads that wait sleep instead of spinning: under callgrind
+    # (threads serialised) spinning added 3-6M instructions that varied
+    # from run to run
+    "OMP_WAIT_POLICY": "passive",
 }
 
 
@@ -64,13 +72,19 @@ def one_site_placement(prog, scale, tier, out):
     return path
 
 
-def sigprocmask_calls(cmd, env, out):
+def syscalls(cmd, env, out):
+    """The job's rt_sigprocmask calls and its other system calls, less
+    clock_nanosleep: Open MPI's progress loops sleep in proportion to the
+    run's time (under strace, on a loaded machine: 1,000 to 13,000)."""
     trace = out / "strace.txt"
     subprocess.run(["strace", "-f", "-c", "-o", str(trace), *cmd], env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    m = re.search(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?rt_sigprocmask$",
-                  trace.read_text(), re.M)
-    return int(m[1]) if m else 0
+    calls = {m[2]: int(m[1]) for m in re.finditer(
+        r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", trace.read_text(), re.M)}
+    calls.pop("total", None)
+    calls.pop("clock_nanosleep", None)
+    mask = calls.pop("rt_sigprocmask", 0)
+    return mask, sum(calls.values())
 
 
 def instructions(cmd, env, out):
@@ -88,6 +102,7 @@ def main():
     ap.add_argument("--scale", type=int, default=8)
     ap.add_argument("--tier", default="pmem", help="the placed site's tier (default pmem)")
     ap.add_argument("--runtime", default=str(BUILD / "lib" / "libtierwise.so"))
+    ap.add_argument("--placement", type=Path, help="also run with this placement")
     args = ap.parse_args()
     prog = BUILD / "examples" / "mpi-pagerank"
     with tempfile.TemporaryDirectory() as d:
@@ -104,13 +119,18 @@ def main():
                 "TIERWISE_PMEM_DIR": str(out / "pmem"),
             },
         }
-        res = {k: (sigprocmask_calls(cmd, env, out), instructions(cmd, env, out))
+        if args.placement:
+            runs["runtime, " + args.placement.name] = {
+                **runs["runtime, one-site placement"],
+                "TIERWISE_PLACEMENT": str(args.placement.resolve()),
+            }
+        res = {k: (*syscalls(cmd, env, out), instructions(cmd, env, out))
                for k, env in runs.items()}
-    calls0, ins0 = res["program alone"]
+    calls0, _, ins0 = res["program alone"]
     print(f"mpi-pagerank -g {args.scale}, singleton (orted started), one site in {args.tier}")
-    print(f"{'':30} {'rt_sigprocmask':>15} {'instructions':>14} {'ratio':>6}")
-    for k, (calls, ins) in res.items():
-        print(f"{k:30} {calls:>15,} {ins:>14,} {ins / ins0:>6.2f}")
+    print(f"{'':30} {'rt_sigprocmask':>15} {'other syscalls':>15} {'instructions':>14} {'ratio':>6}")
+    for k, (calls, other, ins) in res.items():
+        print(f"{k:30} {calls:>15,} {other:>15,} {ins:>14,} {ins / ins0:>6.2f}")
     print(f"extra rt_sigprocmask with the placement: {res['runtime, one-site placement'][0] - calls0:,}")
 
 
