@@ -429,6 +429,8 @@ static void *tw_room_watch(void *arg) {
               ++idle >= wait;
     if (!grew && gen == seen && !due)
       continue;
+    if (grew)
+      tw_rs.grown++; /* (the watcher's own count: only it writes it) */
     uint64_t moved = tw_room_pass(1);
     wait = moved ? 1 : wait < 64 ? 2 * wait : 64;
     idle = 0;
