@@ -107,9 +107,11 @@ TW_HIDDEN long tw_sys_mbind(void *addr, size_t len, int mode,
                             const unsigned long *mask, unsigned long maxnode,
                             unsigned flags);
 TW_HIDDEN void *tw_internal_alloc(size_t size); /* never freed */
-/* A sparse table of the runtime's: never in transparent huge pages, where
- * each touched page would take 2 MiB (MADV_NOHUGEPAGE). */
-TW_HIDDEN void tw_sys_sparse(void *p, size_t len);
+/* A sparse table of the runtime's, \p len bytes mapped (anonymous,
+ * MAP_NORESERVE: only touched pages take memory) and never in transparent
+ * huge pages, where each touched page would take 2 MiB (MADV_NOHUGEPAGE);
+ * NULL if it cannot be mapped. */
+TW_HIDDEN void *tw_sys_sparse(size_t len);
 /* A detached thread of the runtime's own running \p fn: a 64 KiB stack,
  * every signal blocked (the program's handlers run on its threads); 0 or
  * -1. */

@@ -112,11 +112,9 @@ static uint64_t *tw_chg_gib(uintptr_t a, int make) {
   uint64_t *m = atomic_load_explicit(top, memory_order_acquire);
   if (m || !make)
     return m;
-  void *n = tw_sys_mmap(NULL, TW_CHG_BYTES, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (n == MAP_FAILED)
+  void *n = tw_sys_sparse(TW_CHG_BYTES);
+  if (!n)
     return NULL;
-  tw_sys_sparse(n, TW_CHG_BYTES);
   if (!atomic_compare_exchange_strong(top, &m, (uint64_t *)n)) {
     tw_sys_munmap(n, TW_CHG_BYTES); /* another thread made it first */
     return m;
@@ -168,13 +166,7 @@ void tw_dram_limit_init(void) {
   int n = tw_placement_nsites(), k = 0, nt = 1;
   if (!tw_cfg.dram_limit || n <= 0)
     return;
-  size_t top = TW_PMAP_TOP * sizeof(*tw_chg);
-  void *m = tw_sys_mmap(NULL, top, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m != MAP_FAILED) {
-    tw_sys_sparse(m, top);
-    tw_chg = m;
-  }
+  tw_chg = tw_sys_sparse(TW_PMAP_TOP * sizeof(*tw_chg));
   tw_ranked_site *order = tw_internal_alloc((size_t)n * sizeof(*order));
   tw_res_bytes = tw_internal_alloc((size_t)n * sizeof(uint64_t));
   tw_res_used = tw_internal_alloc((size_t)n * sizeof(*tw_res_used));

@@ -139,9 +139,9 @@ void tw_room_init(void) {
   tw_room_watch_start();
 }
 
-/* The DRAM node's room now: MemFree above the watermarks (and DMA zone)
- * read at start
- * (they change only with sysctls or memory hotplug). */
+/* The DRAM node's room now: MemFree less what its zones keep from a
+ * program (low watermarks plus lowmem_reserve), read at start (they change
+ * only with sysctls or memory hotplug). */
 static uint64_t tw_room_now(void) {
   uint64_t free = tw_node_meminfo((unsigned)tw_room_local, "MemFree");
   return free > tw_rs.watermark_bytes ? free - tw_rs.watermark_bytes : 0;
@@ -279,7 +279,7 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
     if (!tw_rb[i].p) {
       tw_rb[i] = b;
       tw_rb_live++;
-      tw_room_gen++;
+      __atomic_fetch_add(&tw_room_gen, 1, __ATOMIC_RELAXED); /* (watcher) */
       break;
     }
   pthread_mutex_unlock(&tw_room_lock);
@@ -306,7 +306,7 @@ int tw_room_forget(const void *p) {
       b = tw_rb[i];
       tw_rb[i].p = 0;
       tw_rb_live--;
-      tw_room_gen++;
+      __atomic_fetch_add(&tw_room_gen, 1, __ATOMIC_RELAXED); /* (watcher) */
       break;
     }
   pthread_mutex_unlock(&tw_room_lock);

@@ -360,23 +360,14 @@ static int tw_tables_ready(void) {
     return 1;
   pthread_mutex_lock(&tw_lock);
   if (!tw_raws) {
-    tw_sites = tw_sys_mmap(NULL, TW_SITES_MAX * sizeof(tw_site),
-                           PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    void *r =
-        tw_sys_mmap(NULL, TW_RAW_SLOTS * sizeof(tw_raw), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    tw_site_index = tw_sys_mmap(
-        NULL, TW_SITE_INDEX * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (tw_sites != MAP_FAILED && r != MAP_FAILED &&
-        tw_site_index != MAP_FAILED && !tw_steps_map()) {
-      /* 4 KiB pages: the tables are sparse (the raw stacks hashed), and in
-       * 2 MiB pages (THP "always") their ~600 touched pages of a program
-       * with a few hundred stacks took 32 MiB of DRAM (check-numa guest). */
-      tw_sys_sparse(tw_sites, TW_SITES_MAX * sizeof(tw_site));
-      tw_sys_sparse(r, TW_RAW_SLOTS * sizeof(tw_raw));
-      tw_sys_sparse(tw_site_index, TW_SITE_INDEX * sizeof(uint32_t));
+    /* 4 KiB pages (tw_sys_sparse): the tables are sparse (the raw stacks
+     * hashed), and in 2 MiB pages (THP "always") their ~600 touched pages
+     * of a program with a few hundred stacks took 32 MiB of DRAM
+     * (check-numa guest). */
+    tw_sites = tw_sys_sparse(TW_SITES_MAX * sizeof(tw_site));
+    void *r = tw_sys_sparse(TW_RAW_SLOTS * sizeof(tw_raw));
+    tw_site_index = tw_sys_sparse(TW_SITE_INDEX * sizeof(uint32_t));
+    if (tw_sites && r && tw_site_index && !tw_steps_map()) {
       if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: a hint, raced on
                                                 by design (a stale entry
                                                 fails its range check) */
@@ -497,12 +488,9 @@ typedef struct tw_step {
 static tw_step *tw_steps;
 
 static int tw_steps_map(void) {
-  void *m = tw_sys_mmap(NULL, TW_STEP_SLOTS * sizeof(tw_step),
-                        PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED)
+  void *m = tw_sys_sparse(TW_STEP_SLOTS * sizeof(tw_step));
+  if (!m)
     return -1;
-  tw_sys_sparse(m, TW_STEP_SLOTS * sizeof(tw_step));
   __atomic_store_n(&tw_steps, (tw_step *)m, __ATOMIC_RELEASE);
   return 0;
 }

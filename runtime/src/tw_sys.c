@@ -77,8 +77,13 @@ void *tw_internal_alloc(size_t size) {
   return p;
 }
 
-void tw_sys_sparse(void *p, size_t len) {
-  syscall(SYS_madvise, p, len, MADV_NOHUGEPAGE);
+void *tw_sys_sparse(size_t len) {
+  void *m = tw_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED)
+    return NULL;
+  syscall(SYS_madvise, m, len, MADV_NOHUGEPAGE);
+  return m;
 }
 
 int tw_sys_thread(void *(*fn)(void *)) {
@@ -110,11 +115,9 @@ static uint8_t *tw_pmap_whole[TW_OWNERS];
 #define TW_PMAP_BYTES ((size_t)1 << 18)
 
 static uint8_t *tw_pmap_new(void) {
-  void *m = tw_sys_mmap(NULL, TW_PMAP_BYTES, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED)
+  void *m = tw_sys_sparse(TW_PMAP_BYTES); /* a byte per page: sparse */
+  if (!m)
     return NULL;
-  tw_sys_sparse(m, TW_PMAP_BYTES); /* a byte per page: sparse */
   if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
     /* Raced on by design: a page's mark is written before its address is
      * handed out and cleared before it is unmapped; the order between
