@@ -113,16 +113,27 @@ static void tw_mk_error(const char *what, int err, const char *where) {
   tw_warn(what, where, msg);
 }
 
-int tw_memkind_create_fixed(int tier, void *addr, size_t size) {
+/* This thread is loading libmemkind or making a kind: allocations made
+ * meanwhile (the constructors of libmemkind and what it loads, run by its
+ * dlopen) are served by DRAM - waiting for tw_mk_lock would wait for
+ * itself. */
+static __thread int tw_mk_making;
+
+/* 1 once a NUMA tier's fixed kind was made (or could not be: its
+ * tw_kinds entry NULL). */
+static int tw_fixed_made[TW_TIER_COUNT];
+
+/* tw_mk_lock held. */
+static void tw_fixed_make(int tier, void *addr, size_t size) {
   /* memkind's own mappings now are the tier's: those its jemalloc makes
    * when it loads too (2 MiB-aligned base blocks for every kind it knows,
    * 1.3 MiB touched), which a NUMA node's backend binds to that node
    * (tw_tier_mapped) instead of leaving them in the DRAM that is the
    * placement's budget */
   tw_in_tier = tier;
-  if (!tw_memkind_load()) {
+  if (!tw_memkind_load_locked()) {
     tw_in_tier = 0;
-    return -1;
+    return;
   }
   int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
   tw_in_tier = 0;
@@ -130,7 +141,39 @@ int tw_memkind_create_fixed(int tier, void *addr, size_t size) {
     tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));
     tw_kinds[tier] = NULL;
   }
-  return err;
+}
+
+int tw_memkind_fixed_ready(int tier, void *addr, size_t size) {
+  if (TW_UNLIKELY(tw_mk_making)) {
+    errno = EAGAIN; /* (quiet: a fallback, counted) */
+    return 0;
+  }
+  if (!__atomic_load_n(&tw_fixed_made[tier], __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&tw_mk_lock);
+    if (!tw_fixed_made[tier]) {
+      tw_mk_making = 1;
+      tw_fixed_make(tier, addr, size);
+      tw_mk_making = 0;
+      if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+        VALGRIND_HG_DISABLE_CHECKING(&tw_fixed_made[tier], sizeof(int));
+        ANNOTATE_HAPPENS_BEFORE(&tw_fixed_made[tier]);
+      }
+      __atomic_store_n(&tw_fixed_made[tier], 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&tw_mk_lock);
+  } else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) { /* helgrind: no C11 */
+    ANNOTATE_HAPPENS_AFTER(&tw_fixed_made[tier]);
+  }
+  if (TW_LIKELY(tw_kinds[tier] != NULL))
+    return 1;
+  errno = EAGAIN; /* said when it failed: no "full?" warning */
+  return 0;
+}
+
+void tw_memkind_atfork_child(void) {
+  /* (another thread may have held it, loading libmemkind or making a
+   * kind: the child's first use does it again) */
+  pthread_mutex_init(&tw_mk_lock, NULL);
 }
 
 /* ---- the operations on a tier's kind ---- */
@@ -240,10 +283,6 @@ static int tw_pmem_open(int tier) {
 /* 1 once the pmem kind was made (or could not be: tw_kinds[pmem] NULL). */
 static int tw_pmem_made;
 
-/* This thread is making the kind: allocations made meanwhile (the
- * constructors of libmemkind and what it loads, run by its dlopen) are
- * served by DRAM - waiting for tw_mk_lock would wait for itself. */
-static __thread int tw_pmem_making;
 
 /* The pmem kind on TIERWISE_PMEM_DIR (tw_mk_lock held). */
 static void tw_pmem_make(int tier) {
@@ -316,9 +355,7 @@ static int tw_pmem_renew;
 static void tw_pmem_atfork(int tier, int phase) {
   if (phase != 2)
     return;
-  /* (another thread may have held it, making the kind: the child's first
-   * pmem allocation makes its own) */
-  pthread_mutex_init(&tw_mk_lock, NULL);
+  tw_memkind_atfork_child();
   if (tw_kinds[tier])
     tw_pmem_renew = 1;
 }
@@ -331,9 +368,9 @@ static void tw_pmem_renew_kind(int tier) {
      * and frees of old ones go to memkind_free(NULL, p), which finds the
      * kind of a memkind pointer itself. */
     tw_kinds[tier] = NULL;
-    tw_pmem_making = 1;
+    tw_mk_making = 1;
     tw_pmem_make(tier);
-    tw_pmem_making = 0;
+    tw_mk_making = 0;
     __atomic_store_n(&tw_pmem_renew, 0, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&tw_mk_lock);
@@ -349,9 +386,9 @@ static void tw_pmem_first(int tier) {
   }
   pthread_mutex_lock(&tw_mk_lock);
   if (!tw_pmem_made) {
-    tw_pmem_making = 1;
+    tw_mk_making = 1;
     tw_pmem_make(tier);
-    tw_pmem_making = 0;
+    tw_mk_making = 0;
     if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
       VALGRIND_HG_DISABLE_CHECKING(&tw_pmem_made, sizeof(tw_pmem_made));
       ANNOTATE_HAPPENS_BEFORE(&tw_pmem_made);
@@ -362,7 +399,7 @@ static void tw_pmem_first(int tier) {
 }
 
 static inline int tw_pmem_ready(int tier) {
-  if (TW_UNLIKELY(tw_pmem_making)) {
+  if (TW_UNLIKELY(tw_mk_making)) {
     errno = EAGAIN; /* (quiet: a fallback, counted) */
     return 0;
   }

@@ -13,7 +13,8 @@
  *   munmap, so the node gets the pages back at once; realloc is mremap.
  * - Small ones come from memkind: a fixed kind (memkind_create_fixed) over
  *   a reserved region of address space bound the same way, so that small
- *   objects and jemalloc's metadata for them get their pages from the node.
+ *   objects and jemalloc's metadata for them get their pages from the node;
+ *   libmemkind is loaded and the kind made at the tier's first small block.
  * Split objects (a DRAM head) bind their tail range the same way
  * (tw_split.c, split_tail).
  *
@@ -266,11 +267,8 @@ static int tw_numa_open(int tier) {
     return -1;
   }
   tw_pmap_mark((uintptr_t)g, len, tier);
-  if (tw_memkind_create_fixed(tier, g, len)) {
-    tw_pmap_mark((uintptr_t)g, len, 0);
-    tw_sys_munmap(g, len);
-    return -1;
-  }
+  /* its memkind kind is made at the tier's first small block
+   * (tw_numa_small) */
   t->region = (uintptr_t)g;
   t->region_len = len;
   return 0;
@@ -344,6 +342,8 @@ static int tw_numa_keep(int tier, uint8_t *base, size_t len) {
 /* fork: the kept mappings' lock (a leaf) */
 static void tw_numa_atfork(int tier, int phase) {
   tw_mutex_atfork(&tw_kept[tier].lock, phase);
+  if (phase == 2)
+    tw_memkind_atfork_child();
 }
 
 static void *tw_numa_map(int tier, size_t size, size_t align, int zero) {
@@ -404,20 +404,29 @@ static void tw_numa_unmap(int tier, void *p) {
   tw_sys_munmap(base, len);
 }
 
+/* The small blocks' kind is ready: made at the first small block, so that
+ * a run whose slow-tier blocks are all large never loads libmemkind (and
+ * libdaxctl, libkmod, libcrypto behind it: ~9M instructions, and their
+ * page-cache pages, 1.5-2 MiB, on the DRAM node). */
+static inline int tw_numa_small(int tier) {
+  const tw_numa_tier *t = &tw_nt[tier];
+  return tw_memkind_fixed_ready(tier, (void *)t->region, t->region_len);
+}
+
 static void *tw_numa_malloc(int tier, size_t size) {
   if (size >= TW_NUMA_OWN_MIN)
     return tw_numa_map(tier, size, 16, 0);
-  return tw_mk_malloc(tier, size);
+  return tw_numa_small(tier) ? tw_mk_malloc(tier, size) : NULL;
 }
 static void *tw_numa_calloc(int tier, size_t size) {
   if (size >= TW_NUMA_OWN_MIN)
     return tw_numa_map(tier, size, 16, 1);
-  return tw_mk_calloc(tier, size);
+  return tw_numa_small(tier) ? tw_mk_calloc(tier, size) : NULL;
 }
 static void *tw_numa_aligned(int tier, size_t align, size_t size) {
   if (size >= TW_NUMA_OWN_MIN)
     return tw_numa_map(tier, size, align, 0);
-  return tw_mk_aligned(tier, align, size);
+  return tw_numa_small(tier) ? tw_mk_aligned(tier, align, size) : NULL;
 }
 
 static size_t tw_numa_usable(int tier, void *p) {

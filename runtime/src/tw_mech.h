@@ -156,7 +156,12 @@ TW_HIDDEN int tw_memkind_load(void);
  * then, after the runtime's upper set (tw_lifecycle.c sets it; NULL at
  * start, when the tiers open before that set is registered). */
 TW_HIDDEN extern void (*tw_memkind_late)(void);
-TW_HIDDEN int tw_memkind_create_fixed(int tier, void *addr, size_t size);
+/* A NUMA tier's fixed kind over [addr, addr + size), made (libmemkind
+ * loaded) at the first call, from any thread; 0 (errno EAGAIN): it could
+ * not be made, or this thread is loading libmemkind - serve from DRAM. */
+TW_HIDDEN int tw_memkind_fixed_ready(int tier, void *addr, size_t size);
+/* fork child: tw_mk_lock made anew (a tier's atfork, phase 2). */
+TW_HIDDEN void tw_memkind_atfork_child(void);
 TW_HIDDEN void *tw_mk_malloc(int tier, size_t size);
 TW_HIDDEN void *tw_mk_calloc(int tier, size_t size);
 TW_HIDDEN void *tw_mk_aligned(int tier, size_t align, size_t size);
