@@ -131,11 +131,14 @@ static void tw_fixed_make(int tier, void *addr, size_t size) {
    * (tw_tier_mapped) instead of leaving them in the DRAM that is the
    * placement's budget */
   tw_in_tier = tier;
+  tw_numa_prefer(tier, 1);
   if (!tw_memkind_load_locked()) {
+    tw_numa_prefer(tier, 0);
     tw_in_tier = 0;
     return;
   }
   int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
+  tw_numa_prefer(tier, 0);
   tw_in_tier = 0;
   if (err) {
     tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));

@@ -202,6 +202,42 @@ static int tw_numa_bind(const tw_numa_tier *t, void *p, size_t len) {
                            0);
 }
 
+/* The calling thread's policy while libmemkind loads for a NUMA tier
+ * (tw_memkind_fixed_ready, at the tier's first small block): the pages
+ * the load takes - the page cache that libmemkind, libdaxctl, libkmod and
+ * libcrypto are read into (~8 MiB with readahead), their relocated data,
+ * jemalloc's start-up - come from the tier's nodes, not from the DRAM node,
+ * whose room is the placement's budget (page-cache pages follow the
+ * allocating thread's policy, not a mapping's). on = 1: prefer the tier's
+ * nodes, the thread's own policy saved; on = 0: that policy back. Pages
+ * already in the page cache stay where they are. */
+static __thread int tw_saved_mode = -1;
+static __thread unsigned long tw_saved_mask[1];
+
+void tw_numa_prefer(int tier, int on) {
+  const tw_numa_tier *t = &tw_nt[tier];
+  if (on) {
+    int mode;
+    tw_saved_mode = -1;
+    if (!t->nnodes || syscall(SYS_get_mempolicy, &mode, tw_saved_mask,
+                              (unsigned long)TW_NODES_MAX + 1, NULL, 0UL))
+      return; /* (more nodes than a mask holds: left as it is) */
+    tw_nodeset one = {{0}};
+    for (unsigned i = 0; i < TW_NODES_MAX; i++)
+      if (tw_set_has(&t->nodes, i)) {
+        tw_set_add(&one, i);
+        break;
+      }
+    if (!syscall(SYS_set_mempolicy, MPOL_PREFERRED, one.bits,
+                 (unsigned long)TW_NODES_MAX + 1))
+      tw_saved_mode = mode;
+  } else if (tw_saved_mode >= 0) {
+    syscall(SYS_set_mempolicy, tw_saved_mode, tw_saved_mask,
+            (unsigned long)TW_NODES_MAX + 1);
+    tw_saved_mode = -1;
+  }
+}
+
 /* kmem's nodes: MEMKIND_DAX_KMEM_NODES (memkind's own variable, so a
  * machine set up for memkind needs nothing else), else the memory-only
  * nodes of /sys. */

@@ -170,6 +170,9 @@ TW_HIDDEN void tw_mk_free(int tier, void *p);
 TW_HIDDEN size_t tw_mk_usable(int tier, void *p);
 
 /* tw_be_numa.c: the machine's NUMA nodes (from /sys) */
+/* The calling thread prefers the NUMA tier's nodes (on = 1) or has its own
+ * policy back (on = 0): while libmemkind loads for that tier. */
+TW_HIDDEN void tw_numa_prefer(int tier, int on);
 #define TW_NODES_MAX 64
 #define TW_LONG_BITS (8 * sizeof(unsigned long))
 typedef struct tw_nodeset {

@@ -12,6 +12,7 @@ fraction (default 25%) of each program's peak footprint with an mlocked
   tierwise@6.1         `tierwise advise --tiers kmem --dram-budget <node 0 free>`
                        on a host-made sim profile, applied with the runtime
   tierwise+linux@6.1   the same with Linux tiering on
+  tierwise@6.12, tierwise+linux@6.12   the same two on 6.12
 
 During the program's kernel (examples/common stops the program at its start
 and end: TW_EX_STOP_AT_KERNEL) test/bench/numa_sample samples, with
@@ -69,7 +70,7 @@ PROGRAMS = {
     "fwlike-bfs": (["-g", "18"], "2M", [], 1.0),
 }
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
-         "linux@6.12", "damon@6.12"]
+         "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12"]
 # guest memory: node 0 (CPUs), node 1 (KMEM-DAX; kmem hot-adds 128 MiB less)
 NODE0_MIB, NODE1_MIB = 1024, 640
 
