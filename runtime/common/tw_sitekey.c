@@ -24,18 +24,34 @@ static int tw_is_so(const char *s, const char *prefix) {
 }
 
 int tw_module_is_allocator(const char *b) {
+  /* (by its first characters first: it is asked for every module loaded
+   * and every new stack's first frames) */
   if (!b)
     return 0;
-  if (tw_starts(b, "libtierwise") && tw_is_so(b, "libtierwise"))
-    return 1;
-  if (tw_starts(b, "vgpreload_") && tw_is_so(b, "vgpreload_"))
-    return 1;
-  if (tw_starts(b, "libjemalloc"))
-    return 1;
-  if (tw_starts(b, "ld-linux") && tw_is_so(b, "ld-linux"))
-    return 1;
-  return tw_starts(b, "libmemkind.so") || tw_starts(b, "libc.so") ||
-         tw_starts(b, "libstdc++.so") || tw_starts(b, "libgcc_s.so");
+  if (b[0] == 'v')
+    return tw_starts(b, "vgpreload_") && tw_is_so(b, "vgpreload_");
+  if (b[0] != 'l')
+    return 0;
+  if (b[1] == 'd')
+    return tw_starts(b, "ld-linux") && tw_is_so(b, "ld-linux");
+  if (b[1] != 'i' || b[2] != 'b')
+    return 0;
+  switch (b[3]) {
+  case 't':
+    return tw_starts(b, "libtierwise") && tw_is_so(b, "libtierwise");
+  case 'j':
+    return tw_starts(b, "libjemalloc");
+  case 'm':
+    return tw_starts(b, "libmemkind.so");
+  case 'c':
+    return tw_starts(b, "libc.so");
+  case 's':
+    return tw_starts(b, "libstdc++.so");
+  case 'g':
+    return tw_starts(b, "libgcc_s.so");
+  default:
+    return 0;
+  }
 }
 
 const char *tw_basename(const char *path) {

@@ -35,6 +35,7 @@ typedef struct tw_fast_table {
   tw_fast_entry e[TW_FAST_SLOTS];
   uint64_t hits, checks, mismatches, unwinds; /* hits: flushed hits */
   int in_use;
+  tw_frame_memo memo[1 << TW_FM_BITS]; /* its thread's (tw_site_first) */
 } tw_fast_table;
 
 TW_HIDDEN extern __thread tw_fast_table *tw_fast_mine

@@ -27,6 +27,8 @@ typedef struct tw_site {
   uint64_t dram_head;     /* placement's dram_bytes: each object's first
                              bytes from DRAM (tw_split.c); 0: none */
   double dram_frac;       /* placement's dram_fraction (wins); 0: none */
+  int first_mod;          /* the module of its first frame: index + 1
+                             (tw_module_base), 0: none (set at creation) */
   int api;                /* allocated through tierwise.h (tw_malloc, new
                              (tw::pmem)): the report lists it whatever its
                              size, at the call the rewrite placed */
@@ -41,15 +43,38 @@ typedef struct tw_site {
 
 /* Site of the current call stack (full unwind). */
 TW_HIDDEN uint32_t tw_site_here(void);
+/* A thread's memo of return addresses (tw_site_first), direct-mapped, one
+ * writer and reader (its thread; the memory is the caller's): a user
+ * frame's one-frame site, or an allocator frame's step (TW_FM_STEP | its
+ * frame rule's slot). An Open MPI start-up makes ~12,000 allocations from
+ * ~1,500 first frames, most through strdup or asprintf, nearly every one
+ * a fast-path miss (the key, a return address into libc and a stack
+ * pointer, is shared by many call paths): each looked its frames' modules
+ * and rules up, validated each step, and hashed and probed the raw-stack
+ * table - two thirds of a miss. Valid while the raw-stack table's
+ * generation is unchanged (a module unloaded that a stack went through). */
+typedef struct tw_frame_memo {
+  uintptr_t ra; /* 0: empty */
+  uint32_t gen;
+  uint32_t site;
+} tw_frame_memo;
+#define TW_FM_BITS 12
+#define TW_FM_STEP 0x80000000u
+static inline tw_frame_memo *tw_fm_slot(tw_frame_memo *memo, uintptr_t a) {
+  return &memo[(a * 0x9e3779b97f4a7c15ull) >> (64 - TW_FM_BITS)];
+}
 /* The site named by the first user frame alone (FORMATS.md: the first frame
  * of tw_site_here()'s stack) of an allocation whose interposed entry point
  * was called from return address \p ra, its frame address \p sp: ra's own
  * frame when ra is in a user module, else the first user frame stepped to
  * from the call out of the allocator's frames; TW_SITE_NONE when not found
  * so. Interned once per distinct frame; never unwinds the whole stack.
- * *by_ra: 1 when the frame is ra's own (the same for every call from ra). */
-TW_HIDDEN uint32_t tw_site_first(void *ra, void *sp, int *by_ra);
-TW_HIDDEN tw_site *tw_site_get(uint32_t idx);
+ * *by_ra: 1 when the frame is ra's own (the same for every call from ra).
+ * \p memo: the calling thread's (1 << TW_FM_BITS entries), or NULL. */
+TW_HIDDEN uint32_t tw_site_first(void *ra, void *sp, int *by_ra,
+                                 tw_frame_memo *memo);
+TW_HIDDEN extern tw_site *tw_sites; /* (tw_stack.c) */
+static inline tw_site *tw_site_get(uint32_t idx) { return &tw_sites[idx]; }
 TW_HIDDEN uint32_t tw_site_count(void);
 /* Count an object of \p size served for \p s: its first \p head bytes
  * from DRAM (a split object, tw_split.c), the rest from \p tier. */
@@ -95,6 +120,10 @@ static inline void tw_site_live_add(tw_site *s, size_t size) {
 typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
                              const char *build_id);
 TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
+/* The basename of module \p idx (a site's first_mod - 1): a module's
+ * entry is never reused (a library loaded again gets another one). */
+TW_HIDDEN const char *tw_module_base(int idx);
+#define TW_MODULES_MAX 1024
 TW_HIDDEN void tw_stack_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* Site lookups that found no slot in the raw-stack table (full around the
  * stack's hash) and were formatted instead. */

@@ -43,13 +43,32 @@ int tw_dram_overflow_tier(void) {
  * s->decided (release; helgrind does not model C11 atomics: annotated). */
 static pthread_mutex_t tw_decide_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Whether some placement site starts in the module of \p s's first frame,
+ * asked once per module (tw_decide_lock held): 0 unknown, 1 no, 2 yes.
+ * The same answer as tw_placement_leads(s->stack) (a frame names its
+ * module by basename), without reading the stack string. */
+static uint8_t tw_mod_leads[TW_MODULES_MAX];
+
+static int tw_leads(const tw_site *s) {
+  int m = s->first_mod - 1;
+  if (m < 0 || m >= TW_MODULES_MAX)
+    return tw_placement_leads(s->stack);
+  if (!tw_mod_leads[m])
+    tw_mod_leads[m] = (uint8_t)(1 + tw_placement_leads(tw_module_base(m)));
+  return tw_mod_leads[m] - 1;
+}
+
 void tw_decide(tw_site *s) {
   pthread_mutex_lock(&tw_decide_lock);
   if (!s->decided) {
     int tier = tw_placement_default_tier();
-    s->placed = tw_placement_match(s->stack, &tier);
+    /* A placement site matches a stack it is a frame-wise prefix of: its
+     * first frame is the stack's, so a stack whose first frame's module
+     * starts no placement site matches none (most of an Open MPI
+     * start-up's ~1,400 one-frame sites): not looked up. */
+    s->leads = tw_leads(s);
+    s->placed = s->leads ? tw_placement_match(s->stack, &tier) : -1;
     s->tier = tier;
-    s->leads = s->placed >= 0 || tw_placement_leads(s->stack);
     s->dram_head =
         tier != TW_TIER_DRAM ? tw_placement_dram_bytes(s->placed) : 0;
     s->dram_frac =

@@ -63,13 +63,14 @@ tw_policy_site_here(void) {
  * were 3/4 of its instructions with a one-site placement. Else the full
  * stack's site (tw_policy_site_here). *sure: 1 when every call from \p ra
  * has this site (its first frame is ra's own and leads no placement site),
- * so that the fast path need not learn the key. */
+ * so that the fast path need not learn the key. \p memo: the thread's
+ * (tw_site_first), or NULL. */
 static inline __attribute__((always_inline)) uint32_t
-tw_policy_site_at(void *ra, void *sp, int *sure) {
+tw_policy_site_at(void *ra, void *sp, int *sure, tw_frame_memo *memo) {
   int by_ra = 0;
   *sure = 0;
   if (tw_placement_nsites() > 0) {
-    uint32_t f = tw_site_first(ra, sp, &by_ra);
+    uint32_t f = tw_site_first(ra, sp, &by_ra, memo);
     if (f != TW_SITE_NONE) {
       tw_site *s = tw_site_get(f);
       if (TW_UNLIKELY(!__atomic_load_n(&s->decided, __ATOMIC_ACQUIRE)))

@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #define UNW_LOCAL_ONLY /* _UL symbols: libunwind.so, not libunwind-x86_64 */
 #include <libunwind.h>
 #include <limits.h>
@@ -21,6 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,7 +38,6 @@
  * table (tw_raw_overflow, in the run report). */
 #define TW_RAW_PROBES 64
 #define TW_SITES_MAX (1u << 16)
-#define TW_MODULES_MAX 1024
 
 typedef struct tw_raw {
   uint64_t hash; /* 0: empty; published last */
@@ -60,7 +61,7 @@ typedef struct tw_module {
 
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
 static tw_raw *tw_raws;
-static tw_site *tw_sites;
+tw_site *tw_sites;
 static uint32_t tw_nsites; /* atomic */
 /* Sites by stack hash (open addressing, site + 1, 0 empty; under tw_lock):
  * a new raw stack finds its site without a scan of every site. */
@@ -111,6 +112,86 @@ static void tw_build_id(struct dl_phdr_info *info, char out[41]) {
   }
 }
 
+/* Directories' real paths (tw_lock held): the modules of a job come from a
+ * few directories (Open MPI's ~100 components from one). */
+#define TW_DIRS 16
+static struct {
+  const char *dir, *real; /* tw_internal_alloc'ed; dir NULL: empty */
+} tw_dirs[TW_DIRS];
+static int tw_ndirs;
+
+/* realpath(name) into out (PATH_MAX): its directory's real path (cached)
+ * and its file's name, soname links followed - one readlink per module (two
+ * for a link) instead of one per component of its path (realpath's ~5
+ * each: ~1,000 system calls in an Open MPI start-up). 0: failed. */
+static int tw_real_path_in(const char *name, char *out);
+static int tw_real_path(const char *name, char *out) {
+  int saved = errno; /* (called from within malloc) */
+  int ok = tw_real_path_in(name, out);
+  errno = saved;
+  return ok;
+}
+
+/* The real path of \p name's directory (its first \p dlen bytes), cached:
+ * NULL when it has none. Out of line (its buffer), once per directory. */
+static __attribute__((noinline)) const char *tw_dir_real(const char *name,
+                                                         size_t dlen) {
+  char dir[PATH_MAX], real[PATH_MAX];
+  memcpy(dir, name, dlen);
+  dir[dlen] = 0;
+  if (!realpath(dir, real))
+    return NULL;
+  size_t rlen = strlen(real);
+  char *d = tw_internal_alloc(dlen + 1), *r = tw_internal_alloc(rlen + 1);
+  if (!d || !r)
+    return NULL;
+  memcpy(d, dir, dlen + 1);
+  memcpy(r, real, rlen + 1);
+  int k = tw_ndirs < TW_DIRS ? tw_ndirs++ : (int)(dlen % TW_DIRS);
+  tw_dirs[k].dir = d;
+  tw_dirs[k].real = r;
+  return r;
+}
+
+static int tw_real_path_in(const char *name, char *out) {
+  const char *slash = strrchr(name, '/');
+  char link[256], next[PATH_MAX];
+  if (!slash || slash == name)
+    return realpath(name, out) != NULL;
+  size_t dlen = (size_t)(slash - name);
+  /* a link to a name in the same directory (libfoo.so.7 ->
+   * libfoo.so.7.4.0, the usual soname link) is followed here; any other
+   * link, and any failure but "not a link", the general way */
+  for (int hops = 0;; hops++) {
+    ssize_t n = readlink(name, link, sizeof(link));
+    if (n < 0 && errno == EINVAL)
+      break;
+    if (n <= 0 || n == (ssize_t)sizeof(link) || hops == 8 ||
+        memchr(link, '/', (size_t)n) || dlen + 1 + (size_t)n >= sizeof(next))
+      return realpath(name, out) != NULL;
+    memmove(next, name, dlen + 1);
+    memcpy(next + dlen + 1, link, (size_t)n);
+    next[dlen + 1 + n] = 0;
+    name = next;
+    slash = name + dlen;
+  }
+  size_t blen = strlen(slash);
+  const char *real = NULL;
+  for (int i = 0; i < tw_ndirs && !real; i++)
+    if (!strncmp(tw_dirs[i].dir, name, dlen) && !tw_dirs[i].dir[dlen])
+      real = tw_dirs[i].real;
+  if (!real && !(real = tw_dir_real(name, dlen)))
+    return realpath(name, out) != NULL;
+  size_t rlen = strlen(real);
+  if (real[rlen - 1] == '/') /* "/" */
+    rlen--;
+  if (rlen + blen + 1 > PATH_MAX)
+    return realpath(name, out) != NULL;
+  memcpy(out, real, rlen);
+  memcpy(out + rlen, slash, blen + 1);
+  return 1;
+}
+
 static const tw_module *tw_find_module(uintptr_t a, int refresh);
 
 static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
@@ -141,7 +222,7 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
     name = exe;
-  } else if (realpath(name, exe)) {
+  } else if (tw_real_path(name, exe)) {
     /* The loader's name may be a symlink (libfoo.so.7); site identity
      * (FORMATS.md) names the mapped file (libfoo.so.7.4.0), as Valgrind and
      * /proc/self/maps do. */
@@ -163,12 +244,17 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
 /* The last module found per 4 KiB page (index + 1; 0: none), so that a
  * lookup is a load and a range check, not a scan of every module (an Open
  * MPI job maps ~200). Stale entries fail the range check or name a closed
- * module: a scan then. */
-#define TW_MOD_CACHE 1024
-static int tw_mod_cache[TW_MOD_CACHE];
+ * module: a scan then. By a hash of the page: with the page number's low
+ * bits and 1,024 entries, the code pages of an Open MPI start-up's modules
+ * (loaded at 4 KiB-aligned addresses that share low bits) evicted each
+ * other - a scan in every third look-up, a sixth of a fast-path miss. */
+#define TW_MOD_CACHE_BITS 13
+static uint16_t tw_mod_cache[1u << TW_MOD_CACHE_BITS];
+_Static_assert(TW_MODULES_MAX < 65536, "module index + 1 in 16 bits");
 
 static const tw_module *tw_find_module(uintptr_t a, int refresh) {
-  uint32_t k = (uint32_t)(a >> 12) & (TW_MOD_CACHE - 1);
+  uint32_t k = (uint32_t)(((a >> 12) * 0x9e3779b97f4a7c15ull) >>
+                          (64 - TW_MOD_CACHE_BITS));
   int c = __atomic_load_n(&tw_mod_cache[k], __ATOMIC_RELAXED);
   if (c > 0) {
     const tw_module *m = &tw_mods[c - 1];
@@ -178,7 +264,7 @@ static const tw_module *tw_find_module(uintptr_t a, int refresh) {
   int nmods = __atomic_load_n(&tw_nmods, __ATOMIC_ACQUIRE);
   for (int i = 0; i < nmods; i++)
     if (!tw_mods[i].closed && a >= tw_mods[i].start && a < tw_mods[i].end) {
-      __atomic_store_n(&tw_mod_cache[k], i + 1, __ATOMIC_RELAXED);
+      __atomic_store_n(&tw_mod_cache[k], (uint16_t)(i + 1), __ATOMIC_RELAXED);
       return &tw_mods[i];
     }
   if (refresh) {
@@ -207,6 +293,18 @@ static int tw_mark_loaded(struct dl_phdr_info *info, size_t sz, void *ctx) {
   return 0;
 }
 
+static int tw_subs_of(struct dl_phdr_info *info, size_t sz, void *ctx) {
+  if (sz >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+    *(unsigned long long *)ctx = info->dlpi_subs;
+  return 1; /* (the count is every object's: the first one's will do) */
+}
+
+/* The loader's count of objects unloaded when the modules were last
+ * checked: a dlclose that unloaded nothing (another reference remains)
+ * leaves it as it was, and needs no look at every object (~200 in an Open
+ * MPI job). */
+static unsigned long long tw_subs_seen;
+
 /* After a dlclose: the modules no longer loaded are closed, so that a
  * library loaded later at their addresses is named after itself, and, when
  * a frame of some raw stack lay in one of them, the raw-stack table is
@@ -216,7 +314,15 @@ static int tw_mark_loaded(struct dl_phdr_info *info, size_t sz, void *ctx) {
  * an Open MPI start-up opens, queries and closes) is in no stack and no
  * site: nothing to forget. */
 int tw_modules_closed(void) {
+  unsigned long long subs = ~0ull;
+  dl_iterate_phdr(tw_subs_of, &subs);
   pthread_mutex_lock(&tw_lock);
+  if (subs != ~0ull && subs == tw_subs_seen) {
+    pthread_mutex_unlock(&tw_lock);
+    return 0;
+  }
+  tw_subs_seen = subs; /* (read before the look below: at worst the next
+                          dlclose looks again) */
   for (int i = 0; i < tw_nmods; i++)
     tw_mods[i].seen = 0;
   dl_iterate_phdr(tw_mark_loaded, NULL);
@@ -280,8 +386,6 @@ void tw_stack_atfork(int phase) {
 
 /* ---- sites ---- */
 
-tw_site *tw_site_get(uint32_t idx) { return &tw_sites[idx]; }
-
 uint32_t tw_site_count(void) {
   return __atomic_load_n(&tw_nsites, __ATOMIC_ACQUIRE);
 }
@@ -311,18 +415,32 @@ static uint32_t tw_site_intern(const char *stack) {
 static uint32_t tw_site_new(const uintptr_t *ips, int n) {
   tw_frame frames[TW_RAW_MAX];
   char buf[TW_MAX_DEPTH * 64];
+  int first = -1; /* the first user frame's module (+ 1), as tw_stack_format
+                     finds it: the first not of an allocator module */
   for (int i = 0; i < n; i++) {
     uintptr_t a = ips[i] - 1; /* the call instruction, not the return */
     tw_module *m = (tw_module *)tw_find_module(a, 1);
     if (m)
       m->used = 1; /* (tw_lock held) */
+    if (first < 0 && !(m && m->alloc))
+      first = m ? (int)(m - tw_mods) + 1 : 0;
     frames[i].module = m ? m->base : NULL;
     frames[i].offset = m ? a - m->bias : a;
   }
-  if (!tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth))
+  if (n == 1 && first >= 0 && tw_cfg.depth > 0)
+    /* a user frame alone (tw_site_first: most new sites of a start-up):
+     * what tw_stack_format writes for it, without asking again whether
+     * its module is an allocator's */
+    tw_frame_format(buf, sizeof(buf), &frames[0]);
+  else if (!tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth))
     return TW_SITE_NONE; /* no user frame: the tool's or libraries' own */
-  return tw_site_intern(buf);
+  uint32_t site = tw_site_intern(buf);
+  if (!tw_sites[site].first_mod && first > 0) /* (the first creation's) */
+    tw_sites[site].first_mod = first;
+  return site;
 }
+
+const char *tw_module_base(int idx) { return tw_mods[idx].base; }
 
 /* Helgrind does not model C11 atomics. A raw slot is published by storing
  * its hash (release) after the rest of it and its site, and read after
@@ -847,6 +965,55 @@ static int tw_after_call(uintptr_t ra) {
   return p[-3] == 0x41 && p[-2] == 0xff && ((p[-1] >> 3) & 7) == 2;
 }
 
+/* One libunwind step out of the frame at (\p ip, *rsp, *rbp): the
+ * caller's return address *next, and its rsp and rbp; 0: failed. Learned
+ * for the next time where the frame's CFA is rsp- or rbp-based. Out of
+ * line: its context (~1 KiB) is not the common step's. */
+static __attribute__((noinline)) int tw_unw_step(uintptr_t ip, uintptr_t *rspp,
+                                                 uintptr_t *rbpp,
+                                                 uintptr_t *next) {
+  unw_context_t uc;
+  unw_cursor_t c;
+  unw_word_t nip, nsp, nbp;
+  unw_save_loc_t loc;
+  uintptr_t rsp = *rspp, rbp = *rbpp;
+  if (unw_getcontext(&uc))
+    return 0;
+  uc.uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
+  uc.uc_mcontext.gregs[REG_RSP] = (greg_t)rsp;
+  uc.uc_mcontext.gregs[REG_RBP] = (greg_t)rbp;
+  tw_walk_enter();
+  int bad = unw_init_local(&c, &uc) < 0 || unw_step(&c) <= 0 ||
+            unw_get_reg(&c, UNW_REG_IP, &nip) < 0 ||
+            unw_get_reg(&c, UNW_REG_SP, &nsp) < 0 ||
+            unw_get_reg(&c, UNW_X86_64_RBP, &nbp) < 0 || !nip;
+  /* rsp-based CFA (rbp not the frame's base): the delta, and where the
+   * frame saved its caller's rbp */
+  int learn = !bad && nsp > rsp && rbp != nsp - 16 &&
+              unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0;
+  tw_walk_exit();
+  if (bad)
+    return 0;
+  if (learn)
+    tw_step_learn(ip, nsp - rsp,
+                  loc.type == UNW_SLT_MEMORY && loc.u.addr < nsp &&
+                          loc.u.addr >= rsp
+                      ? nsp - loc.u.addr
+                      : 0);
+  else if (nsp > rsp && rbp == nsp - 16 &&
+           ((const uintptr_t *)rbp)[0] == nbp &&
+           ((const uintptr_t *)rbp)[1] == nip &&
+           unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0 &&
+           loc.type == UNW_SLT_MEMORY && loc.u.addr == rbp)
+    /* rbp is the frame's base (ld.so's dlopen path, libc's
+     * vasprintf): the CFA is rbp + 16 at any depth of its stack */
+    tw_step_learn(ip, 16 | TW_STEP_FP, 16);
+  *next = nip;
+  *rspp = nsp;
+  *rbpp = nbp;
+  return 1;
+}
+
 /* The return address into the first user frame of an allocation whose
  * interposed entry point (a frame-pointer frame: \p sp its frame address,
  * [sp] the caller's rbp, [sp + 8] the return address \p ra) was called from
@@ -854,14 +1021,17 @@ static int tw_after_call(uintptr_t ra) {
  * caller's state at the call (rip ra, rsp sp + 16, rbp [sp]) - tierwise's
  * own frames are never walked - by the learned deltas, else libunwind.
  * 0: not found this way (the full unwind decides). */
-static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp) {
-  unw_context_t uc;
-  int have_uc = 0;
+static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp,
+                                  tw_frame_memo *memo, uint32_t gen,
+                                  uint32_t *site) {
   if (!sp || ((const uintptr_t *)sp)[1] != ra)
     return 0;
   uintptr_t ip = ra, rsp = sp + 16, rbp = ((const uintptr_t *)sp)[0];
   for (int k = 0; k < TW_FIRST_STEPS; k++) {
-    const tw_step *st = tw_step_find(ip);
+    tw_frame_memo *f = memo ? tw_fm_slot(memo, ip) : NULL;
+    const tw_step *st = f && f->ra == ip && f->gen == gen
+                            ? &tw_steps[f->site & ~TW_FM_STEP]
+                            : tw_step_find(ip);
     uintptr_t next;
     const tw_module *m;
     uintptr_t d, a;
@@ -872,6 +1042,8 @@ static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp) {
     if (st && st->delta == TW_STEP_END)
       return 0;
     if (st) {
+      if (f && !(f->ra == ip && f->gen == gen)) /* (an allocator's frame) */
+        *f = (tw_frame_memo){ip, gen, TW_FM_STEP | (uint32_t)(st - tw_steps)};
       uintptr_t cfa = rsp + st->delta, at = st->rbp_at;
       if (st->delta & TW_STEP_FP) { /* a frame-pointer frame: rbp + delta */
         if (rbp < rsp || rbp - rsp > (1u << 20))
@@ -879,50 +1051,27 @@ static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp) {
         cfa = rbp + (st->delta & ~TW_STEP_FP);
       }
       next = ((const uintptr_t *)cfa)[-1];
+      tw_frame_memo *g = memo ? tw_fm_slot(memo, next) : NULL;
+      if (g && g->ra == next && g->gen == gen) {
+        if (!(g->site & TW_FM_STEP)) {
+          *site = g->site; /* a user frame seen before: its site */
+          return next;
+        }
+        /* an allocator's frame seen before: stepped out of next */
+        if (at)
+          rbp = ((const uintptr_t *)(cfa - at))[0];
+        rsp = cfa;
+        ip = next;
+        continue;
+      }
       if (!(m = tw_module_at(next - 1)) || !tw_after_call(next))
         return 0; /* not what it learned: the full unwind decides */
       if (at) /* the frame saved (and may have reused) rbp */
         rbp = ((const uintptr_t *)(cfa - at))[0];
       rsp = cfa;
     } else { /* one libunwind step from (ip, rsp, rbp) */
-      unw_cursor_t c;
-      unw_word_t nip, nsp, nbp;
-      unw_save_loc_t loc;
-      if (!have_uc && unw_getcontext(&uc))
+      if (!tw_unw_step(ip, &rsp, &rbp, &next))
         return 0;
-      have_uc = 1;
-      uc.uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
-      uc.uc_mcontext.gregs[REG_RSP] = (greg_t)rsp;
-      uc.uc_mcontext.gregs[REG_RBP] = (greg_t)rbp;
-      tw_walk_enter();
-      int bad = unw_init_local(&c, &uc) < 0 || unw_step(&c) <= 0 ||
-                unw_get_reg(&c, UNW_REG_IP, &nip) < 0 ||
-                unw_get_reg(&c, UNW_REG_SP, &nsp) < 0 ||
-                unw_get_reg(&c, UNW_X86_64_RBP, &nbp) < 0 || !nip;
-      /* rsp-based CFA (rbp not the frame's base): the delta, and where the
-       * frame saved its caller's rbp */
-      int learn = !bad && nsp > rsp && rbp != nsp - 16 &&
-                  unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0;
-      tw_walk_exit();
-      if (bad)
-        return 0;
-      if (learn)
-        tw_step_learn(ip, nsp - rsp,
-                      loc.type == UNW_SLT_MEMORY && loc.u.addr < nsp &&
-                              loc.u.addr >= rsp
-                          ? nsp - loc.u.addr
-                          : 0);
-      else if (nsp > rsp && rbp == nsp - 16 &&
-               ((const uintptr_t *)rbp)[0] == nbp &&
-               ((const uintptr_t *)rbp)[1] == nip &&
-               unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0 &&
-               loc.type == UNW_SLT_MEMORY && loc.u.addr == rbp)
-        /* rbp is the frame's base (ld.so's dlopen path, libc's
-         * vasprintf): the CFA is rbp + 16 at any depth of its stack */
-        tw_step_learn(ip, 16 | TW_STEP_FP, 16);
-      next = nip;
-      rsp = nsp;
-      rbp = nbp;
       if (!(m = tw_module_at(next - 1)))
         return 0;
     }
@@ -976,17 +1125,32 @@ tw_backtrace(uintptr_t *ips, int max) {
   return n;
 }
 
-uint32_t tw_site_first(void *ra, void *sp, int *by_ra) {
+uint32_t tw_site_first(void *ra, void *sp, int *by_ra, tw_frame_memo *memo) {
   uintptr_t a = (uintptr_t)ra;
+  uint32_t site = TW_SITE_NONE;
+  *by_ra = 0;
   if (!tw_tables_ready())
     return TW_SITE_NONE;
-  const tw_module *m = tw_module_at(a - 1);
-  *by_ra = m && !m->alloc;
-  if (!*by_ra && !(a = tw_first_user_ra(a, (uintptr_t)sp)))
+  uint32_t gen = __atomic_load_n(&tw_raw_gen, __ATOMIC_ACQUIRE);
+  tw_frame_memo *f = memo ? tw_fm_slot(memo, a) : NULL;
+  if (f && f->ra == a && f->gen == gen && !(f->site & TW_FM_STEP)) {
+    *by_ra = 1; /* a user frame: ra's own */
+    return f->site;
+  }
+  if (!(f && f->ra == a && f->gen == gen)) { /* (an allocator's: memo'ed) */
+    const tw_module *m = tw_module_at(a - 1);
+    *by_ra = m && !m->alloc;
+  }
+  if (!*by_ra && !(a = tw_first_user_ra(a, (uintptr_t)sp, memo, gen, &site)))
     return TW_SITE_NONE;
+  if (site != TW_SITE_NONE) /* its frame was memo'ed */
+    return site;
   /* A one-frame raw stack: never the full unwind's, which starts in
    * tierwise's own frames. */
-  return tw_site_of(&a, 1);
+  site = tw_site_of(&a, 1);
+  if (memo && site != TW_SITE_NONE && !(site & TW_FM_STEP))
+    *tw_fm_slot(memo, a) = (tw_frame_memo){a, gen, site};
+  return site;
 }
 
 uint64_t tw_stack_overflows(void) {

@@ -12,7 +12,8 @@ under the runtime with a one-site placement (mpi-pagerank's xmalloc site of
 build_local, in --tier):
 - rt_sigprocmask calls of the whole job (`strace -f -c`: program and orted),
 - instructions of the program's process (callgrind, deterministic up to
-  Open MPI's own variation between runs, ~3%),
+  Open MPI's own variation between runs, ~3%), whole run and up to the end
+  of MPI_Init,
 and the ratios to the program alone; with --placement FILE (e.g. one
 `tierwise advise` wrote from a sim profile of the same command), that
 placement too. Also the job's other system calls (all but rt_sigprocmask
@@ -88,13 +89,18 @@ def syscalls(cmd, env, out):
 
 
 def instructions(cmd, env, out):
-    cg = out / "cg.out"
-    r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", *cmd],
+    """The program process's instructions: the whole run, and up to the end
+    of MPI_Init (--dump-after=PMPI_Init: its first dump)."""
+    for f in out.glob("cg.out*"):
+        f.unlink()
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--dump-after=PMPI_Init",
+                        f"--callgrind-out-file={out / 'cg.out'}.%p", *cmd],
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     m = re.search(r"Collected : (\d+)", r.stderr)
-    if not m:
+    init = [f for f in out.glob("cg.out.*.1")]
+    if not m or not init:
         sys.exit(f"callgrind failed: {r.stderr[-400:]}")
-    return int(m[1])
+    return int(m[1]), int(re.search(r"^summary: (\d+)", init[0].read_text(), re.M)[1])
 
 
 def main():
@@ -126,11 +132,13 @@ def main():
             }
         res = {k: (*syscalls(cmd, env, out), instructions(cmd, env, out))
                for k, env in runs.items()}
-    calls0, _, ins0 = res["program alone"]
+    calls0, _, (ins0, init0) = res["program alone"]
     print(f"mpi-pagerank -g {args.scale}, singleton (orted started), one site in {args.tier}")
-    print(f"{'':30} {'rt_sigprocmask':>15} {'other syscalls':>15} {'instructions':>14} {'ratio':>6}")
-    for k, (calls, other, ins) in res.items():
-        print(f"{k:30} {calls:>15,} {other:>15,} {ins:>14,} {ins / ins0:>6.2f}")
+    print(f"{'':30} {'rt_sigprocmask':>15} {'other syscalls':>15} {'instructions':>14} {'ratio':>6}"
+          f" {'to MPI_Init end':>16} {'ratio':>6}")
+    for k, (calls, other, (ins, init)) in res.items():
+        print(f"{k:30} {calls:>15,} {other:>15,} {ins:>14,} {ins / ins0:>6.2f}"
+              f" {init:>16,} {init / init0:>6.2f}")
     print(f"extra rt_sigprocmask with the placement: {res['runtime, one-site placement'][0] - calls0:,}")
 
 
