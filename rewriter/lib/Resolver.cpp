@@ -625,8 +625,9 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
     }
   }
   std::vector<EditTemplate> Inner;
-  TierSpelling Param = Place ? TierSpelling{"@VAR@.tier", "", "@VAR@.dram_bytes"}
-                             : TierSpelling{"@VAR@", "tw::tier_tag{@VAR@}", ""};
+  TierSpelling Param =
+      Place ? TierSpelling{"@VAR@.tier", "", "@VAR@.dram_bytes"}
+            : TierSpelling{"@VAR@", "tw::tier_tag{@VAR@}", ""};
   for (const AllocExpr *A : Allocs)
     for (EditTemplate E : editsOf(*A, PerUse)) {
       E.Text = fillWith(E.Text, Param);

@@ -333,7 +333,11 @@ def main(argv):
         )
         # A wrapper or template several sites share: the head form takes
         # its tw_place parameter, and a call passes TW_PLACE(tier, N).
-        param = re.search(rf"\b({heads})\((\w+)\.tier, \2\.dram_bytes, |(tw::head_tag)\{{(\w+)\.tier, \4\.dram_bytes\}}", text)
+        param = re.search(
+            rf"\b({heads})\((\w+)\.tier, \2\.dram_bytes, "
+            rf"|(tw::head_tag)\{{(\w+)\.tier, \4\.dram_bytes\}}",
+            text,
+        )
         if form:
             print(f"ok {name}: {base}:{line} rewritten to {form[1] or form[2]} with dram_bytes {n}")
         elif param and f"TW_PLACE(TW_TIER_PMEM, {n})" in patch_text:
