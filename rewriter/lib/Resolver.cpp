@@ -256,25 +256,26 @@ std::string sharedBy(const AllocExpr &A, const Located &L,
 }
 
 // The tier spelled for an edit inside a wrapper that takes it as a
-// parameter (Var), or as a constant.
+// parameter (Var), or as a constant; Head: the DRAM head's expression (a
+// constant, or a tw_place parameter's dram_bytes), empty: none.
 struct TierSpelling {
-  std::string Enum, Tag;
+  std::string Enum, Tag, Head;
 };
-TierSpelling constantTier(const std::string &Tier) {
-  return {*tierEnumName(Tier), *tierTagName(Tier)};
+TierSpelling constantTier(const std::string &Tier, int64_t Head) {
+  return {*tierEnumName(Tier), *tierTagName(Tier),
+          Head ? std::to_string(Head) : ""};
 }
 
-std::string fillWith(std::string Text, const TierSpelling &T, int64_t Head) {
+std::string fillWith(std::string Text, const TierSpelling &T) {
   auto Put = [&](const std::string &Hole, const std::string &Value) {
     for (size_t P; (P = Text.find(Hole)) != std::string::npos;)
       Text.replace(P, Hole.size(), Value);
   };
+  bool Head = !T.Head.empty();
   Put("@ENUM@", T.Enum);
-  Put("@TAG@", Head ? "tw::head_tag{" + T.Enum + ", " + std::to_string(Head) +
-                          "}"
-                    : T.Tag);
+  Put("@TAG@", Head ? "tw::head_tag{" + T.Enum + ", " + T.Head + "}" : T.Tag);
   Put("@HEAD@", Head ? "_head" : "");
-  Put("@DRAM@", Head ? std::to_string(Head) + ", " : "");
+  Put("@DRAM@", Head ? T.Head + ", " : "");
   return Text;
 }
 
@@ -411,8 +412,8 @@ void putVar(std::string &Text, const std::string &Var) {
 bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
                    const std::vector<EditTemplate> &Inner, const Placement &P,
                    const SourceIndex &Index, Emitter &Emit, Outcome &Out,
-                   std::map<const Site *, std::string> &Failed,
-                   unsigned Depth) {
+                   std::map<const Site *, std::string> &Failed, unsigned Depth,
+                   bool Place) {
   std::string Who = W.QualifiedName + " (" + base(W.File) + ":" +
                     std::to_string(W.Line) + ")";
   auto FailPlaced = [&](const std::vector<PathMember> &Xs,
@@ -426,11 +427,21 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
     return FailPlaced(Ms, "its definition is not in the given files");
   if (!W.Problem.empty())
     return FailPlaced(Ms, "it cannot take a tier parameter: " + W.Problem);
-  std::string Var = "tier";
+  // Place: the parameter is a tw_place (tier and DRAM head), as some of the
+  // sites have heads; else a tw_tier.
+  std::string Type = Place ? "tw_place" : "tw_tier";
+  std::string Var = Place ? "place" : "tier";
   for (const std::string &N : W.ParamNames)
     if (N == Var)
-      Var = "tw_tier_arg";
+      Var = Type + "_arg";
+  auto Arg = [&](const Site &S) {
+    std::string E = *tierEnumName(S.Tier);
+    return Place ? "TW_PLACE(" + E + ", " + std::to_string(headOf(S)) + ")"
+                 : E;
+  };
   std::string Default = *tierEnumName(P.DefaultTier);
+  if (Place)
+    Default = "TW_PLACE(" + Default + ", 0)";
 
   std::map<const CallSiteFact *, std::vector<PathMember>> ByCall;
   for (const PathMember &M : Ms) {
@@ -440,7 +451,7 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
     else
       FailPlaced({M}, Why);
   }
-  std::vector<std::pair<const CallSiteFact *, std::string>> Constant;
+  std::vector<std::pair<const CallSiteFact *, const Site *>> Constant;
   // Functions the tier is passed on to: members (one frame up), the calls.
   std::map<std::string, std::pair<std::vector<PathMember>,
                                   std::vector<const CallSiteFact *>>>
@@ -448,7 +459,7 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
   for (auto &[C, CMs] : ByCall) {
     std::set<std::string> Tiers;
     for (auto &[L, I] : CMs)
-      Tiers.insert(L->S->Tier);
+      Tiers.insert(Place ? placementOf(*L->S) : L->S->Tier);
     if (Tiers.size() == 1 && *Tiers.begin() == P.DefaultTier)
       continue;
     std::string Where = base(C->File) + ":" + std::to_string(C->Line);
@@ -485,7 +496,7 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
                                    "function that call is in as well)");
       continue;
     }
-    Constant.push_back({C, *Tiers.begin()});
+    Constant.push_back({C, CMs.front().first->S});
   }
   std::vector<const CallSiteFact *> Passing;
   for (auto &[G, U] : Up) {
@@ -494,7 +505,7 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
       for (const EditTemplate &E : passTier(W, *C, "@VAR@"))
         GInner.push_back(E);
     if (refactorLevel(Index.Wrappers.at(G), U.first, GInner, P, Index, Emit,
-                      Out, Failed, Depth + 1))
+                      Out, Failed, Depth + 1, Place))
       Passing.insert(Passing.end(), U.second.begin(), U.second.end());
   }
   if (Constant.empty() && Passing.empty())
@@ -503,7 +514,7 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
   // The function's declarations and the edits in its body.
   if (W.CPlusPlus) {
     for (const WrapperFact::Decl &D : W.Decls) {
-      std::string Text = std::string(W.NumParams ? ", " : "") + "tw_tier " +
+      std::string Text = std::string(W.NumParams ? ", " : "") + Type + " " +
                          Var + (D.First ? " = " + Default : "");
       if (D.VoidList)
         Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin, Text);
@@ -522,9 +533,9 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
       Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
       if (D.VoidList || !W.NumParams)
         Edits.push_back(
-            {D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin, "tw_tier " + Var}});
+            {D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin, Type + " " + Var}});
       else
-        Edits.push_back({D.ParamsBegin, {0, "tw_tier " + Var + ", "}});
+        Edits.push_back({D.ParamsBegin, {0, Type + " " + Var + ", "}});
     };
     std::vector<Edit> Edits;
     const WrapperFact::Decl *Def = nullptr;
@@ -563,21 +574,21 @@ bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
       }
   }
   std::string List;
-  for (auto &[C, Tier] : Constant) {
-    for (const EditTemplate &E : passTier(W, *C, *tierEnumName(Tier)))
+  for (auto &[C, S] : Constant) {
+    for (const EditTemplate &E : passTier(W, *C, Arg(*S)))
       Emit.add(E.File, E.Offset, E.Length, E.Text);
     List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
-            std::to_string(C->Line) + " (" + Tier + ")";
+            std::to_string(C->Line) + " (" + placementOf(*S) + ")";
   }
   for (const CallSiteFact *C : Passing)
     List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
             std::to_string(C->Line) + " (its caller's tier parameter)";
   Out.Notes.push_back(
       "wrapper " + Who +
-      (W.CPlusPlus ? " gains a parameter `tw_tier " + Var + " = " + Default +
-                         "`"
-                   : " forwards to a new " + W.Name + "_tier(tw_tier " + Var +
-                         ", ...) with " + Default) +
+      (W.CPlusPlus ? " gains a parameter `" + Type + " " + Var + " = " +
+                         Default + "`"
+                   : " forwards to a new " + W.Name + "_tier(" + Type + " " +
+                         Var + ", ...) with " + Default) +
       (Depth ? " that it passes on" : " that its allocation uses") +
       "; callers passing a tier: " + List);
   return true;
@@ -597,13 +608,16 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
     for (auto &[L, A] : Members)
       Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
   };
+  // Sites with DRAM heads: the parameter is a tw_place, which carries the
+  // head to the allocation's head form (dram_bytes 0 on the other paths).
+  int64_t MaxHead = 0;
+  for (auto &[L, A] : Members)
+    MaxHead = std::max(MaxHead, headOf(*L->S));
+  bool Place = MaxHead > 0;
   std::set<const AllocExpr *> Allocs;
   for (auto &[L, A] : Members) {
     Allocs.insert(A);
-    if (headOf(*L->S))
-      return FailAll("its sites have DRAM heads (dram_bytes), which a tier "
-                     "parameter does not carry");
-    if (std::string Why = cannotPlace(*A, L->S->Tier, 0); !Why.empty()) {
+    if (std::string Why = cannotPlace(*A, L->S->Tier, MaxHead); !Why.empty()) {
       if (L->S->Tier != P.DefaultTier)
         return FailAll(Why);
     } else if (PerUse && !A->Macro.empty() && !A->UseProblem.empty()) {
@@ -611,16 +625,18 @@ void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
     }
   }
   std::vector<EditTemplate> Inner;
-  TierSpelling Param{"@VAR@", "tw::tier_tag{@VAR@}"};
+  TierSpelling Param =
+      Place ? TierSpelling{"@VAR@.tier", "", "@VAR@.dram_bytes"}
+            : TierSpelling{"@VAR@", "tw::tier_tag{@VAR@}", ""};
   for (const AllocExpr *A : Allocs)
     for (EditTemplate E : editsOf(*A, PerUse)) {
-      E.Text = fillWith(E.Text, Param, 0);
+      E.Text = fillWith(E.Text, Param);
       Inner.push_back(E);
     }
   std::vector<PathMember> Ms;
   for (auto &[L, A] : Members)
     Ms.push_back({L, L->FrameIdx});
-  refactorLevel(W, Ms, Inner, P, Index, Emit, Out, Failed, 0);
+  refactorLevel(W, Ms, Inner, P, Index, Emit, Out, Failed, 0, Place);
 }
 
 // Uses of a macro's allocation (the edit at Key) that no member reaches.
@@ -725,7 +741,7 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
     for (auto &[L, A] : Ms)
       for (const EditTemplate &E : editsOf(*A, PerUse))
         Emit.add(E.File, E.Offset, E.Length,
-                 fillWith(E.Text, constantTier(Tier), Head));
+                 fillWith(E.Text, constantTier(Tier, Head)));
   };
   auto Mixed = [&](std::vector<Member> &Ms, bool PerUse) {
     const AllocExpr &A = *Ms.front().second;
@@ -798,7 +814,7 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
     // reaches (a template whose other instantiations the placement does not
     // name: one use for all of them) is expanded in that function, which
     // takes the tier as a parameter; the other uses with their constant.
-    if (!A0.Macro.empty() && !Head) {
+    if (!A0.Macro.empty()) {
       std::map<const AllocExpr *, std::vector<Member>> Uses;
       for (Member &M : Members)
         Uses[M.second].push_back(M);
@@ -840,7 +856,7 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
                             P.DefaultTier + "): " + *Placements.begin());
         continue;
       }
-    } else if (A0.Macro.empty() && !A0.FunctionKey.empty() && !Head &&
+    } else if (A0.Macro.empty() && !A0.FunctionKey.empty() &&
                unreachedCalls(Index, A0.FunctionKey, Members)) {
       Mixed(Members, false);
       continue;

@@ -2,8 +2,9 @@
 // Deciding, for each placed site, which allocation expression to rewrite:
 // frame -> file:line -> expression (column, or one site per call), the
 // stale-placement check, and the wrapper rule (an expression shared by sites
-// of different tiers or DRAM heads is not rewritten; one shared by sites of
-// a single tier and head is rewritten once, inside the wrapper or macro).
+// of different tiers or DRAM heads is rewritten in its function, which gains
+// a tier parameter, a tw_place where heads differ; one shared by sites of a
+// single tier and head is rewritten once, inside the wrapper or macro).
 #pragma once
 
 #include "Placement.h"

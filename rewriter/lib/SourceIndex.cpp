@@ -258,16 +258,20 @@ public:
               FD ? FD->getQualifiedNameAsString() : "(indirect call)",
               isCLibrary(FD));
       if (FD && !isa<CXXOperatorCallExpr>(CE)) {
-        // The callee's name (C calls of a wrapper are renamed) and its '('.
+        // The callee's name (C calls of a wrapper are renamed) and its '(',
+        // after explicit template arguments (`Components<int>(G)`).
         SourceLocation Name, LParen;
         const Expr *Callee = CE->getCallee()->IgnoreParenImpCasts();
         if (const auto *Ref = dyn_cast<DeclRefExpr>(Callee))
           Name = Ref->getLocation();
         else if (const auto *M = dyn_cast<MemberExpr>(Callee))
           Name = M->getMemberLoc();
+        SourceLocation Last = Name;
+        if (Name.isValid() && Callee->getEndLoc().isValid())
+          Last = Callee->getEndLoc();
         if (Name.isValid())
           if (std::optional<Token> P = Lexer::findNextToken(
-                  SM.getSpellingLoc(Name), SM, LO);
+                  SM.getSpellingLoc(Last), SM, LO);
               P && P->is(tok::l_paren))
             LParen = P->getEndLoc();
         addCallSite(CE->getSourceRange(), FD, CE->arguments(), Name, LParen,

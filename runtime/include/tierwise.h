@@ -133,6 +133,27 @@ void *tw_memalign_head(tw_tier tier, size_t dram_bytes, size_t alignment,
                        size_t size);
 int tw_posix_memalign_head(tw_tier tier, size_t dram_bytes, void **memptr,
                            size_t alignment, size_t size);
+/**
+ * \brief A placement as one value: a tier and a DRAM head (placement.json's
+ * `tier` and `dram_bytes`). What `tierwise rewrite` gives a wrapper that
+ * sites with DRAM heads share, in place of a tw_tier parameter: its
+ * allocation becomes the head form, `tw_malloc_head(place.tier,
+ * place.dram_bytes, n)` or `new (tw::head_tag{place.tier, place.dram_bytes})
+ * T[n]`, and a call path the placement does not name passes
+ * TW_PLACE(TW_TIER_DRAM, 0) (dram_bytes 0: the whole object in the tier).
+ */
+typedef struct tw_place {
+  tw_tier tier;
+  size_t dram_bytes;
+} tw_place;
+/** \brief A tw_place value (C99 compound literal, C++ braced init). */
+#ifdef __cplusplus
+#define TW_PLACE(tier, dram_bytes) (tw_place{(tier), (size_t)(dram_bytes)})
+#else
+#define TW_PLACE(tier, dram_bytes) ((tw_place){(tier), (size_t)(dram_bytes)})
+#endif
+/** \brief The default placement: all of the object in DRAM. */
+#define TW_PLACE_DRAM TW_PLACE(TW_TIER_DRAM, 0)
 /** \brief Release a block from any tier (same as free()). */
 void tw_free(void *ptr);
 /** \brief The tier that owns \p ptr, or -1 if libtierwise does not own it. */

@@ -120,6 +120,24 @@ def fwlike_pagerank(n, edges):
         rank = new
 
 
+def components(n, edges):
+    """Each vertex's label: the smallest vertex id of its (undirected)
+    component (fwtmpl-cc)."""
+    parent = list(range(n))
+
+    def find(v):
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for s, d, _ in edges:
+        a, b = find(s), find(d)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return [find(v) for v in range(n)]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("kernel")
@@ -139,9 +157,13 @@ def main():
     if a.kernel in ("adjlist", "fwlike-pagerank-sym"):  # undirected: each edge both ways
         edges = edges + [(d, s, w) for s, d, w in edges]
     adj = out_lists(n, edges)
-    if a.kernel in ("bfs", "sssp", "adjlist"):
+    if a.kernel == "fwtmpl-cc":
+        res = components(n, edges)
+        for v, x in enumerate(res):
+            print(v, x)
+    elif a.kernel in ("bfs", "sssp", "fwpregel-sssp", "adjlist"):
         root = default_root(adj, a.r)
-        res = (bfs_depths if a.kernel != "sssp" else dijkstra)(adj, root)
+        res = (dijkstra if a.kernel.endswith("sssp") else bfs_depths)(adj, root)
         if a.kernel != "adjlist":
             for v, x in enumerate(res):
                 print(v, x)

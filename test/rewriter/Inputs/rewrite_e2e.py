@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """End to end check of `tierwise rewrite` on one example kernel:
 
-    rewrite_e2e.py [--head] [--odd] [--advise=BUDGET] TIERWISE EXE ARGS... -- WORKDIR
+    rewrite_e2e.py [--head] [--odd] [--advise=BUDGET] [--bytes-min=PCT] TIERWISE EXE ARGS... -- WORKDIR
 
 1. allocation census (`tierwise profile --backend alloc`); 2. a placement of
 the example's big sites (>= 16 KiB) in its sources, alternately pmem and dram, largest
@@ -22,10 +22,13 @@ summed per innermost frame and caller frame: function without parameters,
 file, line, lines mapped through the patch) equal the
 LD_PRELOAD report's (for the head's site: its DRAM and pmem bytes, both
 non-zero). With --advise=BUDGET the placement is instead the advisor's
-(`tierwise profile --backend sim`, `tierwise advise --dram-budget BUDGET
---whole-sites`, every site with its tier), and at least 90% of its placed sites whose
-allocation is in the given files must be rewritten. Prints `ok ...` lines,
-exits non-zero on a failure."""
+(`tierwise profile --backend sim`, `tierwise advise --dram-budget BUDGET`:
+DRAM heads where it gives them, every site with its tier), and at least 90% of its placed sites whose
+allocation is in the given files must be rewritten. The share of the placed
+(non-default tier) bytes at rewritten sites is printed; with --bytes-min=PCT
+it must be at least PCT%. The patch must apply from the project root with
+`git apply` (in a git work tree) and with `patch -p1`, to the same files
+(symlinks kept). Prints `ok ...` lines, exits non-zero on a failure."""
 
 import csv
 import difflib
@@ -127,13 +130,20 @@ def line_map(old_dir, new_dir, names):
 
 
 def main(argv):
-    head = argv[0] == "--head"
-    argv = argv[1:] if head else argv
-    odd = argv[0] == "--odd"
-    argv = argv[1:] if odd else argv
-    advise = None
-    if argv[0].startswith("--advise="):
-        advise, argv = argv[0].split("=", 1)[1], argv[1:]
+    head = odd = False
+    advise = bytes_min = None
+    while argv[0].startswith("--"):
+        opt, argv = argv[0], argv[1:]
+        if opt == "--head":
+            head = True
+        elif opt == "--odd":
+            odd = True
+        elif opt.startswith("--advise="):
+            advise = opt.split("=", 1)[1]
+        elif opt.startswith("--bytes-min="):
+            bytes_min = float(opt.split("=", 1)[1])
+        else:
+            sys.exit(f"FAIL: unknown option {opt}")
     sep = argv.index("--")
     tierwise, cmd, work = Path(argv[0]), argv[1:sep], Path(argv[sep + 1])
     build, exe = tierwise.parents[1], Path(cmd[0])
@@ -168,6 +178,9 @@ def main(argv):
         n = int(r["bytes_allocated"]) // int(r["allocs"]) // 4 // 4096 * 4096
         if head and s["tier"] == "pmem" and n:
             s["dram_bytes"] = n
+    # Each site's bytes (the census's), for the share of placed bytes
+    # rewritten.
+    site_bytes = {r["stack"]: int(r["bytes_allocated"]) for r in rows}
 
     # The example's sources: its main file and the shared common/*.c.
     db = json.loads((build / "compile_commands.json").read_text())
@@ -215,19 +228,15 @@ def main(argv):
         # The advisor's cost placement from a sim profile, as a user has it.
         run([tierwise, "profile", "--backend", "sim", "-o", work / "sim", "--"] + cmd, env)
         advised = work / "advised.json"
-        # Whole sites: a DRAM head of a site behind a wrapper (fwlike's
-        # safe_malloc) is not rewritten (a tier parameter does not carry
-        # dram_bytes; the rewriter says so), and since heads need no 1 MiB
-        # site any more the advisor gives one there (fwlike-pagerank -g 12:
-        # 36 KiB of graph.h:75's 256 KiB).
-        run(
-            [tierwise, "advise", work / "sim", "--dram-budget", advise, "--whole-sites"]
-            + ["-o", advised]
-        )
+        # As a user has it: DRAM heads where the advisor gives them (a
+        # wrapper shared by sites with heads takes a tw_place).
+        run([tierwise, "advise", work / "sim", "--dram-budget", advise, "-o", advised])
         doc = json.loads(advised.read_text())
         if doc["default_tier"] != "dram":
             sys.exit(f"FAIL {name}: advised default tier {doc['default_tier']}")
         keep = ("stack", "location", "tier", "dram_bytes")
+        for s in doc["sites"]:
+            site_bytes[s["stack"]] = int(s.get("bytes", site_bytes.get(s["stack"], 0)))
         sites = [{k: s[k] for k in keep if k in s} for s in doc["sites"]]
     r = rewrite(sites, ok=(0, 1))
     (work / "rewrite-first.err").write_text(r.stderr)
@@ -251,6 +260,19 @@ def main(argv):
         )
         if share < 0.9:
             sys.exit(1)
+    # Of the placed (non-default tier) bytes, the share at rewritten sites.
+    pmem = [i for i, s in enumerate(sites) if s["tier"] != "dram"]
+    placed_b = sum(site_bytes.get(sites[i]["stack"], 0) for i in pmem)
+    done_b = sum(site_bytes.get(sites[i]["stack"], 0) for i in pmem if i not in bad)
+    share_b = 100 * done_b / placed_b if placed_b else 0
+    low = bytes_min is not None and share_b < bytes_min
+    verdict = "note" if bytes_min is None else "FAIL" if low else "ok"
+    print(
+        f"{verdict} {name}: {done_b} of {placed_b} placed bytes rewritten ({share_b:.1f}%), "
+        f"{len(pmem) - len(set(pmem) & set(bad))} of {len(pmem)} placed sites"
+    )
+    if low:
+        sys.exit(1)
     sites = [s for i, s in enumerate(sites) if i not in bad]
     headed = [s for s in sites if "dram_bytes" in s]
     if head and not headed:
@@ -261,9 +283,26 @@ def main(argv):
     rewrite(sites, ok=(0,))
     print(f"ok {name}: {len(placed)} pmem sites rewritten, {len(sites) - len(placed)} dram sites listed")
 
-    copy = work / "src"
-    shutil.copytree(exdir, copy / "examples")
-    run(["patch", "-s", "-p1", "-d", copy, "-i", work / "rewrite.patch"])
+    # The patch applies from the project root with both tools: `git apply`
+    # in a git work tree (examples/ copied with its symlinks), `patch -p1`
+    # in another copy; both give the same files.
+    copy, other = work / "src", work / "src-patch"
+    for d in (copy, other):
+        shutil.copytree(exdir, d / "examples", symlinks=True)
+    genv = dict(os.environ, GIT_CEILING_DIRECTORIES=str(work))
+    run(["git", "init", "-q", copy], genv)
+    run(["git", "apply", "--check", work / "rewrite.patch"], genv, cwd=copy)
+    run(["git", "apply", work / "rewrite.patch"], genv, cwd=copy)
+    run(["patch", "-s", "-p1", "-d", other, "-i", work / "rewrite.patch"])
+    for f in sorted((copy / "examples").rglob("*")):
+        g = other / f.relative_to(copy)
+        if f.is_symlink() or g.is_symlink():
+            if not (f.is_symlink() and g.is_symlink()):
+                sys.exit(f"FAIL {name}: {f.relative_to(copy)}: a symlink in one copy only")
+        elif f.is_file() and f.read_bytes() != g.read_bytes():
+            sys.exit(f"FAIL {name}: `git apply` and `patch -p1` differ on {f.relative_to(copy)}")
+    n_files = len(re.findall(r"^\+\+\+ b/", (work / "rewrite.patch").read_text(), re.M))
+    print(f"ok {name}: the patch ({n_files} files) applies with git apply and patch -p1, same result")
     flags = run([tierwise, "config", "--cflags", "--libs"]).stdout.split()
     cflags = [f for f in flags if f.startswith("-I")]
     libs = [f for f in flags if not f.startswith("-I")]
@@ -280,23 +319,34 @@ def main(argv):
     lmap = line_map(
         exdir, copy / "examples", sorted({Path(f).relative_to(exdir) for f in files} | set(map(Path, patched)))
     )
-    new_text = {
-        Path(f).name: (copy / "examples" / Path(f).relative_to(exdir)).read_text().splitlines()
-        for f in files
-    }
+    names = {Path(f).relative_to(exdir) for f in files} | set(map(Path, patched))
+    new_text = {n.name: (copy / "examples" / n).read_text().splitlines() for n in names}
+    patch_text = (work / "rewrite.patch").read_text()
+    heads = r"tw_(?:malloc|calloc|realloc|aligned_alloc|memalign|posix_memalign)_head"
     for s in headed:
         base, line = innermost_line(s["location"]).rsplit(":", 1)
         base, n = Path(base).name, s["dram_bytes"]
         j = next((nl for (b, nl), ol in lmap.items() if b == base and ol == int(line)), None)
-        form = j and re.search(
-            rf"\b(tw_(?:malloc|calloc|realloc|aligned_alloc|memalign|posix_memalign)_head)"
-            rf"\(TW_TIER_PMEM, {n}, |(tw::head_tag)\{{TW_TIER_PMEM, {n}\}}",
-            new_text[base][j - 1],
+        text = new_text[base][j - 1] if j and base in new_text else ""
+        form = re.search(
+            rf"\b({heads})\(TW_TIER_PMEM, {n}, |(tw::head_tag)\{{TW_TIER_PMEM, {n}\}}", text
         )
-        if not form:
+        # A wrapper or template several sites share: the head form takes
+        # its tw_place parameter, and a call passes TW_PLACE(tier, N).
+        param = re.search(
+            rf"\b({heads})\((\w+)\.tier, \2\.dram_bytes, "
+            rf"|(tw::head_tag)\{{(\w+)\.tier, \4\.dram_bytes\}}",
+            text,
+        )
+        if form:
+            print(f"ok {name}: {base}:{line} rewritten to {form[1] or form[2]} with dram_bytes {n}")
+        elif param and f"TW_PLACE(TW_TIER_PMEM, {n})" in patch_text:
+            print(
+                f"ok {name}: {base}:{line} rewritten to {param[1] or param[3]} with a tw_place "
+                f"parameter, passed TW_PLACE(TW_TIER_PMEM, {n})"
+            )
+        else:
             sys.exit(f"FAIL {name}: {base}:{line} has no DRAM-head form with {n} after the patch")
-        form = [None, form[1] or form[2]]
-        print(f"ok {name}: {base}:{line} rewritten to {form[1]} with dram_bytes {n}")
     rebuilt = work / name
     run(["c++", "-fopenmp", "-o", rebuilt] + objs + libs)
 
