@@ -123,22 +123,23 @@ static __thread int tw_mk_making;
  * tw_kinds entry NULL). */
 static int tw_fixed_made[TW_TIER_COUNT];
 
-/* tw_mk_lock held. */
-static void tw_fixed_make(int tier, void *addr, size_t size) {
+/* tw_mk_lock held; \p around(tier, 1) before, (tier, 0) after. */
+static void tw_fixed_make(int tier, void *addr, size_t size,
+                          void (*around)(int, int)) {
   /* memkind's own mappings now are the tier's: those its jemalloc makes
    * when it loads too (2 MiB-aligned base blocks for every kind it knows,
    * 1.3 MiB touched), which a NUMA node's backend binds to that node
    * (tw_tier_mapped) instead of leaving them in the DRAM that is the
    * placement's budget */
   tw_in_tier = tier;
-  tw_numa_prefer(tier, 1);
+  around(tier, 1);
   if (!tw_memkind_load_locked()) {
-    tw_numa_prefer(tier, 0);
+    around(tier, 0);
     tw_in_tier = 0;
     return;
   }
   int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
-  tw_numa_prefer(tier, 0);
+  around(tier, 0);
   tw_in_tier = 0;
   if (err) {
     tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));
@@ -146,7 +147,8 @@ static void tw_fixed_make(int tier, void *addr, size_t size) {
   }
 }
 
-int tw_memkind_fixed_ready(int tier, void *addr, size_t size) {
+int tw_memkind_fixed_ready(int tier, void *addr, size_t size,
+                           void (*around)(int, int)) {
   if (TW_UNLIKELY(tw_mk_making)) {
     errno = EAGAIN; /* (quiet: a fallback, counted) */
     return 0;
@@ -155,7 +157,7 @@ int tw_memkind_fixed_ready(int tier, void *addr, size_t size) {
     pthread_mutex_lock(&tw_mk_lock);
     if (!tw_fixed_made[tier]) {
       tw_mk_making = 1;
-      tw_fixed_make(tier, addr, size);
+      tw_fixed_make(tier, addr, size, around);
       tw_mk_making = 0;
       if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
         VALGRIND_HG_DISABLE_CHECKING(&tw_fixed_made[tier], sizeof(int));

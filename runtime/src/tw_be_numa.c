@@ -214,7 +214,7 @@ static int tw_numa_bind(const tw_numa_tier *t, void *p, size_t len) {
 static __thread int tw_saved_mode = -1;
 static __thread unsigned long tw_saved_mask[1];
 
-void tw_numa_prefer(int tier, int on) {
+static void tw_numa_prefer(int tier, int on) {
   const tw_numa_tier *t = &tw_nt[tier];
   if (on) {
     int mode;
@@ -446,7 +446,8 @@ static void tw_numa_unmap(int tier, void *p) {
  * page-cache pages, 1.5-2 MiB, on the DRAM node). */
 static inline int tw_numa_small(int tier) {
   const tw_numa_tier *t = &tw_nt[tier];
-  return tw_memkind_fixed_ready(tier, (void *)t->region, t->region_len);
+  return tw_memkind_fixed_ready(tier, (void *)t->region, t->region_len,
+                                tw_numa_prefer);
 }
 
 static void *tw_numa_malloc(int tier, size_t size) {

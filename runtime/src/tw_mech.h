@@ -186,9 +186,11 @@ TW_HIDDEN int tw_memkind_load(void);
  * start, when the tiers open before that set is registered). */
 TW_HIDDEN extern void (*tw_memkind_late)(void);
 /* A NUMA tier's fixed kind over [addr, addr + size), made (libmemkind
- * loaded) at the first call, from any thread; 0 (errno EAGAIN): it could
- * not be made, or this thread is loading libmemkind - serve from DRAM. */
-TW_HIDDEN int tw_memkind_fixed_ready(int tier, void *addr, size_t size);
+ * loaded) at the first call, from any thread, with around(tier, 1) called
+ * before and around(tier, 0) after; 0 (errno EAGAIN): it could not be
+ * made, or this thread is loading libmemkind - serve from DRAM. */
+TW_HIDDEN int tw_memkind_fixed_ready(int tier, void *addr, size_t size,
+                                     void (*around)(int, int));
 /* fork child: tw_mk_lock made anew (a tier's atfork, phase 2). */
 TW_HIDDEN void tw_memkind_atfork_child(void);
 TW_HIDDEN void *tw_mk_malloc(int tier, size_t size);
@@ -199,9 +201,7 @@ TW_HIDDEN void tw_mk_free(int tier, void *p);
 TW_HIDDEN size_t tw_mk_usable(int tier, void *p);
 
 /* tw_be_numa.c: the machine's NUMA nodes (from /sys) */
-/* The calling thread prefers the NUMA tier's nodes (on = 1) or has its own
- * policy back (on = 0): while libmemkind loads for that tier. */
-TW_HIDDEN void tw_numa_prefer(int tier, int on);
+
 #define TW_NODES_MAX 64
 #define TW_LONG_BITS (8 * sizeof(unsigned long))
 typedef struct tw_nodeset {
