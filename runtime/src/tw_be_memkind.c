@@ -119,27 +119,55 @@ static void tw_mk_error(const char *what, int err, const char *where) {
  * itself. */
 static __thread int tw_mk_making;
 
+/* Runs make(tier, arg) once, under tw_mk_lock, from whichever thread comes
+ * first; *made publishes it (1 once made, or once it could not be: the
+ * tier's kind NULL). Allocations this thread makes meanwhile are DRAM's
+ * (tw_mk_making). */
+static void tw_mk_once(int *made, int tier, void (*make)(int, void *),
+                       void *arg) {
+  if (__atomic_load_n(made, __ATOMIC_ACQUIRE)) {
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: no C11 atomics */
+      ANNOTATE_HAPPENS_AFTER(made);
+    return;
+  }
+  pthread_mutex_lock(&tw_mk_lock);
+  if (!*made) {
+    tw_mk_making = 1;
+    make(tier, arg);
+    tw_mk_making = 0;
+    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
+      VALGRIND_HG_DISABLE_CHECKING(made, sizeof(*made));
+      ANNOTATE_HAPPENS_BEFORE(made);
+    }
+    __atomic_store_n(made, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&tw_mk_lock);
+}
+
 /* 1 once a NUMA tier's fixed kind was made (or could not be: its
  * tw_kinds entry NULL). */
 static int tw_fixed_made[TW_TIER_COUNT];
 
+typedef struct tw_fixed_args {
+  void *addr;
+  size_t size;
+  void (*around)(int, int);
+} tw_fixed_args;
+
 /* tw_mk_lock held; \p around(tier, 1) before, (tier, 0) after. */
-static void tw_fixed_make(int tier, void *addr, size_t size,
-                          void (*around)(int, int)) {
+static void tw_fixed_make(int tier, void *arg) {
+  const tw_fixed_args *a = arg;
   /* memkind's own mappings now are the tier's: those its jemalloc makes
    * when it loads too (2 MiB-aligned base blocks for every kind it knows,
    * 1.3 MiB touched), which a NUMA node's backend binds to that node
    * (tw_tier_mapped) instead of leaving them in the DRAM that is the
    * placement's budget */
   tw_in_tier = tier;
-  around(tier, 1);
-  if (!tw_memkind_load_locked()) {
-    around(tier, 0);
-    tw_in_tier = 0;
-    return;
-  }
-  int err = tw_mkf.create_fixed(addr, size, &tw_kinds[tier]);
-  around(tier, 0);
+  a->around(tier, 1);
+  int err = tw_memkind_load_locked()
+                ? tw_mkf.create_fixed(a->addr, a->size, &tw_kinds[tier])
+                : 0; /* (not loaded: said so; the kind stays NULL) */
+  a->around(tier, 0);
   tw_in_tier = 0;
   if (err) {
     tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));
@@ -153,22 +181,8 @@ int tw_memkind_fixed_ready(int tier, void *addr, size_t size,
     errno = EAGAIN; /* (quiet: a fallback, counted) */
     return 0;
   }
-  if (!__atomic_load_n(&tw_fixed_made[tier], __ATOMIC_ACQUIRE)) {
-    pthread_mutex_lock(&tw_mk_lock);
-    if (!tw_fixed_made[tier]) {
-      tw_mk_making = 1;
-      tw_fixed_make(tier, addr, size, around);
-      tw_mk_making = 0;
-      if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
-        VALGRIND_HG_DISABLE_CHECKING(&tw_fixed_made[tier], sizeof(int));
-        ANNOTATE_HAPPENS_BEFORE(&tw_fixed_made[tier]);
-      }
-      __atomic_store_n(&tw_fixed_made[tier], 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&tw_mk_lock);
-  } else if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) { /* helgrind: no C11 */
-    ANNOTATE_HAPPENS_AFTER(&tw_fixed_made[tier]);
-  }
+  tw_fixed_args a = {addr, size, around};
+  tw_mk_once(&tw_fixed_made[tier], tier, tw_fixed_make, &a);
   if (TW_LIKELY(tw_kinds[tier] != NULL))
     return 1;
   errno = EAGAIN; /* said when it failed: no "full?" warning */
@@ -288,9 +302,9 @@ static int tw_pmem_open(int tier) {
 /* 1 once the pmem kind was made (or could not be: tw_kinds[pmem] NULL). */
 static int tw_pmem_made;
 
-
 /* The pmem kind on TIERWISE_PMEM_DIR (tw_mk_lock held). */
-static void tw_pmem_make(int tier) {
+static void tw_pmem_make(int tier, void *arg) {
+  (void)arg;
   const char *dir = tw_cfg.pmem_dir;
   if (!tw_memkind_load_locked())
     return;
@@ -374,7 +388,7 @@ static void tw_pmem_renew_kind(int tier) {
      * kind of a memkind pointer itself. */
     tw_kinds[tier] = NULL;
     tw_mk_making = 1;
-    tw_pmem_make(tier);
+    tw_pmem_make(tier, NULL);
     tw_mk_making = 0;
     __atomic_store_n(&tw_pmem_renew, 0, __ATOMIC_RELEASE);
   }
@@ -384,23 +398,7 @@ static void tw_pmem_renew_kind(int tier) {
 /* The kind, made at the first allocation (published by tw_pmem_made), or
  * at start (tw_tier_prepare). */
 static void tw_pmem_first(int tier) {
-  if (__atomic_load_n(&tw_pmem_made, __ATOMIC_ACQUIRE)) {
-    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) /* helgrind: no C11 atomics */
-      ANNOTATE_HAPPENS_AFTER(&tw_pmem_made);
-    return;
-  }
-  pthread_mutex_lock(&tw_mk_lock);
-  if (!tw_pmem_made) {
-    tw_mk_making = 1;
-    tw_pmem_make(tier);
-    tw_mk_making = 0;
-    if (TW_UNLIKELY(tw_vg == TW_VG_OTHER)) {
-      VALGRIND_HG_DISABLE_CHECKING(&tw_pmem_made, sizeof(tw_pmem_made));
-      ANNOTATE_HAPPENS_BEFORE(&tw_pmem_made);
-    }
-    __atomic_store_n(&tw_pmem_made, 1, __ATOMIC_RELEASE);
-  }
-  pthread_mutex_unlock(&tw_mk_lock);
+  tw_mk_once(&tw_pmem_made, tier, tw_pmem_make, NULL);
 }
 
 static inline int tw_pmem_ready(int tier) {

@@ -187,17 +187,23 @@ static uint64_t tw_nodes_sum(const tw_numa_tier *t, const char *field) {
 }
 
 /* The tier's policy on [p, p+len): preferred, never bound (header). */
+/* The tier's first node alone (MPOL_PREFERRED's one node). */
+static tw_nodeset tw_numa_first(const tw_numa_tier *t) {
+  tw_nodeset one = {{0}};
+  for (unsigned i = 0; i < TW_NODES_MAX; i++)
+    if (tw_set_has(&t->nodes, i)) {
+      tw_set_add(&one, i);
+      break;
+    }
+  return one;
+}
+
 static int tw_numa_bind(const tw_numa_tier *t, void *p, size_t len) {
-  int first = -1;
-  for (unsigned i = 0; i < TW_NODES_MAX && first < 0; i++)
-    if (tw_set_has(&t->nodes, i))
-      first = (int)i;
   if (t->nnodes > 1 &&
       !tw_sys_mbind(p, len, MPOL_PREFERRED_MANY, t->nodes.bits,
                     TW_NODES_MAX + 1, 0))
     return 0;
-  tw_nodeset one = {{0}};
-  tw_set_add(&one, (unsigned)first);
+  tw_nodeset one = tw_numa_first(t);
   return (int)tw_sys_mbind(p, len, MPOL_PREFERRED, one.bits, TW_NODES_MAX + 1,
                            0);
 }
@@ -222,12 +228,7 @@ static void tw_numa_prefer(int tier, int on) {
     if (!t->nnodes || syscall(SYS_get_mempolicy, &mode, tw_saved_mask,
                               (unsigned long)TW_NODES_MAX + 1, NULL, 0UL))
       return; /* (more nodes than a mask holds: left as it is) */
-    tw_nodeset one = {{0}};
-    for (unsigned i = 0; i < TW_NODES_MAX; i++)
-      if (tw_set_has(&t->nodes, i)) {
-        tw_set_add(&one, i);
-        break;
-      }
+    tw_nodeset one = tw_numa_first(t);
     if (!syscall(SYS_set_mempolicy, MPOL_PREFERRED, one.bits,
                  (unsigned long)TW_NODES_MAX + 1))
       tw_saved_mode = mode;
@@ -375,7 +376,9 @@ static int tw_numa_keep(int tier, uint8_t *base, size_t len) {
   return 0;
 }
 
-/* fork: the kept mappings' lock (a leaf) */
+/* fork: the kept mappings' lock (a leaf); in the child also memkind's
+ * lock, which another thread may have held loading libmemkind for the
+ * tier's first small block */
 static void tw_numa_atfork(int tier, int phase) {
   tw_mutex_atfork(&tw_kept[tier].lock, phase);
   if (phase == 2)

@@ -201,7 +201,6 @@ TW_HIDDEN void tw_mk_free(int tier, void *p);
 TW_HIDDEN size_t tw_mk_usable(int tier, void *p);
 
 /* tw_be_numa.c: the machine's NUMA nodes (from /sys) */
-
 #define TW_NODES_MAX 64
 #define TW_LONG_BITS (8 * sizeof(unsigned long))
 typedef struct tw_nodeset {

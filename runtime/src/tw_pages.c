@@ -191,7 +191,8 @@ static size_t tw_pages_count(uintptr_t lo, uintptr_t hi, int node,
      * in anonymous memory; -ENOENT for a page table without the page) */
     for (unsigned long i = 0; i < n; i++) {
       absent += status[i] < 0 ? TW_PAGE : 0;
-      *elsewhere += node >= 0 && status[i] >= 0 && status[i] != node ? TW_PAGE : 0;
+      *elsewhere +=
+          node >= 0 && status[i] >= 0 && status[i] != node ? TW_PAGE : 0;
     }
   }
   return absent;
