@@ -33,8 +33,9 @@
  *                                   anon)
  *   exit STATUS                     the program's exit status (128+signal)
  * Usage: numa_sample [-i MS] -o OUT -e ERRFILE -- PROGRAM ARGS...
- *        numa_sample --hold MIB
- *   --hold: maps, mlocks and touches MIB MiB, prints `held`, then waits for
+ *        numa_sample --hold MIB | --hold KIBK
+ *   --hold: maps, mlocks and touches MIB MiB (KIB KiB with a K suffix: the
+ *   yardstick's fillers step down to their target), prints `held`, then waits for
  *   end of input: run under `numactl --membind=0`, it takes node 0's memory
  *   for good (mlocked pages are neither reclaimed nor demoted). */
 #define _GNU_SOURCE
@@ -281,8 +282,10 @@ static void sample(pid_t pid, int i, const char *kind) {
   fflush(out);
 }
 
-static int hold(size_t mib) {
-  size_t bytes = mib << 20;
+static int hold(const char *arg) {
+  char *end;
+  size_t n = strtoul(arg, &end, 10);
+  size_t bytes = *end == 'K' ? n << 10 : n << 20;
   char *p = mmap(NULL, bytes ? bytes : PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                  -1, 0);
   if (p == MAP_FAILED)
@@ -291,7 +294,7 @@ static int hold(size_t mib) {
     die("mlock");
   for (size_t i = 0; i < bytes; i += PAGE)
     p[i] = 1;
-  printf("held %zu MiB\n", mib);
+  printf("held %zu KiB\n", bytes >> 10);
   fflush(stdout);
   while (getchar() != EOF)
     ;
@@ -301,7 +304,7 @@ static int hold(size_t mib) {
 int main(int argc, char **argv) {
   long interval_ms = 1000;
   if (argc == 3 && !strcmp(argv[1], "--hold"))
-    return hold(strtoul(argv[2], NULL, 10));
+    return hold(argv[2]);
   const char *outfile = NULL, *errfile = NULL;
   int c;
   while ((c = getopt(argc, argv, "+i:o:e:")) != -1) {

@@ -166,9 +166,13 @@ while read -r name mode target prog args; do
   "${envs[@]}" "$BUILD/examples/$prog" -h < /dev/null > /dev/null 2>&1
   "${envs[@]}" "$sampler" 2> /dev/null
   rm -f "$name.report.json"
-  # the fillers: node 0 down to TARGET KiB free - a first one leaves 16 MiB
-  # more (its page tables and the kernel's own allocations take some), a
-  # second one takes what is left above the target
+  # the fillers: node 0 down to TARGET KiB free. A first one leaves 16 MiB
+  # more (its page tables and the kernel's own allocations take some), then
+  # each next one, after a second for node 0's free count to settle, takes
+  # what is left above the target (the second leaves 2 MiB of it): a single
+  # top-up missed the target by up to 7.5 MiB either way on 6.12 (numa-r5),
+  # by 0.6 MiB on 6.1. Stops within 256 KiB above the target; `free_steps_kib`
+  # in NAME.mem is node 0's free memory before each filler and at the end.
   # ABOVE_WMARK=1: the target is room above what the page allocator keeps
   # from a program in node 0's zones (their low watermarks and
   # lowmem_reserve: below them it falls back to node 1), as the runtime's
@@ -178,14 +182,26 @@ while read -r name mode target prog args; do
   fi
   f=/dev/shm/$name.fill
   rm -f "$f" && mkfifo "$f"
-  fills=
-  for k in 1 2; do
-    fill=$((($(free_kib 0) - target) / 1024 - (k == 1 ? 16 : 0)))
+  fills= steps=
+  for k in 1 2 3 4 5 6; do
+    [ $k = 1 ] || sleep 1
+    free=$(free_kib 0)
+    steps="$steps $free"
+    over=$((free - target))
+    if [ $k = 1 ]; then
+      fill=$((over - 16384))
+    elif [ $over -le 256 ]; then
+      break
+    elif [ $k = 2 ] && [ $over -gt 4096 ]; then
+      fill=$((over - 2048))
+    else
+      fill=$over
+    fi
     [ $fill -gt 0 ] || fill=0
     # (7>&-: a filler holding the fifo's write end would never see its end)
     # (in the memory cgroup /tw-filler: DAMON's schemes filter it out)
     sh -c 'echo $$ > /sys/fs/cgroup/tw-filler/cgroup.procs 2> /dev/null; exec "$@"' sh \
-      numactl --membind=0 "$sampler" --hold $fill < "$f" 7>&- > "$name.fill$k.out" 2>&1 &
+      numactl --membind=0 "$sampler" --hold ${fill}K < "$f" 7>&- > "$name.fill$k.out" 2>&1 &
     fpids[$k]=$!
     [ $k = 1 ] && exec 7> "$f"
     for i in $(seq 1200); do grep -q '^held' "$name.fill$k.out" 2> /dev/null && break; sleep 0.1; done
@@ -194,7 +210,8 @@ while read -r name mode target prog args; do
   {
     echo "commit ${COMMIT:-?}"
     echo "target_kib $target"
-    echo "filler_mib$fills"
+    echo "filler_kib$fills"
+    echo "free_steps_kib$steps"
     echo "free_before_kib N0=$(free_kib 0) N1=$(free_kib 1)"
     echo "switches $(switches "$mode")"
   } > "$name.mem"
