@@ -149,10 +149,31 @@ def check_runtime_plain(d):
         c.check(f"{cfg}/dram-limit-report", ok,
                 "unmatched 16 MiB sites: " + "; ".join(
                     f"tier_bytes {u['tier_bytes']} fallback {u['fallback_bytes']}" for u in un))
+    check_lazy_plain(d)
     check_room_plain(d)
     check_balance_plain(d)
 
     check_free(cfg, d)
+
+
+def check_lazy_plain(d):
+    """A 64 KiB numa:1 block loads libmemkind (and libdaxctl, libkmod,
+    libcrypto) while the loading thread prefers node 1: the block and at
+    least 90% of each file's page-cache pages are on node 1."""
+    cfg = "plain"
+    lazy = c.Case(d, "lazy")
+    c.expect_nodes(cfg, "lazy-small-block-on-N1", lazy, {"a": 1, "b": 0, "c": 0})
+    files = {}
+    for line in c.read(d / "lazy.files").splitlines():
+        f = line.split()
+        if f[:1] == ["file"] and len(f) == 5:
+            files[f[1].rsplit("/", 1)[-1]] = {k: int(v) for k, v in (x.split("=") for x in f[2:])}
+    ok = files.get("libmemkind.so.0", {}).get("cached", 0) > 0 and all(
+        v["N1"] >= 0.9 * v["cached"] for v in files.values()
+    )
+    c.check(f"{cfg}/lazy-libmemkind-page-cache-on-N1", ok,
+            "; ".join(f"{k} cached={v['cached']} N0={v['N0']} N1={v['N1']}" for k, v in files.items())
+            or f"no lazy.files lines ({lazy.why()})")
 
 
 def free_lines(case):

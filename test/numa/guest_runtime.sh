@@ -138,6 +138,17 @@ runtime_cases() {
       sed -E 's/("stack": "[^;"]*)[^"]*"/\1"/' "$HOST/numa1.json" > "$OUT/numa1-frame.json"
       place fork "$OUT/numa1-frame.json" -- -f
       place limit "$HOST/numa1.json" TIERWISE_DRAM_LIMIT=8M --
+      # a 64 KiB block of the numa:1 site: libmemkind (numa:1's small
+      # blocks) loads at it, the loading thread preferring node 1, so the
+      # page cache of libmemkind and what it brings lands there, not in node
+      # 0's room (runtime/README.md "The NUMA node backend"); the caches are
+      # dropped first so that these files are read now
+      sync
+      echo 3 > /proc/sys/vm/drop_caches
+      place lazy "$HOST/numa1.json" -- -a 0.0625
+      lib=/usr/lib/x86_64-linux-gnu
+      "$probe" --file-nodes $lib/libmemkind.so.0 $lib/libdaxctl.so.1 $lib/libkmod.so.2 \
+        $lib/libcrypto.so.3 > lazy.files 2>&1
       # 192 MiB more from make_a (numa:1; one block grown by realloc),
       # written and freed: what stays on node 1, and the node-0 memory the
       # runtime holds beside the objects, against the unplaced run

@@ -35,6 +35,10 @@
  *             and FILE.numa_maps.smaps
  *   --hold    allocate and touch MIB MiB, print `held`, wait for stdin EOF
  *             (fills a node under `numactl --membind`)
+ *        numa_probe --file-nodes FILE...
+ *   --file-nodes  where each file's pages in the page cache are: prints
+ *             `file PATH cached=P N0=x N1=y` (mincore finds the cached
+ *             pages; only those are read, so none is read in anew)
  *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE]] [-o FILE]
  *   --phases  the program's phases for the runtime's room on the DRAM node
  *             (runtime/README.md "Room on the DRAM node"): four objects of
@@ -52,6 +56,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,6 +279,39 @@ static void pages_on(void *p, size_t n, long per_node[MAXNODE]) {
   free(status);
 }
 
+/* --file-nodes: the nodes of each file's page-cache pages. */
+static int file_nodes(int n, char **paths) {
+  for (int i = 0; i < n; i++) {
+    int fd = open(paths[i], O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+      printf("file %s missing\n", paths[i]);
+      if (fd >= 0)
+        close(fd);
+      continue;
+    }
+    size_t np = ((size_t)st.st_size + PAGE - 1) / PAGE;
+    volatile unsigned char *m = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    unsigned char *in = malloc(np);
+    if (m == MAP_FAILED || mincore((void *)m, st.st_size, in) != 0) {
+      perror("numa_probe: mmap/mincore");
+      return 3;
+    }
+    long per_node[MAXNODE] = {0}, cached = 0;
+    for (size_t k = 0; k < np; k++)
+      if (in[k] & 1) { /* cached: the read maps the page-cache page */
+        (void)m[k * PAGE];
+        pages_on((void *)(m + k * PAGE), PAGE, per_node);
+        cached++;
+      }
+    printf("file %s cached=%ld N0=%ld N1=%ld\n", paths[i], cached, per_node[0], per_node[1]);
+    munmap((void *)m, st.st_size);
+    free(in);
+    close(fd);
+  }
+  return 0;
+}
+
 /* `free WHEN N0=.. anon N0=.. objs N0=..`: the process's pages per node
  * (numa_maps, every VMA and the anonymous ones) and those of \p n objects. */
 static void free_line(FILE *out, const char *when, void **objs, size_t *sizes, int n) {
@@ -358,6 +398,8 @@ int main(int argc, char **argv) {
     const char *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(argv[i], "--hold"))
       return hold(mib(v));
+    else if (!strcmp(argv[i], "--file-nodes"))
+      return file_nodes(argc - i - 1, argv + i + 1);
     else if (!strcmp(argv[i], "--phases"))
       phase_sizes = v, i++;
     else if (!strcmp(argv[i], "-a"))
