@@ -24,6 +24,10 @@
  *                                   every page of the process on each node
  *                                   (/proc/PID/numa_maps), then those of its
  *                                   anonymous mappings
+ *   pcp I N0=KIB                    node 0's free pages in the kernel's
+ *                                   per-CPU lists at sample I (zoneinfo's
+ *                                   pagesets `count`): free, but neither in
+ *                                   MemFree nor seen by the watermark check
  *   free I N0=KIB                   node 0's MemFree at sample I (what the
  *                                   program left unused there)
  *   vma I ADDR POLICY N0= N1= NAME  (sample 1 only) each mapping holding
@@ -163,6 +167,19 @@ static void held(pid_t pid, int i) {
     }
   }
   fclose(f);
+  f = fopen("/proc/zoneinfo", "r");
+  long pcp = 0;
+  int node0 = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    long n;
+    if (!strncmp(line, "Node ", 5))
+      node0 = !strncmp(line, "Node 0,", 7);
+    else if (node0 && sscanf(line, " count: %ld", &n) == 1)
+      pcp += n;
+  }
+  if (f)
+    fclose(f);
+  fprintf(out, "pcp %d N0=%ld\n", i, pcp * 4);
   f = fopen("/sys/devices/system/node/node0/meminfo", "r");
   while (f && fgets(line, sizeof line, f)) {
     long kib;
