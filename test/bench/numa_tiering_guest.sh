@@ -24,7 +24,13 @@ cd "$dir" || exit 1
 sampler=$BUILD/test/bench/numa_sample
 rtlib=$BUILD/lib/libtierwise-runtime.so
 stamp() { echo "$(cut -d' ' -f1 /proc/uptime) $*" >> "$dir/timeline"; }
-free_kib() { awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/meminfo; }
+# a node's free memory: MemFree plus the free pages in the kernel's per-CPU
+# lists (zoneinfo's pagesets `count`), which MemFree leaves out: on 6.12
+# they auto-tune and held 6-16 MiB of node 0 during the programs' kernels
+# (2-3.5 MiB on 6.1), and moved by up to 20 MiB under a filler's
+# allocation, so that fillers aimed by MemFree alone missed by that much
+pcp_kib() { awk -v n="$1," '/^Node/ {on = ($2 == n)} on && $1 == "count:" {p += $2} END {print p * 4}' /proc/zoneinfo; }
+free_kib() { echo $(($(awk '/MemFree/ {print $4}' /sys/devices/system/node/node$1/meminfo) + $(pcp_kib $1))); }
 
 stamp booted
 source "$SRC/test/numa/kmem_dax.sh"
@@ -166,7 +172,7 @@ while read -r name mode target prog args; do
   "${envs[@]}" "$BUILD/examples/$prog" -h < /dev/null > /dev/null 2>&1
   "${envs[@]}" "$sampler" 2> /dev/null
   rm -f "$name.report.json"
-  # the fillers: node 0 down to TARGET KiB free. A first one leaves 16 MiB
+  # the fillers: node 0 down to TARGET KiB free (free_kib). A first one leaves 16 MiB
   # more (its page tables and the kernel's own allocations take some), then
   # each next one, after a second for node 0's free count to settle, takes
   # what is left above the target (the second leaves 2 MiB of it): a single
@@ -213,6 +219,7 @@ while read -r name mode target prog args; do
     echo "filler_kib$fills"
     echo "free_steps_kib$steps"
     echo "free_before_kib N0=$(free_kib 0) N1=$(free_kib 1)"
+    echo "pcp_before_kib N0=$(pcp_kib 0) N1=$(pcp_kib 1)"
     echo "switches $(switches "$mode")"
   } > "$name.mem"
   # shellcheck disable=SC2086
