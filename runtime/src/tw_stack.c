@@ -629,6 +629,18 @@ static const tw_step *tw_step_find(uintptr_t ip) {
   return NULL;
 }
 
+/* The CFA of the frame whose state is (\p rsp, \p rbp) by rule \p st (not
+ * TW_STEP_END); 0: a frame-pointer frame whose rbp is not within 1 MiB
+ * above rsp. */
+static inline uintptr_t tw_step_cfa(const tw_step *st, uintptr_t rsp,
+                                    uintptr_t rbp) {
+  if (!(st->delta & TW_STEP_FP))
+    return rsp + st->delta;
+  if (rbp < rsp || rbp - rsp > (1u << 20))
+    return 0;
+  return rbp + (st->delta & ~TW_STEP_FP);
+}
+
 static void tw_step_learn(uintptr_t ip, uintptr_t delta, uintptr_t rbp_at) {
   uint32_t k = (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - TW_STEP_BITS));
   if (delta != TW_STEP_END && ((delta & ~(uintptr_t)TW_STEP_FP) > (1u << 20) ||
@@ -1044,12 +1056,9 @@ static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp,
     if (st) {
       if (f && !(f->ra == ip && f->gen == gen)) /* (an allocator's frame) */
         *f = (tw_frame_memo){ip, gen, TW_FM_STEP | (uint32_t)(st - tw_steps)};
-      uintptr_t cfa = rsp + st->delta, at = st->rbp_at;
-      if (st->delta & TW_STEP_FP) { /* a frame-pointer frame: rbp + delta */
-        if (rbp < rsp || rbp - rsp > (1u << 20))
-          return 0;
-        cfa = rbp + (st->delta & ~TW_STEP_FP);
-      }
+      uintptr_t cfa = tw_step_cfa(st, rsp, rbp), at = st->rbp_at;
+      if (!cfa)
+        return 0;
       next = ((const uintptr_t *)cfa)[-1];
       tw_frame_memo *g = memo ? tw_fm_slot(memo, next) : NULL;
       if (g && g->ra == next && g->gen == gen) {
@@ -1108,12 +1117,9 @@ tw_backtrace(uintptr_t *ips, int max) {
       return -1;
     if (st->delta == TW_STEP_END)
       break;
-    uintptr_t cfa = rsp + st->delta, at = st->rbp_at;
-    if (st->delta & TW_STEP_FP) {
-      if (rbp < rsp || rbp - rsp > (1u << 20))
-        return -1;
-      cfa = rbp + (st->delta & ~TW_STEP_FP);
-    }
+    uintptr_t cfa = tw_step_cfa(st, rsp, rbp), at = st->rbp_at;
+    if (!cfa)
+      return -1;
     uintptr_t next = ((const uintptr_t *)cfa)[-1];
     if (!next || !tw_module_at(next - 1) || !tw_after_call(next))
       return -1;
@@ -1123,6 +1129,39 @@ tw_backtrace(uintptr_t *ips, int max) {
     ip = next;
   }
   return n;
+}
+
+uint32_t tw_site_memo(void *ra, void *sp, int *by_ra,
+                      const tw_frame_memo *memo) {
+  uintptr_t ip = (uintptr_t)ra;
+  uint32_t gen = __atomic_load_n(&tw_raw_gen, __ATOMIC_ACQUIRE);
+  const tw_frame_memo *f = tw_fm_slot(memo, ip);
+  if (f->ra != ip || f->gen != gen)
+    return TW_SITE_NONE;
+  *by_ra = !(f->site & TW_FM_STEP);
+  if (*by_ra)
+    return f->site; /* a user frame: ra's own */
+  /* an allocator's frame: stepped out of by memo'ed rules while the frames
+   * stepped to are memo'ed (as tw_first_user_ra steps) */
+  if (!sp || ((const uintptr_t *)sp)[1] != ip)
+    return TW_SITE_NONE;
+  uintptr_t rsp = (uintptr_t)sp + 16, rbp = ((const uintptr_t *)sp)[0];
+  for (int k = 0; k < TW_FIRST_STEPS; k++) {
+    const tw_step *st = &tw_steps[f->site & ~TW_FM_STEP];
+    uintptr_t cfa = tw_step_cfa(st, rsp, rbp), next;
+    if (!cfa)
+      return TW_SITE_NONE;
+    next = ((const uintptr_t *)cfa)[-1];
+    f = tw_fm_slot(memo, next);
+    if (f->ra != next || f->gen != gen)
+      return TW_SITE_NONE;
+    if (!(f->site & TW_FM_STEP))
+      return f->site; /* the first user frame */
+    if (st->rbp_at)
+      rbp = ((const uintptr_t *)(cfa - st->rbp_at))[0];
+    rsp = cfa;
+  }
+  return TW_SITE_NONE;
 }
 
 uint32_t tw_site_first(void *ra, void *sp, int *by_ra, tw_frame_memo *memo) {
