@@ -122,10 +122,11 @@ static void tw_trust(tw_fast_entry *e) {
 }
 
 /* The key (ra, sp) of entry \p e was unwound to \p site (sure: every call
- * with this key has it): learned, trusted, found ambiguous. */
-static inline uint32_t tw_fast_learn(tw_fast_table *t, tw_fast_entry *e,
-                                     void *ra, void *sp, uint32_t site,
-                                     int sure) {
+ * with this key has it): learned, trusted, found ambiguous. Inline in
+ * both callers (a call cost ~25 instructions of saved registers a miss). */
+static inline __attribute__((always_inline)) uint32_t
+tw_fast_learn(tw_fast_table *t, tw_fast_entry *e, void *ra, void *sp,
+              uint32_t site, int sure) {
   int tier = tw_site_get(site)->tier;
   if (e->ra != (uintptr_t)ra || e->sp != (uintptr_t)sp) {
     tw_flush(t, e);

@@ -170,8 +170,9 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
 
 int tw_pl_alloc_memo(size_t size, int zero, void *ra, void *sp, void **out) {
   /* tw_fast_limit: placement mode, the fast path on, no DRAM limit */
-  if (size >= tw_fast_limit || size >= TW_SAMPLE_MIN || TW_UNLIKELY(tw_in_core) ||
-      TW_UNLIKELY(tw_room_on) || tw_vg_tracks(TW_TIER_DRAM))
+  if (size >= tw_fast_limit || size >= TW_SAMPLE_MIN ||
+      TW_UNLIKELY(tw_in_core) || TW_UNLIKELY(tw_room_on) ||
+      tw_vg_tracks(TW_TIER_DRAM))
     return 0;
   tw_in_core++;
   uint32_t site = tw_fast_memo(ra, sp);

@@ -55,6 +55,7 @@ typedef struct tw_module {
   char closed; /* unloaded (dlclose): kept for the module list, never found
                   by address again */
   char alloc;  /* tw_module_is_allocator(base) */
+  uint32_t base_len; /* strlen(base) */
   char seen;   /* tw_modules_closed: still loaded */
   char used;   /* a frame of some raw stack lies in it (tw_lock) */
 } tw_module;
@@ -232,6 +233,7 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   if (!m->path)
     return 1;
   m->base = tw_basename(m->path);
+  m->base_len = (uint32_t)strlen(m->base);
   m->start = lo;
   m->end = hi;
   m->bias = info->dlpi_addr;
@@ -392,7 +394,7 @@ uint32_t tw_site_count(void) {
 
 /* The site with stack string \p stack, created if new (tw_lock held). */
 static uint32_t tw_site_intern(const char *stack) {
-  uint64_t h = tw_hash_str(stack);
+  uint64_t h = tw_hash_span(stack, strlen(stack)); /* tw_hash_str's */
   uint32_t k = (uint32_t)h & (TW_SITE_INDEX - 1);
   for (uint32_t i; (i = tw_site_index[k]) != 0; k = (k + 1) & (TW_SITE_INDEX - 1))
     if (tw_sites[i - 1].hash == h && !strcmp(tw_sites[i - 1].stack, stack))
@@ -410,6 +412,30 @@ static uint32_t tw_site_intern(const char *stack) {
   s->dram_head = 0;
   __atomic_store_n(&tw_nsites, tw_nsites + 1, __ATOMIC_RELEASE);
   return (uint32_t)(s - tw_sites);
+}
+
+/* tw_frame_format's string of frame \p f of module \p m (NULL: none), the
+ * module's name copied whole (tw_frame_format copies it byte by byte:
+ * ~280 instructions a frame, and most new sites of an Open MPI start-up
+ * are one frame). */
+static void tw_frame_quick(char *buf, size_t cap, const tw_module *m,
+                           const tw_frame *f) {
+  char hex[2 * sizeof(f->offset)];
+  uintptr_t v = f->offset;
+  size_t k = sizeof(hex);
+  do {
+    hex[--k] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  size_t len = m ? m->base_len : 0, nhex = sizeof(hex) - k;
+  if (!m || len + 3 + nhex >= cap) {
+    tw_frame_format(buf, cap, f);
+    return;
+  }
+  memcpy(buf, m->base, len);
+  memcpy(buf + len, "+0x", 3);
+  memcpy(buf + len + 3, hex + k, nhex);
+  buf[len + 3 + nhex] = 0;
 }
 
 static uint32_t tw_site_new(const uintptr_t *ips, int n) {
@@ -431,7 +457,8 @@ static uint32_t tw_site_new(const uintptr_t *ips, int n) {
     /* a user frame alone (tw_site_first: most new sites of a start-up):
      * what tw_stack_format writes for it, without asking again whether
      * its module is an allocator's */
-    tw_frame_format(buf, sizeof(buf), &frames[0]);
+    tw_frame_quick(buf, sizeof(buf), first > 0 ? &tw_mods[first - 1] : NULL,
+                   &frames[0]);
   else if (!tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth))
     return TW_SITE_NONE; /* no user frame: the tool's or libraries' own */
   uint32_t site = tw_site_intern(buf);
