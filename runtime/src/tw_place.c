@@ -168,27 +168,26 @@ void *tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
   return p;
 }
 
-int tw_pl_alloc_memo(size_t size, int zero, void *ra, void *sp, void **out) {
-  /* tw_fast_limit: placement mode, the fast path on, no DRAM limit */
-  if (size >= tw_fast_limit || size >= TW_SAMPLE_MIN ||
-      TW_UNLIKELY(tw_in_core) || TW_UNLIKELY(tw_room_on) ||
-      tw_vg_tracks(TW_TIER_DRAM))
-    return 0;
+void *tw_pl_alloc_miss(size_t size, int zero, void *ra, void *sp) {
+  if (size >= TW_SAMPLE_MIN || TW_UNLIKELY(tw_in_core) ||
+      TW_UNLIKELY(tw_room_on) || tw_vg_tracks(TW_TIER_DRAM))
+    return tw_alloc(size, 0, zero, ra, sp);
   tw_in_core++;
   uint32_t site = tw_fast_memo(ra, sp);
   if (site == TW_SITE_NONE) {
     tw_in_core--;
-    return 0;
+    return tw_alloc(size, 0, zero, ra, sp);
   }
   /* what tw_pl_alloc does with a site tw_fast_site found on a miss */
   tw_site *s = tw_site_get(site);
+  void *p;
   if (s->tier == TW_TIER_DRAM && !tw_site_has_head(s)) {
-    if ((*out = tw_dram(size, 0, zero)))
+    if ((p = tw_dram(size, 0, zero)))
       tw_site_served(s, size, TW_TIER_DRAM, 0);
   } else
-    *out = tw_pl_place(s, size, 0, zero, s->tier);
+    p = tw_pl_place(s, size, 0, zero, s->tier);
   tw_in_core--;
-  return 1;
+  return p;
 }
 
 /* An inline cache hit (tw_preload.c) that is not a plain DRAM block: its
