@@ -65,7 +65,8 @@ int tw_tier_of_ptr(const void *p) {
 
 void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {
   if (!p)
-    return tw_alloc(size, 0, 0, ra, sp);
+    return size < tw_fast_limit ? tw_pl_alloc_miss(size, 0, ra, sp)
+                                : tw_alloc(size, 0, 0, ra, sp);
   if (size == 0) {
     tw_core_free(p);
     return NULL;

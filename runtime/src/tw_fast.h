@@ -72,6 +72,13 @@ static inline tw_fast_entry *tw_fast_hit(size_t size, void *ra, void *sp) {
 TW_HIDDEN uint32_t tw_fast_site(size_t size, void *ra, void *sp,
                                 tw_fast_entry **hit);
 TW_HIDDEN void tw_fast_count_hit(void);
+/* A miss of a small allocation (below tw_fast_limit) that the thread's memo
+ * of frames answers (tw_site_memo), with a site that leads no placement
+ * site (its tier the default one): that site, the key learned as
+ * tw_fast_site's miss would learn it (the same site, counts and state);
+ * TW_SITE_NONE: not answered so, nothing done (tw_fast_site then). Inside
+ * the core (tw_in_core held). */
+TW_HIDDEN uint32_t tw_fast_memo(void *ra, void *sp);
 /* Learning restarts of a key whose unwinds find other sites of its tier,
  * before it is trusted all the same (counted to its last site). */
 #define TW_FAST_RESETS 255

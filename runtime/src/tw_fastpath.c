@@ -121,20 +121,12 @@ static void tw_trust(tw_fast_entry *e) {
   e->plain = e->tier == TW_TIER_DRAM && !tw_vg_tracks(TW_TIER_DRAM);
 }
 
-/* Not in the cache, learning, ambiguous, or due for validation. */
-static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
-                                                       tw_fast_entry *e,
-                                                       void *ra, void *sp) {
-  int sure = 0;
-  t->unwinds++;
-  /* A key already unwound to a site whose first frame's module starts a
-   * placement site: unwound again without looking for its first frame */
-  uint32_t site = e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
-                          tw_site_get(e->site)->leads
-                      ? tw_policy_site_here()
-                      : tw_policy_site_at(ra, sp, &sure, t->memo);
-  if (site == TW_SITE_NONE)
-    return site;
+/* The key (ra, sp) of entry \p e was unwound to \p site (sure: every call
+ * with this key has it): learned, trusted, found ambiguous. Inline in
+ * both callers (a call cost ~25 instructions of saved registers a miss). */
+static inline __attribute__((always_inline)) uint32_t
+tw_fast_learn(tw_fast_table *t, tw_fast_entry *e, void *ra, void *sp,
+              uint32_t site, int sure) {
   int tier = tw_site_get(site)->tier;
   if (e->ra != (uintptr_t)ra || e->sp != (uintptr_t)sp) {
     tw_flush(t, e);
@@ -188,6 +180,43 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
   }
   e->site = site; /* hits are counted to the latest unwound site */
   return site;
+}
+
+/* Not in the cache, learning, ambiguous, or due for validation. */
+static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
+                                                       tw_fast_entry *e,
+                                                       void *ra, void *sp) {
+  int sure = 0;
+  t->unwinds++;
+  /* A key already unwound to a site whose first frame's module starts a
+   * placement site: unwound again without looking for its first frame */
+  uint32_t site = e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
+                          tw_site_get(e->site)->leads
+                      ? tw_policy_site_here()
+                      : tw_policy_site_at(ra, sp, &sure, t->memo);
+  if (site == TW_SITE_NONE)
+    return site;
+  return tw_fast_learn(t, e, ra, sp, site, sure);
+}
+
+uint32_t tw_fast_memo(void *ra, void *sp) {
+  tw_fast_table *t = tw_fast_mine;
+  int sure;
+  if (TW_UNLIKELY(!t))
+    return TW_SITE_NONE;
+  tw_fast_entry *e = tw_fast_probe(t, ra, sp);
+  /* a hit, or a key tw_fast_miss unwinds in full: not here */
+  if (e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
+      (e->left > 1 || tw_site_get(e->site)->leads))
+    return TW_SITE_NONE;
+  uint32_t site = tw_site_memo(ra, sp, &sure, t->memo);
+  /* a site the memo holds was decided by this thread (tw_policy_site_at
+   * decides every site tw_site_first gives); one that leads a placement
+   * site is the full stack's (tw_policy_site_at) */
+  if (site == TW_SITE_NONE || tw_site_get(site)->leads)
+    return TW_SITE_NONE;
+  t->unwinds++;
+  return tw_fast_learn(t, e, ra, sp, site, sure);
 }
 
 static __attribute__((noinline)) uint32_t tw_fast_first(void *ra, void *sp,

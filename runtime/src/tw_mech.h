@@ -60,8 +60,10 @@ typedef struct tw_frame_memo {
 } tw_frame_memo;
 #define TW_FM_BITS 12
 #define TW_FM_STEP 0x80000000u
-static inline tw_frame_memo *tw_fm_slot(tw_frame_memo *memo, uintptr_t a) {
-  return &memo[(a * 0x9e3779b97f4a7c15ull) >> (64 - TW_FM_BITS)];
+static inline tw_frame_memo *tw_fm_slot(const tw_frame_memo *memo,
+                                        uintptr_t a) {
+  return (tw_frame_memo *)&memo[(a * 0x9e3779b97f4a7c15ull) >>
+                                (64 - TW_FM_BITS)];
 }
 /* The site named by the first user frame alone (FORMATS.md: the first frame
  * of tw_site_here()'s stack) of an allocation whose interposed entry point
@@ -73,6 +75,13 @@ static inline tw_frame_memo *tw_fm_slot(tw_frame_memo *memo, uintptr_t a) {
  * \p memo: the calling thread's (1 << TW_FM_BITS entries), or NULL. */
 TW_HIDDEN uint32_t tw_site_first(void *ra, void *sp, int *by_ra,
                                  tw_frame_memo *memo);
+/* What tw_site_first gives from the thread's \p memo alone (ra's frame
+ * memo'ed, and for an allocator's frame every frame stepped to until the
+ * first user frame): a user frame's site and *by_ra, or TW_SITE_NONE when
+ * the memo does not know (tw_site_first then). No lock, no module look-up:
+ * most of an Open MPI start-up's allocations. */
+TW_HIDDEN uint32_t tw_site_memo(void *ra, void *sp, int *by_ra,
+                                const tw_frame_memo *memo);
 TW_HIDDEN extern tw_site *tw_sites; /* (tw_stack.c) */
 static inline tw_site *tw_site_get(uint32_t idx) { return &tw_sites[idx]; }
 TW_HIDDEN uint32_t tw_site_count(void);

@@ -22,7 +22,8 @@
  * registers. */
 static __attribute__((noinline)) void *tw_malloc_slow(size_t size, int zero,
                                                       void *ra, void *sp) {
-  void *p = tw_alloc(size, 0, zero, ra, sp);
+  void *p = size < tw_fast_limit ? tw_pl_alloc_miss(size, zero, ra, sp)
+                                  : tw_alloc(size, 0, zero, ra, sp);
   if (!p)
     errno = ENOMEM;
   return p;

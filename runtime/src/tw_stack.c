@@ -55,6 +55,7 @@ typedef struct tw_module {
   char closed; /* unloaded (dlclose): kept for the module list, never found
                   by address again */
   char alloc;  /* tw_module_is_allocator(base) */
+  uint32_t base_len; /* strlen(base) */
   char seen;   /* tw_modules_closed: still loaded */
   char used;   /* a frame of some raw stack lies in it (tw_lock) */
 } tw_module;
@@ -232,6 +233,7 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   if (!m->path)
     return 1;
   m->base = tw_basename(m->path);
+  m->base_len = (uint32_t)strlen(m->base);
   m->start = lo;
   m->end = hi;
   m->bias = info->dlpi_addr;
@@ -392,7 +394,7 @@ uint32_t tw_site_count(void) {
 
 /* The site with stack string \p stack, created if new (tw_lock held). */
 static uint32_t tw_site_intern(const char *stack) {
-  uint64_t h = tw_hash_str(stack);
+  uint64_t h = tw_hash_span(stack, strlen(stack)); /* tw_hash_str's */
   uint32_t k = (uint32_t)h & (TW_SITE_INDEX - 1);
   for (uint32_t i; (i = tw_site_index[k]) != 0; k = (k + 1) & (TW_SITE_INDEX - 1))
     if (tw_sites[i - 1].hash == h && !strcmp(tw_sites[i - 1].stack, stack))
@@ -410,6 +412,30 @@ static uint32_t tw_site_intern(const char *stack) {
   s->dram_head = 0;
   __atomic_store_n(&tw_nsites, tw_nsites + 1, __ATOMIC_RELEASE);
   return (uint32_t)(s - tw_sites);
+}
+
+/* tw_frame_format's string of frame \p f of module \p m (NULL: none), the
+ * module's name copied whole (tw_frame_format copies it byte by byte:
+ * ~280 instructions a frame, and most new sites of an Open MPI start-up
+ * are one frame). */
+static void tw_frame_quick(char *buf, size_t cap, const tw_module *m,
+                           const tw_frame *f) {
+  char hex[2 * sizeof(f->offset)];
+  uintptr_t v = f->offset;
+  size_t k = sizeof(hex);
+  do {
+    hex[--k] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  size_t len = m ? m->base_len : 0, nhex = sizeof(hex) - k;
+  if (!m || len + 3 + nhex >= cap) {
+    tw_frame_format(buf, cap, f);
+    return;
+  }
+  memcpy(buf, m->base, len);
+  memcpy(buf + len, "+0x", 3);
+  memcpy(buf + len + 3, hex + k, nhex);
+  buf[len + 3 + nhex] = 0;
 }
 
 static uint32_t tw_site_new(const uintptr_t *ips, int n) {
@@ -431,7 +457,8 @@ static uint32_t tw_site_new(const uintptr_t *ips, int n) {
     /* a user frame alone (tw_site_first: most new sites of a start-up):
      * what tw_stack_format writes for it, without asking again whether
      * its module is an allocator's */
-    tw_frame_format(buf, sizeof(buf), &frames[0]);
+    tw_frame_quick(buf, sizeof(buf), first > 0 ? &tw_mods[first - 1] : NULL,
+                   &frames[0]);
   else if (!tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth))
     return TW_SITE_NONE; /* no user frame: the tool's or libraries' own */
   uint32_t site = tw_site_intern(buf);
@@ -627,6 +654,18 @@ static const tw_step *tw_step_find(uintptr_t ip) {
       return NULL;
   }
   return NULL;
+}
+
+/* The CFA of the frame whose state is (\p rsp, \p rbp) by rule \p st (not
+ * TW_STEP_END); 0: a frame-pointer frame whose rbp is not within 1 MiB
+ * above rsp. */
+static inline uintptr_t tw_step_cfa(const tw_step *st, uintptr_t rsp,
+                                    uintptr_t rbp) {
+  if (!(st->delta & TW_STEP_FP))
+    return rsp + st->delta;
+  if (rbp < rsp || rbp - rsp > (1u << 20))
+    return 0;
+  return rbp + (st->delta & ~TW_STEP_FP);
 }
 
 static void tw_step_learn(uintptr_t ip, uintptr_t delta, uintptr_t rbp_at) {
@@ -1044,12 +1083,9 @@ static uintptr_t tw_first_user_ra(uintptr_t ra, uintptr_t sp,
     if (st) {
       if (f && !(f->ra == ip && f->gen == gen)) /* (an allocator's frame) */
         *f = (tw_frame_memo){ip, gen, TW_FM_STEP | (uint32_t)(st - tw_steps)};
-      uintptr_t cfa = rsp + st->delta, at = st->rbp_at;
-      if (st->delta & TW_STEP_FP) { /* a frame-pointer frame: rbp + delta */
-        if (rbp < rsp || rbp - rsp > (1u << 20))
-          return 0;
-        cfa = rbp + (st->delta & ~TW_STEP_FP);
-      }
+      uintptr_t cfa = tw_step_cfa(st, rsp, rbp), at = st->rbp_at;
+      if (!cfa)
+        return 0;
       next = ((const uintptr_t *)cfa)[-1];
       tw_frame_memo *g = memo ? tw_fm_slot(memo, next) : NULL;
       if (g && g->ra == next && g->gen == gen) {
@@ -1108,12 +1144,9 @@ tw_backtrace(uintptr_t *ips, int max) {
       return -1;
     if (st->delta == TW_STEP_END)
       break;
-    uintptr_t cfa = rsp + st->delta, at = st->rbp_at;
-    if (st->delta & TW_STEP_FP) {
-      if (rbp < rsp || rbp - rsp > (1u << 20))
-        return -1;
-      cfa = rbp + (st->delta & ~TW_STEP_FP);
-    }
+    uintptr_t cfa = tw_step_cfa(st, rsp, rbp), at = st->rbp_at;
+    if (!cfa)
+      return -1;
     uintptr_t next = ((const uintptr_t *)cfa)[-1];
     if (!next || !tw_module_at(next - 1) || !tw_after_call(next))
       return -1;
@@ -1123,6 +1156,39 @@ tw_backtrace(uintptr_t *ips, int max) {
     ip = next;
   }
   return n;
+}
+
+uint32_t tw_site_memo(void *ra, void *sp, int *by_ra,
+                      const tw_frame_memo *memo) {
+  uintptr_t ip = (uintptr_t)ra;
+  uint32_t gen = __atomic_load_n(&tw_raw_gen, __ATOMIC_ACQUIRE);
+  const tw_frame_memo *f = tw_fm_slot(memo, ip);
+  if (f->ra != ip || f->gen != gen)
+    return TW_SITE_NONE;
+  *by_ra = !(f->site & TW_FM_STEP);
+  if (*by_ra)
+    return f->site; /* a user frame: ra's own */
+  /* an allocator's frame: stepped out of by memo'ed rules while the frames
+   * stepped to are memo'ed (as tw_first_user_ra steps) */
+  if (!sp || ((const uintptr_t *)sp)[1] != ip)
+    return TW_SITE_NONE;
+  uintptr_t rsp = (uintptr_t)sp + 16, rbp = ((const uintptr_t *)sp)[0];
+  for (int k = 0; k < TW_FIRST_STEPS; k++) {
+    const tw_step *st = &tw_steps[f->site & ~TW_FM_STEP];
+    uintptr_t cfa = tw_step_cfa(st, rsp, rbp), next;
+    if (!cfa)
+      return TW_SITE_NONE;
+    next = ((const uintptr_t *)cfa)[-1];
+    f = tw_fm_slot(memo, next);
+    if (f->ra != next || f->gen != gen)
+      return TW_SITE_NONE;
+    if (!(f->site & TW_FM_STEP))
+      return f->site; /* the first user frame */
+    if (st->rbp_at)
+      rbp = ((const uintptr_t *)(cfa - st->rbp_at))[0];
+    rsp = cfa;
+  }
+  return TW_SITE_NONE;
 }
 
 uint32_t tw_site_first(void *ra, void *sp, int *by_ra, tw_frame_memo *memo) {
