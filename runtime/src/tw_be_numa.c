@@ -186,7 +186,6 @@ static uint64_t tw_nodes_sum(const tw_numa_tier *t, const char *field) {
   return sum;
 }
 
-/* The tier's policy on [p, p+len): preferred, never bound (header). */
 /* The tier's first node alone (MPOL_PREFERRED's one node). */
 static tw_nodeset tw_numa_first(const tw_numa_tier *t) {
   tw_nodeset one = {{0}};
@@ -198,6 +197,7 @@ static tw_nodeset tw_numa_first(const tw_numa_tier *t) {
   return one;
 }
 
+/* The tier's policy on [p, p+len): preferred, never bound (header). */
 static int tw_numa_bind(const tw_numa_tier *t, void *p, size_t len) {
   if (t->nnodes > 1 &&
       !tw_sys_mbind(p, len, MPOL_PREFERRED_MANY, t->nodes.bits,
