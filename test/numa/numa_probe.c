@@ -293,17 +293,20 @@ static int file_nodes(int n, char **paths) {
     size_t np = ((size_t)st.st_size + PAGE - 1) / PAGE;
     volatile unsigned char *m = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     unsigned char *in = malloc(np);
-    if (m == MAP_FAILED || mincore((void *)m, st.st_size, in) != 0) {
-      perror("numa_probe: mmap/mincore");
+    /* (MADV_RANDOM: a read faults in no readahead of the rest) */
+    if (m == MAP_FAILED || madvise((void *)m, st.st_size, MADV_RANDOM) != 0 ||
+        mincore((void *)m, st.st_size, in) != 0) {
+      perror("numa_probe: mmap/madvise/mincore");
       return 3;
     }
     long per_node[MAXNODE] = {0}, cached = 0;
     for (size_t k = 0; k < np; k++)
       if (in[k] & 1) { /* cached: the read maps the page-cache page */
         (void)m[k * PAGE];
-        pages_on((void *)(m + k * PAGE), PAGE, per_node);
         cached++;
       }
+    /* (the pages not read are not mapped: move_pages counts them nowhere) */
+    pages_on((void *)m, st.st_size, per_node);
     printf("file %s cached=%ld N0=%ld N1=%ld\n", paths[i], cached, per_node[0], per_node[1]);
     munmap((void *)m, st.st_size);
     free(in);
