@@ -4,9 +4,10 @@
  * (__libc_malloc & co: no dlsym bootstrap, same layout and footprint as
  * without tierwise). The entry points' inline fast path calls glibc
  * directly for a DRAM hit; everything else goes through this table. Its
- * split_head binds a split object's head to the node the allocating thread
- * runs on when the tail is a NUMA node's (one mapping, head local, tail on
- * the slow node); with a pmem tail the head is plain anonymous memory.
+ * split_head makes a split object's head prefer the node the allocating
+ * thread runs on when the tail is a NUMA node's (one mapping, head local,
+ * tail on the slow node; tw_range_prefer); with a pmem tail the head is
+ * plain anonymous memory.
  */
 #define _GNU_SOURCE
 #include "tw_mech.h"

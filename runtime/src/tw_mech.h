@@ -255,8 +255,9 @@ TW_HIDDEN size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to,
 TW_HIDDEN size_t tw_pages_absent(uintptr_t lo, uintptr_t hi);
 /* Bytes of [lo, hi)'s resident pages on another node than \p node. */
 TW_HIDDEN size_t tw_pages_elsewhere(uintptr_t lo, uintptr_t hi, int node);
-/* [lo, hi)'s later faults prefer node \p node (mbind MPOL_PREFERRED, never
- * bound); 0 or -1. */
+/* [lo, hi)'s later faults prefer node \p node (mbind MPOL_PREFERRED_MANY
+ * with that node, where the kernel has it, else MPOL_PREFERRED; never
+ * bound); \p node < 0: the default policy again. 0 or -1. */
 TW_HIDDEN int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node);
 /* Fault every page of [lo, hi) in under its policy now (fresh anonymous
  * memory), then set the range's policy back to the default: the pages stay

@@ -14,7 +14,7 @@
  * a 1 GiB node it leaves 12 of the DMA zone's 16 MiB to it. Pages move
  * with move_pages(2) (resident pages only, no change of policy) or, for a
  * range whose future faults must
- * go to the new node too, mbind(2) MPOL_PREFERRED on the range first - never
+ * go to the new node too, mbind(2) MPOL_PREFERRED(_MANY) on the range first - never
  * MPOL_BIND (a full node must not kill the program). Decides nothing: which
  * pages move where is the policy's.
  */
@@ -270,15 +270,39 @@ size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
   return moved;
 }
 
+/* The policy modes tw_range_prefer tries, best first; the first one the
+ * kernel refuses (EINVAL) is not tried again. MPOL_PREFERRED_MANY with the
+ * one node, not MPOL_PREFERRED: a fault under MPOL_PREFERRED (or the default
+ * policy) takes the node's pages only while its free memory is above the
+ * low watermark, then goes to the next node at once - while the free pages
+ * in the CPU's per-CPU lists, which the watermark check does not count, stay
+ * unused (6-16 MiB of the yardstick guest's 1 GiB node 0 on 6.12). Under
+ * MPOL_PREFERRED_MANY (5.15) a first attempt on the node alone, without
+ * reclaim, may go down to the min watermark and takes those lists' pages;
+ * only then other nodes. With MPOL_F_NUMA_BALANCING (accepted with it from
+ * 6.10) the NUMA-balancing scanner still samples the range (it skips a range
+ * with another mbind policy) and promotes its pages that spilled. */
+static const int tw_prefer_modes[] = {
+    MPOL_PREFERRED_MANY | MPOL_F_NUMA_BALANCING, MPOL_PREFERRED_MANY,
+    MPOL_PREFERRED};
+static int tw_prefer_mode; /* index of the first mode not refused */
+
 int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node) {
   lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
   hi &= ~(uintptr_t)(TW_PAGE - 1);
-  if (hi <= lo || node < 0)
+  if (hi <= lo)
     return 0;
+  if (node < 0)
+    return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_DEFAULT, NULL, 0, 0);
   tw_nodeset one = {{0}};
   tw_set_add(&one, (unsigned)node);
-  return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_PREFERRED, one.bits,
-                           TW_NODES_MAX + 1, 0);
+  for (int m = __atomic_load_n(&tw_prefer_mode, __ATOMIC_RELAXED);; m++) {
+    long r = tw_sys_mbind((void *)lo, hi - lo, tw_prefer_modes[m], one.bits,
+                          TW_NODES_MAX + 1, 0);
+    if (!r || errno != EINVAL || m == 2)
+      return (int)r;
+    __atomic_store_n(&tw_prefer_mode, m + 1, __ATOMIC_RELAXED);
+  }
 }
 
 #ifndef MADV_POPULATE_WRITE

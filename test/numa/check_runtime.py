@@ -304,6 +304,11 @@ def check_room_plain(d):
             on.objs["p1-hot"]["mp_nodes"].get(0, 0) >= hot_pages * 9 // 10,
             f"room: {summary(on)} (want p1-hot >= 90% on N0 2 s after its first touch); "
             f"watcher passes {r.get('watched')}, exchanged {r.get('exchanged_bytes')} bytes")
+    # (the hot object's own first touches may take node 0's pages down to
+    # its min watermark, and from the per-CPU lists: MPOL_PREFERRED_MANY)
+    pol = on.objs["p1-hot"].get("policy", "")
+    c.check(f"{cfg}/room-hot-policy", "prefer(many)" in pol and ":0" in pol and "bind" not in pol,
+            f"p1-hot: VMA policy {pol!r} (want prefer(many):0 on the ranked DRAM block, never bind)")
     split = c.report_site(on, "make_split") or {}
     grown = on.objs["p2-split"]["mp_nodes"].get(0, 0) - on.objs["p1-split"]["mp_nodes"].get(0, 0)
     vm = vmstat_delta(d, "room")

@@ -106,8 +106,13 @@ static void numa_maps_of(uintptr_t lo, uintptr_t hi, long nm[MAXNODE], size_t *v
     int overlap = s < hi && e > lo;
     if (overlap) {
       *vma_bytes += e - s;
-      char pol[64];
-      if (sscanf(nl, "%*s %63s", pol) == 1 && !strstr(policy, pol) &&
+      /* (MPOL_PREFERRED_MANY's name has a space: "prefer (many)=FLAGS:N";
+       * written without it) */
+      char pol[64], more[64];
+      int got = sscanf(nl, "%*s %63s %63s", pol, more);
+      if (got == 2 && !strncmp(more, "(many)", 6) && strlen(pol) + strlen(more) < sizeof pol)
+        strcat(pol, more);
+      if (got >= 1 && !strstr(policy, pol) &&
           strlen(policy) + strlen(pol) + 2 < polsz) {
         if (policy[0])
           strcat(policy, ",");
