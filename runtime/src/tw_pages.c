@@ -13,10 +13,10 @@
  * machine, ~1/256 of the Normal zone's size in DMA32) from a program; on
  * a 1 GiB node it leaves 12 of the DMA zone's 16 MiB to it. Pages move
  * with move_pages(2) (resident pages only, no change of policy) or, for a
- * range whose future faults must
- * go to the new node too, mbind(2) MPOL_PREFERRED(_MANY) on the range first - never
- * MPOL_BIND (a full node must not kill the program). Decides nothing: which
- * pages move where is the policy's.
+ * range whose future faults must go to the new node too, mbind(2)
+ * MPOL_PREFERRED(_MANY) on the range first - never MPOL_BIND (a full node
+ * must not kill the program). Decides nothing: which pages move where is
+ * the policy's.
  */
 #define _GNU_SOURCE
 #include "tw_mech.h"
@@ -296,9 +296,12 @@ int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node) {
     return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_DEFAULT, NULL, 0, 0);
   tw_nodeset one = {{0}};
   tw_set_add(&one, (unsigned)node);
+  int saved = errno; /* (a refused mode is not the program's error) */
   for (int m = __atomic_load_n(&tw_prefer_mode, __ATOMIC_RELAXED);; m++) {
     long r = tw_sys_mbind((void *)lo, hi - lo, tw_prefer_modes[m], one.bits,
                           TW_NODES_MAX + 1, 0);
+    if (!r)
+      errno = saved;
     if (!r || errno != EINVAL || m == 2)
       return (int)r;
     __atomic_store_n(&tw_prefer_mode, m + 1, __ATOMIC_RELAXED);
@@ -322,5 +325,5 @@ int tw_range_fault_default(uintptr_t lo, uintptr_t hi) {
       *(volatile char *)a = 0;
   /* the pages stay where they are; the range's policy is the default one
    * again, which the NUMA-balancing scanner samples */
-  return (int)tw_sys_mbind((void *)lo, hi - lo, MPOL_DEFAULT, NULL, 0, 0);
+  return tw_range_prefer(lo, hi, -1);
 }

@@ -67,8 +67,6 @@ typedef struct tw_room_blk {
                   the last promotion pass, and none moved out since */
   int touched; /* all its DRAM-part pages were resident at the last look */
   int retracted; /* its later first touches were sent to the slow node */
-  int policy;    /* a plain block given a policy (heap memory: reset at
-                    free, the range is reused) */
 } tw_room_blk;
 
 int tw_room_on;
@@ -274,9 +272,8 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
   /* a ranked block's first touches take the DRAM node's pages down to its
    * min watermark and from the per-CPU lists (tw_range_prefer; a split
    * object's head has that policy from its backend's split_head) */
-  if (b.rank != INT_MAX && tail_tier < 0 &&
-      !tw_range_prefer(b.lo, b.hi, tw_room_local))
-    b.policy = 1;
+  if (b.rank != INT_MAX && !b.split)
+    tw_range_prefer(b.lo, b.hi, tw_room_local);
   /* only a NUMA node's tail can move (pmem's is file pages) */
   b.end = tail_tier >= 0 && (tw_tier_is_numa(tail_tier) ||
                              tail_tier == TW_TIER_KMEM)
@@ -320,7 +317,9 @@ int tw_room_forget(const void *p) {
   pthread_mutex_unlock(&tw_room_lock);
   if (!b.p)
     return 0;
-  if (b.retracted || b.policy) /* (a heap range is reused: no policy left) */
+  /* (a heap range is reused: no policy left; a ranked plain block got one
+   * in tw_room_track) */
+  if (b.retracted || (b.rank != INT_MAX && !b.split))
     tw_range_prefer(b.lo, b.hi, b.split ? tw_room_local : -1);
   if (b.charged)
     tw_dram_give(NULL, b.charged);
