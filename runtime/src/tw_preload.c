@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 4 (entry points). The interposed entry points: malloc, calloc, realloc, free, the aligned
- * variants, malloc_usable_size (C++ new/delete reach us through malloc and
- * free), and strdup, strndup and the asprintf family (libc's allocate from
- * inside libc, under keys no call site owns). Each is tiny: it takes the
- * caller's key (return address, stack
- * pointer) and hands over to the allocation paths (tw_alloc.c). malloc, calloc and free
- * first try the placement fast path inline (tw_fast.h): a cache hit for a
- * DRAM site and the free of a DRAM block end in a tail call to glibc.
+ * Layer 4 (entry points). The interposed entry points: malloc, calloc,
+ * realloc, free, the aligned variants, malloc_usable_size (C++ new/delete
+ * reach us through malloc and free), and strdup, strndup and the asprintf
+ * family (libc's allocate from inside libc, under keys no call site owns).
+ * Each is tiny: it takes the caller's key (return address, stack pointer)
+ * and hands over to the allocation paths (tw_alloc.c). malloc, calloc and
+ * free first try the placement fast path inline (tw_fast.h): a cache hit for
+ * a DRAM site and the free of a DRAM block end in a tail call to glibc.
  */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE /* (its inline asprintf would clash with ours) */
