@@ -44,9 +44,8 @@ TW_HIDDEN void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp);
 /* A malloc (calloc: \p zero) below tw_fast_limit (placement mode, the fast
  * path on, no DRAM limit) that missed the inline fast path: served as
  * tw_alloc serves it, without tw_alloc, tw_fast_site and tw_site_first when
- * the thread's memo of frames answers its site (tw_fast_memo). Most of an
- * Open MPI start-up's ~12,600 misses (strdup and asprintf from ~1,500 first
- * frames). */
+ * the thread's memo of frames answers its site (tw_fast_memo). NULL: out
+ * of memory, errno ENOMEM. */
 TW_HIDDEN void *tw_pl_alloc_miss(size_t size, int zero, void *ra, void *sp);
 /* An inline cache hit (tw_preload.c) that is not a plain DRAM block
  * (another tier, or under Valgrind): serve it from the entry's tier. */

@@ -178,18 +178,24 @@ tw_pl_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
 }
 
 void *tw_pl_alloc_miss(size_t size, int zero, void *ra, void *sp) {
+  void *p;
   if (size >= TW_SAMPLE_MIN || TW_UNLIKELY(tw_in_core) ||
       TW_UNLIKELY(tw_room_on) || tw_vg_tracks(TW_TIER_DRAM))
-    return tw_pl_alloc(size, 0, zero, ra, sp);
-  tw_in_core++;
-  uint32_t site = tw_fast_memo(ra, sp);
-  if (site == TW_SITE_NONE) {
-    tw_in_core--;
-    return tw_pl_alloc(size, 0, zero, ra, sp);
+    p = tw_pl_alloc(size, 0, zero, ra, sp);
+  else {
+    tw_in_core++;
+    uint32_t site = tw_fast_memo(ra, sp);
+    if (site == TW_SITE_NONE) {
+      tw_in_core--;
+      p = tw_pl_alloc(size, 0, zero, ra, sp);
+    } else {
+      /* what tw_pl_alloc does with a site tw_fast_site found on a miss */
+      p = tw_pl_serve(tw_site_get(site), size, 0, zero);
+      tw_in_core--;
+    }
   }
-  /* what tw_pl_alloc does with a site tw_fast_site found on a miss */
-  void *p = tw_pl_serve(tw_site_get(site), size, 0, zero);
-  tw_in_core--;
+  if (TW_UNLIKELY(!p))
+    errno = ENOMEM;
   return p;
 }
 

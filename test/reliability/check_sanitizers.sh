@@ -202,6 +202,23 @@ grep -q '^children stuck: 0$' "$OUT/vg.out" && grep -q '^children failed: 0$' "$
   { cat "$OUT/vg.out"; echo "check-sanitizers: a forked child was stuck or failed"; exit 1; }
 check_report "$OUT/r5.json" "the headed site was not split" 'any(
   x["bytes"].get("dram", 0) > 0 and x["bytes"].get("pmem", 0) > 0 for x in placed)'
+# strdup, strndup and the asprintf family, interposed (tw_preload.c): hot's
+# three sites in pmem (test/runtime/strdup-keys.test), so that the strings
+# are copied into memkind blocks and glibc's vasprintf frees and reallocates
+# its buffer through the runtime, keyed by its caller (a thread-local key).
+SD=$BUILD/test/runtime/Inputs/tw_strdup
+"$BUILD/bin/tierwise" profile --backend alloc -o "$OUT/sdcen" -- "$SD" 400 > "$OUT/sd.plain" 2> /dev/null
+python3 "$SRC/test/runtime/Inputs/twcheck.py" place "$OUT/sdcen" pmem tw_strdup.c:16 tw_strdup.c:17 \
+  tw_strdup.c:18 -o "$OUT/strdup.json" > /dev/null
+for tool in memcheck helgrind; do
+  step "Valgrind $tool: runtime, strdup, strndup and asprintf (their sites in pmem)"
+  env LD_PRELOAD="$RT" TIERWISE_PLACEMENT="$OUT/strdup.json" TIERWISE_PMEM_DIR="$OUT/pmem" \
+    TIERWISE_REPORT="$OUT/r6.json" $VG $(vg_opts $tool) "$SD" 400 > "$OUT/sd.out" 2> "$OUT/vg.err" ||
+    { cat "$OUT/vg.err"; echo "check-sanitizers: $tool found errors"; exit 1; }
+  cmp -s "$OUT/sd.plain" "$OUT/sd.out" || { echo "check-sanitizers: tw_strdup's strings changed"; exit 1; }
+  check_report "$OUT/r6.json" "the strdup sites' blocks were not all in pmem" \
+    'len(placed) == 3 and all(x["bytes"].get("dram", 0) == 0 for x in placed) and r["cache"]["mismatches"] == 0'
+done
 step "Valgrind memcheck: runtime, census"
 run_vg memcheck TIERWISE_CENSUS="$OUT/cen"
 check_census "$OUT/cen"
