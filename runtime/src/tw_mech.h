@@ -242,6 +242,11 @@ TW_HIDDEN uint64_t tw_node_meminfo(unsigned node, const char *field);
  * NULL): the parts. */
 TW_HIDDEN uint64_t tw_node_room(unsigned node, uint64_t *free, uint64_t *wmark);
 TW_HIDDEN int tw_cpu_node(void); /* the calling thread's node, -1 */
+/* Free bytes of \p node in each CPU's per-CPU page lists (zoneinfo's
+ * pagesets `count`): free memory that MemFree and the watermark check leave
+ * out, which only allocations on that CPU can take. */
+#define TW_CPUS_MAX 1024
+TW_HIDDEN void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]);
 /* Move resident pages of [lo, hi) (pages inside it) that are on node
  * \p from (any node but \p to: from < 0) to node \p to with move_pages(2),
  * walking from the low end (from the high end: \p backward) until \p want
