@@ -52,7 +52,6 @@
 #define TW_ROOM_SLOTS 256                  /* live objects tracked */
 #define TW_ROOM_MARGIN ((uint64_t)1 << 20) /* kept free above the watermark */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
-#define TW_ROOM_QUIET 3 /* watcher ticks without objects coming or going */
 
 typedef struct tw_room_blk {
   uintptr_t p;      /* the program's pointer; 0: free slot */
@@ -457,14 +456,12 @@ static void *tw_room_watch(void *arg) {
   uint64_t ms = tw_cfg.room_interval_ms;
   struct timespec tick = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
   uint64_t low = UINT64_MAX;
-  unsigned seen = 0, idle = 0, wait = 1, quiet = 0, quiet_gen = 0;
+  unsigned seen = 0, idle = 0, wait = 1;
   for (;;) {
     nanosleep(&tick, NULL);
     uint64_t room = tw_room_now();
     low = room < low ? room : low;
     unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
-    quiet = gen == quiet_gen ? quiet + 1 : 0;
-    quiet_gen = gen;
     int grew = room >= TW_ROOM_MARGIN + TW_ROOM_MIN && room >= low + TW_ROOM_MIN;
     int due = __atomic_load_n(&tw_room_unsettled, __ATOMIC_RELAXED) &&
               ++idle >= wait;
@@ -473,12 +470,12 @@ static void *tw_room_watch(void *arg) {
     if (grew)
       tw_rs.grown++; /* (the watcher's own count: only it writes it) */
     uint64_t moved = tw_room_pass(1, 0);
-    /* (the per-CPU lists only once no tracked object came or went for
-     * TW_ROOM_QUIET ticks: while the program allocates, pages a pass gave a
-     * worse-ranked object are room a better one will ask for at once, and
-     * the demotions then leave that memory in the lists again) */
+    /* (a pass that gives a worse-ranked object pages before a better one
+     * is allocated is undone when it is: its room is made by demotions,
+     * whose freed pages go to the allocating CPU's lists, where its first
+     * touches take them - MPOL_PREFERRED_MANY, tw_range_prefer) */
     if (__atomic_load_n(&tw_room_unsettled, __ATOMIC_RELAXED) &&
-        quiet >= TW_ROOM_QUIET && tw_room_now() < TW_ROOM_MARGIN + TW_ROOM_MIN)
+        tw_room_now() < TW_ROOM_MARGIN + TW_ROOM_MIN)
       moved += tw_room_pcp_passes();
     wait = moved ? 1 : wait < 64 ? 2 * wait : 64;
     idle = 0;
