@@ -247,6 +247,11 @@ TW_HIDDEN int tw_cpu_node(void); /* the calling thread's node, -1 */
  * out, which only allocations on that CPU can take. */
 #define TW_CPUS_MAX 1024
 TW_HIDDEN void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]);
+/* 1 when the kernel demotes pages from a node whose free memory falls
+ * below its watermarks to a lower memory tier (kswapd), rather than
+ * reclaiming only page cache: /sys/kernel/mm/numa/demotion_enabled
+ * (TIERWISE_SYSFS_NODE: DIR/demotion_enabled); 0 if unreadable. */
+TW_HIDDEN int tw_kernel_demotes(void);
 /* Move resident pages of [lo, hi) (pages inside it) that are on node
  * \p from (any node but \p to: from < 0) to node \p to with move_pages(2),
  * walking from the low end (from the high end: \p backward) until \p want

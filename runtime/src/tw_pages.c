@@ -156,6 +156,24 @@ void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]) {
     pcp[c] *= TW_PAGE;
 }
 
+int tw_kernel_demotes(void) {
+  char path[4096], buf[16] = {0};
+  const char *dir = tw_cfg.sysfs_node;
+  if (dir) {
+    if (strlen(dir) + sizeof("/demotion_enabled") > sizeof(path))
+      return 0;
+    strcpy(stpcpy(path, dir), "/demotion_enabled");
+  } else
+    strcpy(path, "/sys/kernel/mm/numa/demotion_enabled");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t got = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  /* (a sysfs bool: "true"; older spellings "Y", "1") */
+  return got > 0 && (buf[0] == 't' || buf[0] == 'Y' || buf[0] == '1');
+}
+
 uint64_t tw_node_room(unsigned node, uint64_t *free_out, uint64_t *wmark_out) {
   uint64_t free = tw_node_meminfo(node, "MemFree");
   uint64_t wmark = tw_zone_not_room(node);

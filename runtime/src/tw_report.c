@@ -212,6 +212,8 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
     tw_out_str(o, "null");
   else
     tw_out_u64(o, (uint64_t)r->slow_node);
+  tw_out_str(o, ", \"kernel_demotes\": ");
+  tw_out_str(o, r->kernel_demotes ? "true" : "false");
   for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
     tw_out_str(o, ", \"");
     tw_out_str(o, k[i]);
