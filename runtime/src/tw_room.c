@@ -52,6 +52,7 @@
 #define TW_ROOM_SLOTS 256                  /* live objects tracked */
 #define TW_ROOM_MARGIN ((uint64_t)1 << 20) /* kept free above the watermark */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
+#define TW_ROOM_PCP_MIN ((uint64_t)256 << 10) /* a CPU's lists worth a pass */
 
 typedef struct tw_room_blk {
   uintptr_t p;      /* the program's pointer; 0: free slot */
@@ -423,8 +424,8 @@ void tw_room_freed(void) { tw_room_pass(0, 0); }
  * guest had 6-16 MiB of its 1 GiB node 0 there during the programs' kernels
  * on 6.12, whose lists tune themselves, and 2-3.5 MiB on 6.1). So the
  * watcher runs a pass on each CPU it may run on whose lists hold
- * TW_ROOM_MIN or more, with them as the budget: the pages that pass moves
- * to the DRAM node are taken from there. Not where the kernel demotes
+ * TW_ROOM_PCP_MIN or more, with them as the budget: the pages that pass
+ * moves to the DRAM node are taken from there. Not where the kernel demotes
  * (tw_kernel_demotes): a move below the low watermark wakes kswapd, which
  * then demotes pages up to the high watermark - the ranked objects' among
  * them (the yardstick's fwlike-bfs in tierwise+linux mode on 6.12: 1,742
@@ -435,18 +436,26 @@ static uint64_t tw_room_pcp_passes(void) {
   if (sched_getaffinity(0, sizeof mine, &mine))
     return 0;
   tw_node_pcp((unsigned)tw_room_local, pcp);
+  /* the margin the other passes keep above the watermark goes too: the
+   * first touches it was kept for go down to the min watermark
+   * (tw_range_prefer), and what it leaves to kswapd is page cache */
+  uint64_t room = tw_room_now();
+  uint64_t margin = room < TW_ROOM_MARGIN ? room : TW_ROOM_MARGIN;
   uint64_t moved = 0;
   for (int c = 0; c < TW_CPUS_MAX && c < CPU_SETSIZE; c++) {
-    if (pcp[c] < TW_ROOM_MIN || !CPU_ISSET(c, &mine))
+    if (pcp[c] < TW_ROOM_PCP_MIN || !CPU_ISSET(c, &mine))
       continue;
     CPU_ZERO(&one);
     CPU_SET(c, &one);
     if (sched_setaffinity(0, sizeof one, &one))
       continue;
-    moved += tw_room_pass(1, pcp[c] - TW_ROOM_PAGE * 64);
+    moved += tw_room_pass(1, pcp[c] - TW_ROOM_PCP_MIN / 2 + margin);
+    margin = 0;
     tw_rs.pcp_passes++;
   }
   sched_setaffinity(0, sizeof mine, &mine);
+  if (margin >= TW_ROOM_PCP_MIN)
+    moved += tw_room_pass(1, margin);
   return moved;
 }
 
