@@ -269,6 +269,9 @@ TW_HIDDEN size_t tw_pages_elsewhere(uintptr_t lo, uintptr_t hi, int node);
  * with that node, where the kernel has it, else MPOL_PREFERRED; never
  * bound); \p node < 0: the default policy again. 0 or -1. */
 TW_HIDDEN int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node);
+/* 1 while tw_range_prefer's faults may take the node's pages down to its
+ * min watermark (MPOL_PREFERRED_MANY, 5.15 on; not refused so far). */
+TW_HIDDEN int tw_range_prefer_many(void);
 /* Fault every page of [lo, hi) in under its policy now (fresh anonymous
  * memory), then set the range's policy back to the default: the pages stay
  * on their node and the NUMA-balancing scanner, which skips ranges with an

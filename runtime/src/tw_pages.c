@@ -325,6 +325,10 @@ static const int tw_prefer_modes[] = {
     MPOL_PREFERRED};
 static int tw_prefer_mode; /* index of the first mode not refused */
 
+int tw_range_prefer_many(void) {
+  return __atomic_load_n(&tw_prefer_mode, __ATOMIC_RELAXED) < 2;
+}
+
 int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node) {
   lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);
   hi &= ~(uintptr_t)(TW_PAGE - 1);

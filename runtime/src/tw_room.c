@@ -245,7 +245,12 @@ void tw_room_before(const tw_site *s, uint64_t n) {
   /* (what every tracked object will still take at first touch: a worse
    * ranked one touched first would take this one's room - it gives it up
    * in tw_room_demote) */
-  uint64_t room = tw_room_now(), need = n + TW_ROOM_MARGIN;
+  /* (no margin where its first touches may go down to the min watermark
+   * and kswapd only reclaims page cache: what the margin would leave free
+   * is the room of a worse-ranked object's pages, moved out for nothing) */
+  uint64_t margin =
+      !tw_rs.kernel_demotes && tw_range_prefer_many() ? 0 : TW_ROOM_MARGIN;
+  uint64_t room = tw_room_now(), need = n + margin;
   for (int i = 0; i < TW_ROOM_SLOTS; i++)
     if (tw_rb[i].p)
       need += tw_room_owed(&tw_rb[i]);
