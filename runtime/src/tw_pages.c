@@ -86,8 +86,7 @@ static void tw_zone_line(const char *s, tw_zone *z) {
   } else if (!strncmp(s, "count:", 6) && z->pcp && z->cpu >= 0) {
     s += 6;
     z->pcp[z->cpu] += tw_num(&s);
-  }
-  else if (!strncmp(s, "pages free", 10)) {
+  } else if (!strncmp(s, "pages free", 10)) {
     s += 10;
     z->free = tw_num(&s);
   } else if (!strncmp(s, "low", 3) && (s[3] == ' ' || s[3] == '\t')) {
@@ -147,7 +146,9 @@ static uint64_t tw_zone_read(unsigned node, uint64_t *pcp) {
   return z.not_room * TW_PAGE;
 }
 
-static uint64_t tw_zone_not_room(unsigned node) { return tw_zone_read(node, NULL); }
+static uint64_t tw_zone_not_room(unsigned node) {
+  return tw_zone_read(node, NULL);
+}
 
 void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]) {
   memset(pcp, 0, TW_CPUS_MAX * sizeof(uint64_t));

@@ -337,7 +337,8 @@ int tw_room_forget(const void *p) {
 /* Room grew: the best-ranked tracked objects get DRAM first - the room
  * their untouched pages will take, their pages elsewhere back, then split
  * objects' tails promoted - up to the room (less a margin) and the DRAM
- * limit's unreserved rest. */
+ * limit's unreserved rest; \p extra bytes more (free pages the room does
+ * not count: tw_room_pcp_passes). */
 static uint64_t tw_room_pass(int watched, uint64_t extra) {
   pthread_mutex_lock(&tw_room_lock);
   uint64_t moved0 = tw_rs.restored_bytes + tw_rs.promoted_bytes;
