@@ -242,6 +242,16 @@ TW_HIDDEN uint64_t tw_node_meminfo(unsigned node, const char *field);
  * NULL): the parts. */
 TW_HIDDEN uint64_t tw_node_room(unsigned node, uint64_t *free, uint64_t *wmark);
 TW_HIDDEN int tw_cpu_node(void); /* the calling thread's node, -1 */
+/* Free bytes of \p node in each CPU's per-CPU page lists (zoneinfo's
+ * pagesets `count`): free memory that MemFree and the watermark check leave
+ * out, which only allocations on that CPU can take. */
+#define TW_CPUS_MAX 1024
+TW_HIDDEN void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]);
+/* 1 when the kernel demotes pages from a node whose free memory falls
+ * below its watermarks to a lower memory tier (kswapd), rather than
+ * reclaiming only page cache: /sys/kernel/mm/numa/demotion_enabled
+ * (TIERWISE_SYSFS_NODE: DIR/demotion_enabled); 0 if unreadable. */
+TW_HIDDEN int tw_kernel_demotes(void);
 /* Move resident pages of [lo, hi) (pages inside it) that are on node
  * \p from (any node but \p to: from < 0) to node \p to with move_pages(2),
  * walking from the low end (from the high end: \p backward) until \p want
@@ -259,6 +269,9 @@ TW_HIDDEN size_t tw_pages_elsewhere(uintptr_t lo, uintptr_t hi, int node);
  * with that node, where the kernel has it, else MPOL_PREFERRED; never
  * bound); \p node < 0: the default policy again. 0 or -1. */
 TW_HIDDEN int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node);
+/* 1 while tw_range_prefer's faults may take the node's pages down to its
+ * min watermark (MPOL_PREFERRED_MANY, 5.15 on; not refused so far). */
+TW_HIDDEN int tw_range_prefer_many(void);
 /* Fault every page of [lo, hi) in under its policy now (fresh anonymous
  * memory), then set the range's policy back to the default: the pages stay
  * on their node and the NUMA-balancing scanner, which skips ranges with an

@@ -44,6 +44,8 @@ typedef struct tw_zone {
   int mine;
   uint64_t free, low, protect;
   uint64_t not_room; /* pages, the node's zones read so far */
+  int cpu;           /* the `cpu: N` pageset being read, -1 */
+  uint64_t *pcp;     /* NULL, or pages in each CPU's lists (TW_CPUS_MAX) */
 } tw_zone;
 
 static uint64_t tw_num(const char **p) {
@@ -74,9 +76,17 @@ static void tw_zone_line(const char *s, tw_zone *z) {
     tw_zone_done(z);
     s += 5;
     z->mine = tw_num(&s) == z->node;
+    z->cpu = -1;
   } else if (!z->mine)
     return;
-  else if (!strncmp(s, "pages free", 10)) {
+  else if (!strncmp(s, "cpu:", 4)) {
+    s += 4;
+    uint64_t c = tw_num(&s);
+    z->cpu = c < TW_CPUS_MAX ? (int)c : -1;
+  } else if (!strncmp(s, "count:", 6) && z->pcp && z->cpu >= 0) {
+    s += 6;
+    z->pcp[z->cpu] += tw_num(&s);
+  } else if (!strncmp(s, "pages free", 10)) {
     s += 10;
     z->free = tw_num(&s);
   } else if (!strncmp(s, "low", 3) && (s[3] == ' ' || s[3] == '\t')) {
@@ -97,7 +107,7 @@ static void tw_zone_line(const char *s, tw_zone *z) {
  * free pages under its low watermark plus lowmem_reserve, from /proc/zoneinfo
  * (TIERWISE_SYSFS_NODE: DIR/zoneinfo); read in pieces (the file grows with
  * the CPUs). */
-static uint64_t tw_zone_not_room(unsigned node) {
+static uint64_t tw_zone_read(unsigned node, uint64_t *pcp) {
   char path[4096], buf[4096];
   const char *dir = tw_cfg.sysfs_node;
   if (dir) {
@@ -111,7 +121,7 @@ static uint64_t tw_zone_not_room(unsigned node) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return 0;
-  tw_zone z = {.node = node};
+  tw_zone z = {.node = node, .cpu = -1, .pcp = pcp};
   size_t have = 0;
   for (int eof = 0; !eof;) {
     ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
@@ -134,6 +144,35 @@ static uint64_t tw_zone_not_room(unsigned node) {
   close(fd);
   tw_zone_done(&z);
   return z.not_room * TW_PAGE;
+}
+
+static uint64_t tw_zone_not_room(unsigned node) {
+  return tw_zone_read(node, NULL);
+}
+
+void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]) {
+  memset(pcp, 0, TW_CPUS_MAX * sizeof(uint64_t));
+  tw_zone_read(node, pcp);
+  for (int c = 0; c < TW_CPUS_MAX; c++)
+    pcp[c] *= TW_PAGE;
+}
+
+int tw_kernel_demotes(void) {
+  char path[4096], buf[16] = {0};
+  const char *dir = tw_cfg.sysfs_node;
+  if (dir) {
+    if (strlen(dir) + sizeof("/demotion_enabled") > sizeof(path))
+      return 0;
+    strcpy(stpcpy(path, dir), "/demotion_enabled");
+  } else
+    strcpy(path, "/sys/kernel/mm/numa/demotion_enabled");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t got = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  /* (a sysfs bool: "true"; older spellings "Y", "1") */
+  return got > 0 && (buf[0] == 't' || buf[0] == 'Y' || buf[0] == '1');
 }
 
 uint64_t tw_node_room(unsigned node, uint64_t *free_out, uint64_t *wmark_out) {
@@ -286,6 +325,10 @@ static const int tw_prefer_modes[] = {
     MPOL_PREFERRED_MANY | MPOL_F_NUMA_BALANCING, MPOL_PREFERRED_MANY,
     MPOL_PREFERRED};
 static int tw_prefer_mode; /* index of the first mode not refused */
+
+int tw_range_prefer_many(void) {
+  return __atomic_load_n(&tw_prefer_mode, __ATOMIC_RELAXED) < 2;
+}
 
 int tw_range_prefer(uintptr_t lo, uintptr_t hi, int node) {
   lo = (lo + TW_PAGE - 1) & ~(uintptr_t)(TW_PAGE - 1);

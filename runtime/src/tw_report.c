@@ -193,14 +193,14 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                      "exchanged_bytes", "promoted_bytes",
                      "promoted_moved_bytes", "phases",
                      "watched",         "grown",
-                     "migrate_bytes"};
+                     "pcp_passes",      "migrate_bytes"};
   const uint64_t v[] = {r->room_bytes,      r->free_bytes,
                         r->watermark_bytes, r->asked_bytes,
                         r->demoted_bytes,   r->restored_bytes,
                         r->exchanged_bytes, r->promoted_bytes,
                         r->promoted_moved_bytes, r->phases,
                         r->watched,         r->grown,
-                        r->migrate_bytes};
+                        r->pcp_passes,      r->migrate_bytes};
   if (r->node < 0)
     return;
   tw_out_str(o, ",\n \"room\": {\"active\": ");
@@ -212,6 +212,8 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
     tw_out_str(o, "null");
   else
     tw_out_u64(o, (uint64_t)r->slow_node);
+  tw_out_str(o, ", \"kernel_demotes\": ");
+  tw_out_str(o, r->kernel_demotes ? "true" : "false");
   for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
     tw_out_str(o, ", \"");
     tw_out_str(o, k[i]);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Test program: a job ended by a signal. Allocates a 4 MiB array from one
  * site (`keep`), prints "ready" and waits (up to 30 s). Usage: tw_signal
- * default | own | once. once: no waiting (for the profile).
+ * default | own | part | once. once: no waiting (for the profile).
  * default: the signals keep their default action (the job is killed);
  * own: the program's own SIGTERM/SIGINT handler sets a flag, the program
- * then prints "handler ran" and returns from main. */
+ * then prints "handler ran" and returns from main; part: as own, with only
+ * the array's first 64 KiB written (most of its pages never resident). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,10 @@ static void on_signal(int sig) { got = sig; }
 __attribute__((noinline)) static char *keep(size_t n) { return malloc(n); }
 
 int main(int argc, char **argv) {
-  int own = argc > 1 && !strcmp(argv[1], "own");
+  const char *mode = argc > 1 ? argv[1] : "";
+  int part = !strcmp(mode, "part");
+  int own = part || !strcmp(mode, "own");
+  size_t written = part ? 64u << 10 : 4u << 20;
   if (own) {
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
@@ -26,10 +30,10 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
   }
   char *a = keep(4u << 20);
-  memset(a, 1, 4u << 20);
+  memset(a, 1, written);
   printf("ready\n");
   fflush(stdout);
-  int wait = strcmp(argc > 1 ? argv[1] : "", "once") ? 3000 : 0;
+  int wait = strcmp(mode, "once") ? 3000 : 0;
   for (int i = 0; i < wait && !got; i++)
     usleep(10000);
   printf("%s (signal %d, sum %d)\n", got ? "handler ran" : "timed out", got,
