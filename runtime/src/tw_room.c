@@ -53,6 +53,8 @@
 #define TW_ROOM_MARGIN ((uint64_t)1 << 20) /* kept free above the watermark */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
 #define TW_ROOM_PCP_MIN ((uint64_t)256 << 10) /* a CPU's lists worth a pass */
+#define TW_ROOM_WAIT_MAX 8u /* ticks between the watcher's idle passes */
+#define TW_ROOM_IDLE_SHARE 50u /* ...and at most 1/50 of a CPU for them */
 
 typedef struct tw_room_blk {
   uintptr_t p;      /* the program's pointer; 0: free slot */
@@ -469,8 +471,12 @@ static uint64_t tw_room_pcp_passes(void) {
  * grew by TW_ROOM_MIN since the lowest it was seen at (spilled pages may
  * now fit), when objects came or went, or while ranked objects are not
  * settled (their first touches may still spill: exchanges) - then every
- * tick while passes move pages, backing off to every 64th while they move
- * nothing. A quiet program costs one meminfo read per tick. */
+ * tick while passes move pages or objects come or go, backing off to every
+ * TW_ROOM_WAIT_MAX-th while they move nothing (a ranked vector allocated
+ * before the kernel is first touched in it: numa-r20's pagerank-pull on
+ * 6.1 had its 5 s kernel run with 3.4 MiB of a head on the slow node and
+ * 2 MiB of room unused, the watcher backed off to every 64th tick while
+ * the graph was built). A quiet program costs one meminfo read per tick. */
 static void *tw_room_watch(void *arg) {
   (void)arg;
   uint64_t ms = tw_cfg.room_interval_ms;
@@ -489,6 +495,8 @@ static void *tw_room_watch(void *arg) {
       continue;
     if (grew)
       tw_rs.grown++; /* (the watcher's own count: only it writes it) */
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     uint64_t moved = tw_room_pass(1, 0);
     /* (a pass that gives a worse-ranked object pages before a better one
      * is allocated is undone when it is: its room is made by demotions,
@@ -498,7 +506,17 @@ static void *tw_room_watch(void *arg) {
         __atomic_load_n(&tw_room_unsettled, __ATOMIC_RELAXED) &&
         tw_room_now() < TW_ROOM_MARGIN + TW_ROOM_MIN)
       moved += tw_room_pcp_passes();
-    wait = moved ? 1 : wait < 64 ? 2 * wait : 64;
+    /* (an idle pass costs at most 1/TW_ROOM_IDLE_SHARE of a CPU: a large
+     * object never all touched is read page by page at each) */
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    uint64_t cost = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000u +
+                    (uint64_t)c1.tv_nsec - (uint64_t)c0.tv_nsec;
+    uint64_t floor = cost * TW_ROOM_IDLE_SHARE / (ms * 1000000u);
+    wait = moved || gen != seen ? 1
+           : wait < TW_ROOM_WAIT_MAX ? 2 * wait
+                                      : TW_ROOM_WAIT_MAX;
+    if (!moved && wait < floor)
+      wait = floor < UINT_MAX ? (unsigned)floor : UINT_MAX;
     idle = 0;
     low = tw_room_now();
     seen = gen;
