@@ -131,6 +131,10 @@ static inline void tw_mutex_atfork(pthread_mutex_t *m, int phase) {
  * NUL-terminated, at most cap - 1 bytes, and a final NUL; returns the bytes
  * read (0 when it cannot be read). */
 TW_HIDDEN size_t tw_sys_cmdline(char *buf, size_t cap);
+/* Opens the kernel's file \p dir/\p name read-only - in the directory
+ * TIERWISE_SYSFS_NODE names instead, where set (tests: a fake /sys and
+ * /proc); a descriptor, or -1. */
+TW_HIDDEN int tw_sys_open_kernel(const char *dir, const char *name);
 /* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to that file. */
 TW_HIDDEN void tw_maps_snapshot(void);
 /* \p pattern with `%p` replaced by the pid. */

@@ -84,16 +84,7 @@ static tw_numa_kept tw_kept[TW_TIER_COUNT];
 /* A small file of /sys/devices/system/node (TIERWISE_SYSFS_NODE: another
  * directory, for tests) into \p buf (NUL-terminated); its length or -1. */
 static ssize_t tw_read_small(const char *name, char *buf, size_t cap) {
-  char path[4096];
-  const char *dir = tw_cfg.sysfs_node ? tw_cfg.sysfs_node
-                                      : "/sys/devices/system/node";
-  size_t n = strlen(dir), m = strlen(name);
-  if (n + m + 2 > sizeof(path))
-    return -1;
-  memcpy(path, dir, n);
-  path[n] = '/';
-  memcpy(path + n + 1, name, m + 1);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = tw_sys_open_kernel("/sys/devices/system/node", name);
   if (fd < 0)
     return -1;
   ssize_t got = read(fd, buf, cap - 1);

@@ -108,17 +108,8 @@ static void tw_zone_line(const char *s, tw_zone *z) {
  * (TIERWISE_SYSFS_NODE: DIR/zoneinfo); read in pieces (the file grows with
  * the CPUs). */
 static uint64_t tw_zone_read(unsigned node, uint64_t *pcp) {
-  char path[4096], buf[4096];
-  const char *dir = tw_cfg.sysfs_node;
-  if (dir) {
-    size_t n = strlen(dir);
-    if (n + 10 > sizeof(path))
-      return 0;
-    memcpy(path, dir, n);
-    memcpy(path + n, "/zoneinfo", 10);
-  } else
-    memcpy(path, "/proc/zoneinfo", 15);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char buf[4096];
+  int fd = tw_sys_open_kernel("/proc", "zoneinfo");
   if (fd < 0)
     return 0;
   tw_zone z = {.node = node, .cpu = -1, .pcp = pcp};
@@ -158,15 +149,8 @@ void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]) {
 }
 
 int tw_kernel_demotes(void) {
-  char path[4096], buf[16] = {0};
-  const char *dir = tw_cfg.sysfs_node;
-  if (dir) {
-    if (strlen(dir) + sizeof("/demotion_enabled") > sizeof(path))
-      return 0;
-    strcpy(stpcpy(path, dir), "/demotion_enabled");
-  } else
-    strcpy(path, "/sys/kernel/mm/numa/demotion_enabled");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  char buf[16] = {0};
+  int fd = tw_sys_open_kernel("/sys/kernel/mm/numa", "demotion_enabled");
   if (fd < 0)
     return 0;
   ssize_t got = read(fd, buf, sizeof(buf) - 1);

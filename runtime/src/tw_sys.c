@@ -47,6 +47,18 @@ size_t tw_sys_cmdline(char *buf, size_t cap) {
   return (size_t)n;
 }
 
+int tw_sys_open_kernel(const char *dir, const char *name) {
+  char path[4096];
+  dir = tw_cfg.sysfs_node ? tw_cfg.sysfs_node : dir;
+  size_t n = strlen(dir), m = strlen(name);
+  if (n + m + 2 > sizeof(path))
+    return -1;
+  memcpy(path, dir, n);
+  path[n] = '/';
+  memcpy(path + n + 1, name, m + 1);
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 /* fork: held across it, so the child's bump pointer is consistent. */
 static pthread_mutex_t tw_pmap_lock = PTHREAD_MUTEX_INITIALIZER;
 
