@@ -247,10 +247,6 @@ TW_HIDDEN int tw_cpu_node(void); /* the calling thread's node, -1 */
  * out, which only allocations on that CPU can take. */
 #define TW_CPUS_MAX 1024
 TW_HIDDEN void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]);
-/* Of node \p node's free memory (MemFree), the bytes no allocation takes
- * without reclaim: per zone, its free pages under its min watermark plus
- * lowmem_reserve (zoneinfo). */
-TW_HIDDEN uint64_t tw_node_floor(unsigned node);
 /* 1 when the kernel demotes pages from a node whose free memory falls
  * below its watermarks to a lower memory tier (kswapd), rather than
  * reclaiming only page cache: /sys/kernel/mm/numa/demotion_enabled

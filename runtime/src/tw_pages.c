@@ -42,9 +42,8 @@
 typedef struct tw_zone {
   unsigned node;
   int mine;
-  uint64_t free, min, low, protect;
+  uint64_t free, low, protect;
   uint64_t not_room; /* pages, the node's zones read so far */
-  uint64_t floor;    /* pages under min watermarks + reserves, so far */
   int cpu;           /* the `cpu: N` pageset being read, -1 */
   uint64_t *pcp;     /* NULL, or pages in each CPU's lists (TW_CPUS_MAX) */
 } tw_zone;
@@ -63,12 +62,11 @@ static uint64_t tw_num(const char **p) {
  * more: the DMA zone's 16 MiB on most machines). */
 static void tw_zone_done(tw_zone *z) {
   if (z->mine) {
-    uint64_t keep = z->low + z->protect, hold = z->min + z->protect;
+    uint64_t keep = z->low + z->protect;
     z->not_room += z->free < keep ? z->free : keep;
-    z->floor += z->free < hold ? z->free : hold;
   }
   z->mine = 0;
-  z->free = z->min = z->low = z->protect = 0;
+  z->free = z->low = z->protect = 0;
 }
 
 static void tw_zone_line(const char *s, tw_zone *z) {
@@ -91,9 +89,6 @@ static void tw_zone_line(const char *s, tw_zone *z) {
   } else if (!strncmp(s, "pages free", 10)) {
     s += 10;
     z->free = tw_num(&s);
-  } else if (!strncmp(s, "min", 3) && (s[3] == ' ' || s[3] == '\t')) {
-    s += 3;
-    z->min = tw_num(&s);
   } else if (!strncmp(s, "low", 3) && (s[3] == ' ' || s[3] == '\t')) {
     s += 3;
     z->low = tw_num(&s);
@@ -112,7 +107,7 @@ static void tw_zone_line(const char *s, tw_zone *z) {
  * free pages under its low watermark plus lowmem_reserve, from /proc/zoneinfo
  * (TIERWISE_SYSFS_NODE: DIR/zoneinfo); read in pieces (the file grows with
  * the CPUs). */
-static uint64_t tw_zone_read(unsigned node, uint64_t *pcp, uint64_t *floor) {
+static uint64_t tw_zone_read(unsigned node, uint64_t *pcp) {
   char buf[4096];
   int fd = tw_sys_open_kernel("/proc", "zoneinfo");
   if (fd < 0)
@@ -139,18 +134,16 @@ static uint64_t tw_zone_read(unsigned node, uint64_t *pcp, uint64_t *floor) {
   }
   close(fd);
   tw_zone_done(&z);
-  if (floor)
-    *floor = z.floor * TW_PAGE;
   return z.not_room * TW_PAGE;
 }
 
 static uint64_t tw_zone_not_room(unsigned node) {
-  return tw_zone_read(node, NULL, NULL);
+  return tw_zone_read(node, NULL);
 }
 
 void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]) {
   memset(pcp, 0, TW_CPUS_MAX * sizeof(uint64_t));
-  tw_zone_read(node, pcp, NULL);
+  tw_zone_read(node, pcp);
   for (int c = 0; c < TW_CPUS_MAX; c++)
     pcp[c] *= TW_PAGE;
 }
@@ -164,12 +157,6 @@ int tw_kernel_demotes(void) {
   close(fd);
   /* (a sysfs bool: "true"; older spellings "Y", "1") */
   return got > 0 && (buf[0] == 't' || buf[0] == 'Y' || buf[0] == '1');
-}
-
-uint64_t tw_node_floor(unsigned node) {
-  uint64_t floor = 0;
-  tw_zone_read(node, NULL, &floor);
-  return floor;
 }
 
 uint64_t tw_node_room(unsigned node, uint64_t *free_out, uint64_t *wmark_out) {

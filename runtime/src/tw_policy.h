@@ -112,8 +112,6 @@ typedef struct tw_room_stats {
   uint64_t grown;                    /* of them, after the room grew */
   uint64_t pcp_passes;               /* of them, into per-CPU lists */
   uint64_t kernel_demotes;           /* tw_kernel_demotes(): no pcp passes */
-  uint64_t floor_bytes;              /* at start: under min watermarks */
-  uint64_t floor_stops;              /* pcp passes' moves stopped there */
   uint64_t migrate_bytes;            /* TIERWISE_NUMA_MODE=migrate tails */
 } tw_room_stats;
 /* After the placement is loaded, before the DRAM limit's reservations:

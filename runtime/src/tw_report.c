@@ -193,16 +193,14 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                      "exchanged_bytes", "promoted_bytes",
                      "promoted_moved_bytes", "phases",
                      "watched",         "grown",
-                     "pcp_passes",      "migrate_bytes",
-                     "floor_bytes",     "floor_stops"};
+                     "pcp_passes",      "migrate_bytes"};
   const uint64_t v[] = {r->room_bytes,      r->free_bytes,
                         r->watermark_bytes, r->asked_bytes,
                         r->demoted_bytes,   r->restored_bytes,
                         r->exchanged_bytes, r->promoted_bytes,
                         r->promoted_moved_bytes, r->phases,
                         r->watched,         r->grown,
-                        r->pcp_passes,      r->migrate_bytes,
-                        r->floor_bytes,     r->floor_stops};
+                        r->pcp_passes,      r->migrate_bytes};
   if (r->node < 0)
     return;
   tw_out_str(o, ",\n \"room\": {\"active\": ");

@@ -58,7 +58,6 @@
 #define TW_ROOM_PCP_MIN ((uint64_t)256 << 10) /* a CPU's lists worth a pass */
 #define TW_ROOM_WAIT_MAX 8u /* ticks between the watcher's idle passes */
 #define TW_ROOM_IDLE_SHARE 50u /* ...and at most 1/50 of a CPU for them */
-#define TW_ROOM_STEP ((uint64_t)256 << 10) /* a list pass's moves at a time */
 
 typedef struct tw_room_blk {
   uintptr_t p;      /* the program's pointer; 0: free slot */
@@ -145,7 +144,6 @@ void tw_room_init(void) {
   tw_room_local = local;
   tw_room_slow = slow;
   tw_rs.kernel_demotes = (uint64_t)tw_kernel_demotes();
-  tw_rs.floor_bytes = tw_node_floor((unsigned)local);
   tw_free_slow = 1; /* frees of tracked objects must be seen */
   __atomic_store_n(&tw_room_on, 1, __ATOMIC_RELEASE);
   tw_room_watch_start();
@@ -244,39 +242,6 @@ static void tw_room_exchange(tw_room_blk *b) {
   tw_rs.exchanged_bytes += in;
   tw_room_count(b->slot, 1, in);
   b->settled = b->touched && in >= away;
-}
-
-/* \p b's pages on other nodes back to the DRAM node, up to \p want bytes.
- * On the per-CPU lists' budget (\p lists: tw_room_pcp_passes), TW_ROOM_STEP
- * at a time and only while the node's free memory stays above its min
- * watermarks (tw_rs.floor_bytes): a page the lists cannot give is taken from
- * there, and below them the move reclaims - with the pages of its batch
- * already unmapped (6.12 migrates in batches), so that the program waits
- * on them: numa-r27's bfs on 6.12 ran its 1 s kernel in 17 s, with 35
- * pages of in_adj in migration at each sample. */
-static size_t tw_room_back(tw_room_blk *b, uint64_t want, int lists) {
-  if (!lists)
-    return tw_pages_move(b->lo, b->hi, -1, tw_room_local, want, 0, NULL);
-  size_t back = 0;
-  uintptr_t at = b->lo;
-  while (back + TW_ROOM_PAGE <= want && at < b->hi) {
-    uint64_t free = tw_node_meminfo((unsigned)tw_room_local, "MemFree");
-    if (free < tw_rs.floor_bytes + 2 * TW_ROOM_STEP) {
-      tw_rs.floor_stops++; /* (under the room's lock) */
-      break;
-    }
-    uint64_t step = want - back < TW_ROOM_STEP ? want - back : TW_ROOM_STEP;
-    uintptr_t stop = b->hi;
-    size_t got =
-        tw_pages_move(at, b->hi, -1, tw_room_local, step, 0, &stop);
-    back += got;
-    if (got < step)
-      break; /* (nothing more elsewhere, or the node refused) */
-    /* (from the last 2 MiB piece it looked at: the rest of its pages) */
-    uintptr_t piece = (stop - 1) & ~(uintptr_t)((2u << 20) - 1);
-    at = piece > at ? piece : at;
-  }
-  return back;
 }
 
 void tw_room_before(const tw_site *s, uint64_t n) {
@@ -420,7 +385,9 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
     /* (a settled object is not looked at again: a pass per large free
      * must not cost all the tracked objects' pages each time) */
     int was = b->settled;
-    size_t back = was ? 0 : tw_room_back(b, budget, extra > 0);
+    size_t back = was ? 0
+                      : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
+                                      budget, 0, NULL);
     tw_rs.restored_bytes += back;
     tw_room_count(b->slot, 1, back);
     budget -= back < budget ? back : budget;
