@@ -135,6 +135,10 @@ TW_HIDDEN size_t tw_sys_cmdline(char *buf, size_t cap);
  * TIERWISE_SYSFS_NODE names instead, where set (tests: a fake /sys and
  * /proc); a descriptor, or -1. */
 TW_HIDDEN int tw_sys_open_kernel(const char *dir, const char *name);
+/* A small such file into \p buf (at most cap - 1 bytes, NUL-terminated);
+ * its length, or -1 when it cannot be opened. */
+TW_HIDDEN ssize_t tw_sys_read_kernel(const char *dir, const char *name,
+                                     char *buf, size_t cap);
 /* Debug (TIERWISE_MAPS_COPY): append /proc/self/maps to that file. */
 TW_HIDDEN void tw_maps_snapshot(void);
 /* \p pattern with `%p` replaced by the pid. */

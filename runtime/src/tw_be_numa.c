@@ -84,13 +84,7 @@ static tw_numa_kept tw_kept[TW_TIER_COUNT];
 /* A small file of /sys/devices/system/node (TIERWISE_SYSFS_NODE: another
  * directory, for tests) into \p buf (NUL-terminated); its length or -1. */
 static ssize_t tw_read_small(const char *name, char *buf, size_t cap) {
-  int fd = tw_sys_open_kernel("/sys/devices/system/node", name);
-  if (fd < 0)
-    return -1;
-  ssize_t got = read(fd, buf, cap - 1);
-  close(fd);
-  buf[got > 0 ? got : 0] = 0;
-  return got;
+  return tw_sys_read_kernel("/sys/devices/system/node", name, buf, cap);
 }
 
 /* A node list ("0-1,3") into a set; the number of nodes. */

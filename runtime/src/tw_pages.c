@@ -149,12 +149,9 @@ void tw_node_pcp(unsigned node, uint64_t pcp[TW_CPUS_MAX]) {
 }
 
 int tw_kernel_demotes(void) {
-  char buf[16] = {0};
-  int fd = tw_sys_open_kernel("/sys/kernel/mm/numa", "demotion_enabled");
-  if (fd < 0)
-    return 0;
-  ssize_t got = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
+  char buf[16];
+  ssize_t got = tw_sys_read_kernel("/sys/kernel/mm/numa", "demotion_enabled",
+                                   buf, sizeof(buf));
   /* (a sysfs bool: "true"; older spellings "Y", "1") */
   return got > 0 && (buf[0] == 't' || buf[0] == 'Y' || buf[0] == '1');
 }

@@ -59,6 +59,17 @@ int tw_sys_open_kernel(const char *dir, const char *name) {
   return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+ssize_t tw_sys_read_kernel(const char *dir, const char *name, char *buf,
+                           size_t cap) {
+  int fd = tw_sys_open_kernel(dir, name);
+  if (fd < 0)
+    return -1;
+  ssize_t got = read(fd, buf, cap - 1);
+  close(fd);
+  buf[got > 0 ? got : 0] = 0;
+  return got;
+}
+
 /* fork: held across it, so the child's bump pointer is consistent. */
 static pthread_mutex_t tw_pmap_lock = PTHREAD_MUTEX_INITIALIZER;
 
