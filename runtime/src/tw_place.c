@@ -358,11 +358,22 @@ void *tw_pl_realloc(void *p, size_t size, void *ra, void *sp) {
     tier = b.tier;
     head = s && tw_site_has_head(s) ? tw_site_head(s, size) : b.head;
   }
+  /* A slow tier with a DRAM head: a block the head covers is DRAM's, a
+   * larger one is split (tw_pl_split) - never resized within the slow tier,
+   * which would lose the head of a block grown from below it (igraph's
+   * vectors: calloc'd small in the default tier, then realloc'd). */
+  int split = 0;
+  if (tier != TW_TIER_DRAM && head) {
+    if (head >= size)
+      tier = TW_TIER_DRAM;
+    else
+      split = 1;
+  }
   void *q = NULL;
   /* Under another Valgrind tool a memkind block always moves: memkind's
    * realloc would copy into memory the tool saw freed (FREELIKE: no access),
    * and re-announcing a block kept in place marks its contents undefined. */
-  if (tier == from &&
+  if (!split && tier == from &&
       (tier != TW_TIER_DRAM ||
        (!tw_cfg.dram_limit &&
         !(tw_room_on && tw_pl_room_big(p) && tw_room_tracked(p)))) &&
