@@ -50,6 +50,7 @@ typedef struct tw_config {
   uint64_t room_interval_ms; /* TIERWISE_ROOM_INTERVAL: its watcher */
   int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
+  size_t slow_cache; /* TIERWISE_SLOW_CACHE: per thread and slow tier */
 } tw_config;
 
 TW_HIDDEN extern tw_config tw_cfg;

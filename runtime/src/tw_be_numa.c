@@ -557,6 +557,7 @@ const tw_tier_ops tw_numa_ops = {
     .mapped = tw_numa_mapped,
     .describe = tw_numa_describe,
     .atfork = tw_numa_atfork,
+    .cache_max = TW_NUMA_OWN_MIN - 1, /* memkind's blocks, not own maps */
 };
 
 size_t tw_numa_pages(const void *p, size_t len, uint64_t *per_node,

@@ -151,6 +151,7 @@ void tw_config_read(void) {
   if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))
     tw_warn("TIERWISE_NUMA_MODE: not policy or migrate: ", nm, "");
   tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
+  tw_cfg.slow_cache = tw_env_size("TIERWISE_SLOW_CACHE", 4 << 20);
 #ifdef TW_WITH_PMU
   /* libtierwise-pmu.so: the pmu profiler is the census into
    * TIERWISE_PMU_OUT plus sampling (tw_sample.c); objects below

@@ -114,6 +114,7 @@ static void tw_lower_parent(void) {
 static void tw_lower_child(void) {
   tw_sys_atfork(2);
   tw_fork_atfork(2); /* private copies of shared file mappings */
+  tw_tc_atfork(2);   /* the thread cache's blocks are the parent's */
 }
 
 /* The end of tracking: census output or the run report, once. At exit (the

@@ -175,9 +175,21 @@ typedef struct tw_tier_ops {
    * libmemkind loaded); NULL: nothing deferred. */
   void (*prepare)(int tier);
   const char *id; /* "glibc", "memkind-file", "memkind-hbw" */
+  /* Freed blocks of at most this usable size may wait in the freeing
+   * thread's cache for its next allocation of their class (tw_tcache.c);
+   * 0: never. */
+  size_t cache_max;
 } tw_tier_ops;
 
-TW_HIDDEN extern const tw_tier_ops tw_glibc_ops;   /* tw_be_glibc.c */
+TW_HIDDEN extern const tw_tier_ops tw_glibc_ops;   /* tw_tcache.c: the slow tiers' thread cache. tw_tc_get: a cached block of
+ * \p tier holding \p size bytes at an \p align boundary, or NULL; tw_tc_put: 1 when \p p (a block
+ * of \p tier, served by \p ops) was kept, 0: the caller frees it. \p align:
+ * a power of two. */
+TW_HIDDEN void *tw_tc_get(int tier, size_t size, size_t align);
+TW_HIDDEN int tw_tc_put(int tier, const tw_tier_ops *ops, void *p);
+TW_HIDDEN void tw_tc_atfork(int phase);
+
+/* tw_be_glibc.c */
 TW_HIDDEN extern const tw_tier_ops tw_mk_pmem_ops; /* tw_be_memkind.c */
 TW_HIDDEN extern const tw_tier_ops tw_mk_hbw_ops;
 TW_HIDDEN extern const tw_tier_ops tw_numa_ops; /* tw_be_numa.c */

@@ -17,6 +17,10 @@
 #include <pthread.h>
 #include <string.h>
 
+/* realloc within a tier takes the thread cache up to this size; larger
+ * blocks are memkind's to grow in place (a copy costs more than its locks) */
+#define TW_TC_REALLOC_MAX ((size_t)32 << 10)
+
 /* DRAM is always there: glibc from the first allocation on. */
 static const tw_tier_ops *tw_be[TW_TIER_COUNT] = {[TW_TIER_DRAM] =
                                                       &tw_glibc_ops};
@@ -120,7 +124,10 @@ void *tw_tier_alloc(int tier, size_t size, size_t align, int zero) {
   errno = 0;
   if (tier != TW_TIER_DRAM && !size)
     size = 1;
-  if (align > 16) {
+  if (ops->cache_max && (p = tw_tc_get(tier, size, align < 16 ? 16 : align))) {
+    if (zero) /* (a cached block is in use: this one costs no lock) */
+      memset(p, 0, size);
+  } else if (align > 16) {
     p = ops->aligned(tier, align, size);
     if (p && zero)
       memset(p, 0, size);
@@ -136,10 +143,30 @@ void *tw_tier_alloc(int tier, size_t size, size_t align, int zero) {
   return p;
 }
 
-void tw_tier_free(int tier, void *p) { tw_be[tier]->free(tier, p); }
+void tw_tier_free(int tier, void *p) {
+  const tw_tier_ops *ops = tw_be[tier];
+  if (!tw_tc_put(tier, ops, p))
+    ops->free(tier, p);
+}
 
 void *tw_tier_realloc(int tier, void *p, size_t size) {
-  return tw_be[tier]->realloc(tier, p, size);
+  const tw_tier_ops *ops = tw_be[tier];
+  if (ops->cache_max && size <= TW_TC_REALLOC_MAX) {
+    /* within the thread cache's sizes: in place while the block holds
+     * the size and is not over twice it, else a block of the new size
+     * (perhaps a cached one) and the old one freed (perhaps cached) -
+     * what memkind's realloc does, without its arena's locks */
+    size_t u = ops->usable(tier, p);
+    if (size <= u && size >= u / 2)
+      return p;
+    void *q = tw_tier_alloc(tier, size, 0, 0);
+    if (q) {
+      memcpy(q, p, u < size ? u : size);
+      tw_tier_free(tier, p);
+    }
+    return q;
+  }
+  return ops->realloc(tier, p, size);
 }
 
 size_t tw_tier_usable(int tier, void *p) {
