@@ -193,7 +193,7 @@ static __attribute__((noinline)) uint32_t tw_fast_miss(tw_fast_table *t,
   uint32_t site = e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
                           tw_site_get(e->site)->leads
                       ? tw_policy_site_here()
-                      : tw_policy_site_at(ra, sp, &sure, t->memo);
+                      : tw_policy_site_at(ra, sp, &sure, t->memo, 0);
   if (site == TW_SITE_NONE)
     return site;
   return tw_fast_learn(t, e, ra, sp, site, sure);
@@ -222,17 +222,18 @@ uint32_t tw_fast_memo(void *ra, void *sp) {
 static __attribute__((noinline)) uint32_t tw_fast_first(void *ra, void *sp,
                                                         tw_fast_entry **hit) {
   if (!tw_cfg.fast_learn || !tw_fast_new_table())
-    return tw_policy_site_at(ra, sp, &(int){0}, NULL);
+    return tw_policy_site_at(ra, sp, &(int){0}, NULL, 0);
   return tw_fast_site(0, ra, sp, hit);
 }
 
 uint32_t tw_fast_site(size_t size, void *ra, void *sp, tw_fast_entry **hit) {
   tw_fast_table *t = tw_fast_mine;
   if (TW_UNLIKELY(!t))
-    return size >= tw_cfg.fast_max ? tw_policy_site_at(ra, sp, &(int){0}, NULL)
-                                   : tw_fast_first(ra, sp, hit);
+    return size >= tw_cfg.fast_max
+               ? tw_policy_site_at(ra, sp, &(int){0}, NULL, 1)
+               : tw_fast_first(ra, sp, hit);
   if (size >= tw_cfg.fast_max)
-    return tw_policy_site_at(ra, sp, &(int){0}, t->memo);
+    return tw_policy_site_at(ra, sp, &(int){0}, t->memo, 1);
   tw_fast_entry *e = tw_fast_probe(t, ra, sp);
   if (TW_LIKELY(e->ra == (uintptr_t)ra && e->sp == (uintptr_t)sp &&
                 e->left > 1)) {

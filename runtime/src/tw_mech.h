@@ -24,6 +24,8 @@ typedef struct tw_site {
   int tier;               /* tier decided for this site */
   int leads;              /* some placement site's stack starts with this
                              site's first frame */
+  int mod_leads;          /* some placement site's stack starts in the
+                             module of this site's first frame */
   uint64_t dram_head;     /* placement's dram_bytes: each object's first
                              bytes from DRAM (tw_split.c); 0: none */
   double dram_frac;       /* placement's dram_fraction (wins); 0: none */

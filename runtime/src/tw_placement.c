@@ -53,9 +53,11 @@ static int32_t *tw_phash; /* open addressing: index into tw_psites, -1 empty */
 static uint32_t tw_phash_mask;
 /* Hashes of the modules of the sites' first frames (open addressing, 0
  * empty): a call whose first frame is in none of them cannot match any site
- * (the matching is
- * by stack prefix), so it needs no full unwind (tw_policy_site_at). */
+ * (the matching is by stack prefix). */
 static uint64_t *tw_plead;
+/* The same of the sites' first frames themselves: a call whose first frame
+ * is none of them needs no full unwind (tw_policy_site_at). */
+static uint64_t *tw_plead_frame;
 /* The same per tier, for the first TW_PTIER_MODS modules (-1: more). */
 #define TW_PTIER_MODS 16
 static uint64_t tw_ptier_mod[TW_TIER_COUNT][TW_PTIER_MODS];
@@ -423,12 +425,28 @@ static size_t tw_first_len(const char *stack) {
   return n;
 }
 
-/* Put \p h in tw_plead (of tw_phash_mask + 1 slots). */
-static void tw_plead_add(uint64_t h) {
+/* The length of \p stack's first frame (`MODULE+0x...`). */
+static size_t tw_frame1_len(const char *stack) {
+  size_t n = 0;
+  while (stack[n] && stack[n] != ';')
+    n++;
+  return n;
+}
+
+/* Put \p h in \p set (of tw_phash_mask + 1 slots). */
+static void tw_plead_add(uint64_t *set, uint64_t h) {
   uint32_t k = (uint32_t)h & tw_phash_mask;
-  while (tw_plead[k] && tw_plead[k] != h)
+  while (set[k] && set[k] != h)
     k = (k + 1) & tw_phash_mask;
-  tw_plead[k] = h;
+  set[k] = h;
+}
+
+static int tw_plead_has(const uint64_t *set, uint64_t h) {
+  for (uint32_t k = (uint32_t)h & tw_phash_mask; set[k];
+       k = (k + 1) & tw_phash_mask)
+    if (set[k] == h)
+      return 1;
+  return 0;
 }
 
 /* The hash table of the placement's stacks, built once after parsing (a
@@ -455,14 +473,20 @@ static void tw_phash_build(void) {
       tw_phash[k] = i;
   }
   tw_plead = tw_internal_alloc(cap * sizeof(*tw_plead));
-  if (!tw_plead)
+  tw_plead_frame = tw_internal_alloc(cap * sizeof(*tw_plead_frame));
+  if (!tw_plead || !tw_plead_frame) {
+    tw_plead = tw_plead_frame = NULL; /* (every call may match) */
     return;
+  }
   memset(tw_plead, 0, cap * sizeof(*tw_plead));
+  memset(tw_plead_frame, 0, cap * sizeof(*tw_plead_frame));
   memset(tw_ptier_nmod, 0, sizeof(tw_ptier_nmod));
   for (int i = 0; i < tw_npsites; i++) {
     uint64_t h = tw_hash_span(tw_psites[i].stack,
                               tw_first_len(tw_psites[i].stack));
-    tw_plead_add(h);
+    tw_plead_add(tw_plead, h);
+    tw_plead_add(tw_plead_frame,
+                 tw_hash_span(tw_psites[i].stack, tw_frame1_len(tw_psites[i].stack)));
     int t = tw_psites[i].tier, k = 0;
     while (k < tw_ptier_nmod[t] && tw_ptier_mod[t][k] != h)
       k++;
@@ -489,12 +513,14 @@ int tw_placement_tier_starts_in(int tier, const char *module) {
 int tw_placement_leads(const char *stack) {
   if (!tw_plead)
     return tw_npsites > 0; /* no table: every call may match */
-  uint64_t h = tw_hash_span(stack, tw_first_len(stack));
-  for (uint32_t k = (uint32_t)h & tw_phash_mask; tw_plead[k];
-       k = (k + 1) & tw_phash_mask)
-    if (tw_plead[k] == h)
-      return 1;
-  return 0;
+  return tw_plead_has(tw_plead, tw_hash_span(stack, tw_first_len(stack)));
+}
+
+int tw_placement_leads_frame(const char *stack) {
+  if (!tw_plead_frame)
+    return tw_npsites > 0;
+  return tw_plead_has(tw_plead_frame,
+                      tw_hash_span(stack, tw_frame1_len(stack)));
 }
 
 /* The placement site whose stack is the first \p len bytes of \p stack

@@ -49,7 +49,7 @@ static pthread_mutex_t tw_decide_lock = PTHREAD_MUTEX_INITIALIZER;
  * module by basename), without reading the stack string. */
 static uint8_t tw_mod_leads[TW_MODULES_MAX];
 
-static int tw_leads(const tw_site *s) {
+static int tw_leads_module(const tw_site *s) {
   int m = s->first_mod - 1;
   if (m < 0 || m >= TW_MODULES_MAX)
     return tw_placement_leads(s->stack);
@@ -66,7 +66,9 @@ void tw_decide(tw_site *s) {
      * first frame is the stack's, so a stack whose first frame's module
      * starts no placement site matches none (most of an Open MPI
      * start-up's ~1,400 one-frame sites): not looked up. */
-    s->leads = tw_leads(s);
+    s->mod_leads = tw_leads_module(s);
+    /* (by frame: once per site, in the modules some site starts in) */
+    s->leads = s->mod_leads && tw_placement_leads_frame(s->stack);
     s->placed = s->leads ? tw_placement_match(s->stack, &tier) : -1;
     s->tier = tier;
     s->dram_head =

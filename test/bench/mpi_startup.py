@@ -8,8 +8,11 @@ dl_iterate_phdr) took the start-up of `mpi-pagerank -g 8` from 52M to 221M
 instructions and 28 to 57,000 rt_sigprocmask calls (program and orted).
 
 Prints, for the program alone, under the runtime without a placement, and
-under the runtime with a one-site placement (mpi-pagerank's xmalloc site of
-build_local, in --tier):
+under the runtime with each of three placements made from a census of the
+same command (issue 40 item 5): one site rooted in the program
+(mpi-pagerank's xmalloc site of build_local, in --tier), one site rooted in
+Open MPI (the libopen-pal site of the most bytes, in --tier), and every
+site of the census (~12,000; all DRAM but build_local's):
 - rt_sigprocmask calls of the whole job (`strace -f -c`: program and orted),
 - instructions of the program's process (callgrind, deterministic up to
   Open MPI's own variation between runs, ~3%), whole run and up to the end
@@ -46,9 +49,8 @@ MPI_ENV = {
 }
 
 
-def one_site_placement(prog, scale, tier, out):
-    """A census of the program, and a placement of its build_local site
-    (mpi_pagerank.c:83 through xmalloc) alone."""
+def census(prog, scale, out):
+    """A census of the program: (rows of sites.csv, meta.json)."""
     prof = out / "prof"
     subprocess.run(
         [str(BUILD / "bin" / "tierwise"), "profile", "--backend", "alloc", "-o", str(prof),
@@ -58,19 +60,41 @@ def one_site_placement(prog, scale, tier, out):
     )
     import csv
 
-    rows = list(csv.DictReader(open(prof / "sites.csv")))
-    hit = [r for r in rows if r["location"].startswith("build_local ")]
-    if not hit:
-        sys.exit("mpi_startup: no build_local site in the census")
-    meta = json.loads((prof / "meta.json").read_text())
+    rows = [r for r in csv.DictReader(open(prof / "sites.csv"))
+            if not r["site"].startswith("[")]
+    return rows, json.loads((prof / "meta.json").read_text())
+
+
+def write_placement(path, meta, sites):
     placement = {
         "format": "tierwise-placement", "version": 1, "default_tier": "dram",
         "depth": meta["depth"], "modules": meta["modules"],
-        "sites": [{"stack": hit[0]["stack"], "location": hit[0]["location"], "tier": tier}],
+        "sites": [{"stack": r["stack"], "location": r["location"], "tier": t}
+                  for r, t in sites],
     }
-    path = out / "one.json"
     path.write_text(json.dumps(placement, indent=1) + "\n")
     return path
+
+
+def placements(rows, meta, tier, out):
+    """The one-site placements - mpi-pagerank's build_local site (through
+    xmalloc), and the site of the most bytes whose first frame is in Open
+    MPI's libopen-pal - and every site of the census (all in DRAM but
+    build_local's, in \p tier): {name: path}."""
+    own = [r for r in rows if r["location"].startswith("build_local ")]
+    if not own:
+        sys.exit("mpi_startup: no build_local site in the census")
+    pal = [r for r in rows if r["stack"].split(";")[0].startswith("libopen-pal.so")]
+    if not pal:
+        sys.exit("mpi_startup: no site rooted in libopen-pal in the census")
+    pal.sort(key=lambda r: -int(r["bytes_allocated"] or 0))
+    return {
+        "one-site placement": write_placement(out / "one.json", meta, [(own[0], tier)]),
+        "one site in libopen-pal": write_placement(out / "pal.json", meta, [(pal[0], tier)]),
+        f"{len(rows)}-site placement": write_placement(
+            out / "all.json", meta,
+            [(r, tier if r is own[0] else "dram") for r in rows]),
+    }
 
 
 def syscalls(cmd, env, out):
@@ -114,30 +138,29 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         out = Path(d)
         (out / "pmem").mkdir()
-        placement = one_site_placement(prog, args.scale, args.tier, out)
+        rows, meta = census(prog, args.scale, out)
         cmd = [str(prog), "-g", str(args.scale)]
         base = {**os.environ, **MPI_ENV}
         runs = {
             "program alone": base,
             "runtime, no placement": {**base, "LD_PRELOAD": args.runtime},
-            "runtime, one-site placement": {
-                **base, "LD_PRELOAD": args.runtime, "TIERWISE_PLACEMENT": str(placement),
-                "TIERWISE_PMEM_DIR": str(out / "pmem"),
-            },
         }
-        if args.placement:
-            runs["runtime, " + args.placement.name] = {
-                **runs["runtime, one-site placement"],
-                "TIERWISE_PLACEMENT": str(args.placement.resolve()),
+        extra = {args.placement.name: args.placement.resolve()} if args.placement else {}
+        for name, path in {**placements(rows, meta, args.tier, out), **extra}.items():
+            runs["runtime, " + name] = {
+                **base, "LD_PRELOAD": args.runtime, "TIERWISE_PLACEMENT": str(path),
+                "TIERWISE_PMEM_DIR": str(out / "pmem"),
             }
-        res = {k: (*syscalls(cmd, env, out), instructions(cmd, env, out))
-               for k, env in runs.items()}
+        res = {}
+        for k, env in runs.items():
+            print(f"mpi_startup: {k} ...", file=sys.stderr, flush=True)
+            res[k] = (*syscalls(cmd, env, out), instructions(cmd, env, out))
     calls0, _, (ins0, init0) = res["program alone"]
     print(f"mpi-pagerank -g {args.scale}, singleton (orted started), one site in {args.tier}")
-    print(f"{'':30} {'rt_sigprocmask':>15} {'other syscalls':>15} {'instructions':>14} {'ratio':>6}"
+    print(f"{'':40} {'rt_sigprocmask':>15} {'other syscalls':>15} {'instructions':>14} {'ratio':>6}"
           f" {'to MPI_Init end':>16} {'ratio':>6}")
     for k, (calls, other, (ins, init)) in res.items():
-        print(f"{k:30} {calls:>15,} {other:>15,} {ins:>14,} {ins / ins0:>6.2f}"
+        print(f"{k:40} {calls:>15,} {other:>15,} {ins:>14,} {ins / ins0:>6.2f}"
               f" {init:>16,} {init / init0:>6.2f}")
     print(f"extra rt_sigprocmask with the placement: {res['runtime, one-site placement'][0] - calls0:,}")
 

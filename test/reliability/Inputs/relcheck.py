@@ -70,8 +70,15 @@ def report(args):
         a, b = got[fn]
         got[fn] = (a + s["allocs"], b + sum(s["bytes"].values()))
         fallback += s["fallback_bytes"]
+    def fn_by_prefix(stack):
+        # a one-frame site (the runtime unwinds no further where no placement
+        # site starts with that frame): the function of the census sites it
+        # starts, when they share one
+        fns = {f for st, f in fn_of.items() if st == stack or st.startswith(stack + ";")}
+        return fns.pop() if len(fns) == 1 else "?"
+
     for u in rep["unmatched"]:
-        fn = fn_of.get(u["stack"], "?")
+        fn = fn_of.get(u["stack"]) or fn_by_prefix(u["stack"])
         a, b = got[fn]
         got[fn] = (a + u["allocs"], b + u["bytes"])
         fallback += u["fallback_bytes"]
