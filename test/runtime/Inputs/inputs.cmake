@@ -61,3 +61,23 @@ add_executable(tw_slow_owner ${TW_RT_IN}/tw_slow_owner.c)
 target_include_directories(tw_slow_owner PRIVATE ${CMAKE_SOURCE_DIR}/runtime/include)
 target_link_libraries(tw_slow_owner PRIVATE tierwise pthread)
 set_target_properties(tw_slow_owner PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
+# Programs linked with another allocator (foreign-alloc.test): the C and the
+# C++ program once per Debian allocator library (Makefile APT_PKGS installs
+# them); a library not found is said at configure time, and the test fails.
+foreach(alloc jemalloc tcmalloc_minimal tcmalloc mimalloc)
+  find_library(TW_LIB_${alloc} NAMES ${alloc} lib${alloc}.so.2 lib${alloc}.so.4)
+  if(NOT TW_LIB_${alloc})
+    message(WARNING "lib${alloc} not found: foreign-alloc.test will fail (apt install libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev)")
+    continue()
+  endif()
+  add_executable(tw_foreign_c_${alloc} ${TW_RT_IN}/tw_foreign.c)
+  add_executable(tw_foreign_cc_${alloc} ${TW_RT_IN}/tw_foreign.cc)
+  add_executable(tw_foreign_hello_${alloc} ${TW_RT_IN}/tw_foreign_hello.c)
+  foreach(t tw_foreign_c_${alloc} tw_foreign_cc_${alloc} tw_foreign_hello_${alloc})
+    target_compile_options(${t} PRIVATE -O1 -g)
+    # (no --as-needed: the library stays linked even where the program's
+    # calls would bind elsewhere)
+    target_link_libraries(${t} PRIVATE -Wl,--no-as-needed ${TW_LIB_${alloc}})
+    set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
+  endforeach()
+endforeach()
