@@ -14,6 +14,7 @@
 #include "tw_clientreq.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,8 +142,9 @@ static struct {
   int (*posix_memalign)(void **, size_t, size_t);
   size_t (*usable)(void *);
 } tw_fa;
-/* Blocks glibc served while the allocator was looked up (dlsym and dladdr
- * allocate nothing on success; in case they do): freed to glibc. */
+/* Blocks glibc served while the allocator was looked up (dlsym and
+ * _dl_find_object allocate nothing on success; in case they do): freed to
+ * glibc. */
 #define TW_FA_EARLY 16
 static void *tw_fa_early[TW_FA_EARLY];
 static int tw_fa_nearly, tw_fa_looking;
@@ -151,15 +153,36 @@ const char *tw_foreign_name(void) {
   return tw_foreign == 1 || tw_foreign_dram ? tw_foreign_lib : NULL;
 }
 
+/* The object holding address \p a (its start and file name), found with
+ * glibc's _dl_find_object: lock-free and a few hundred instructions, where
+ * dladdr scans the object's symbol table for the nearest symbol (~270,000
+ * instructions at start for the five look-ups, measured). 0: none. */
+typedef struct {
+  void *base;
+  const char *name;
+} tw_fa_obj;
+static int tw_fa_where(const void *a, tw_fa_obj *o) {
+  struct dl_find_object f;
+  if (!a || _dl_find_object((void *)a, &f))
+    return 0;
+  o->base = f.dlfo_map_start;
+  o->name = f.dlfo_link_map && f.dlfo_link_map->l_name
+                ? f.dlfo_link_map->l_name
+                : "";
+  return 1;
+}
+
 /* \p name's definition in \p where (RTLD_DEFAULT or RTLD_NEXT) if it lies
  * in the object at \p base, else NULL. */
 static void *tw_fa_sym(void *where, const char *name, void *base) {
-  Dl_info d;
+  tw_fa_obj d;
   void *f = dlsym(where, name);
-  return f && dladdr(f, &d) && d.dli_fbase == base ? f : NULL;
+  return tw_fa_where(f, &d) && d.base == base ? f : NULL;
 }
 
 static void tw_fa_name(const char *name) {
+  if (!*name) /* (the executable's link map has no name) */
+    name = "the executable";
   const char *b = strrchr(name, '/');
   b = b ? b + 1 : name;
   size_t n = strlen(b);
@@ -178,35 +201,35 @@ static int tw_fa_ours(const char *path) {
 }
 
 static void tw_foreign_detect(void) {
-  Dl_info libc, me, o, lm;
+  tw_fa_obj libc, me, o, lm;
   void *where = RTLD_NEXT, *base = NULL, *f;
   const char *name = NULL;
   tw_fa_looking = 1;
   tw_foreign = 2; /* (an allocation meanwhile: tw_fa_alloc, glibc's) */
-  if (!dladdr((void *)&getpid, &libc) ||
-      !dladdr((void *)&tw_foreign_detect, &me) ||
-      !dladdr((void *)&__libc_malloc, &lm))
+  if (!tw_fa_where((void *)&getpid, &libc) ||
+      !tw_fa_where((void *)&tw_foreign_detect, &me) ||
+      !tw_fa_where((void *)&__libc_malloc, &lm))
     goto out;
-  if ((f = dlsym(RTLD_DEFAULT, "malloc")) && dladdr(f, &o) &&
-      o.dli_fbase != me.dli_fbase && o.dli_fbase != libc.dli_fbase &&
-      !tw_fa_ours(o.dli_fname)) {
+  if ((f = dlsym(RTLD_DEFAULT, "malloc")) && tw_fa_where(f, &o) &&
+      o.base != me.base && o.base != libc.base &&
+      !tw_fa_ours(o.name)) {
     /* the executable's own malloc (a static jemalloc): it serves
      * everything, nothing but the runtime's own calls come here */
     where = RTLD_DEFAULT;
-    base = o.dli_fbase;
-    name = o.dli_fname;
-  } else if ((f = dlsym(RTLD_NEXT, "malloc")) && dladdr(f, &o) &&
-             o.dli_fbase != libc.dli_fbase && !tw_fa_ours(o.dli_fname)) {
-    base = o.dli_fbase; /* the next malloc after the runtime's */
-    name = o.dli_fname;
-  } else if (lm.dli_fbase != libc.dli_fbase && lm.dli_fbase != me.dli_fbase) {
-    base = lm.dli_fbase; /* only its __libc_malloc: it serves DRAM */
-    name = lm.dli_fname;
+    base = o.base;
+    name = o.name;
+  } else if ((f = dlsym(RTLD_NEXT, "malloc")) && tw_fa_where(f, &o) &&
+             o.base != libc.base && !tw_fa_ours(o.name)) {
+    base = o.base; /* the next malloc after the runtime's */
+    name = o.name;
+  } else if (lm.base != libc.base && lm.base != me.base) {
+    base = lm.base; /* only its __libc_malloc: it serves DRAM */
+    name = lm.name;
   }
   if (!base)
     goto out;
   tw_fa_name(name);
-  if (base == lm.dli_fbase) { /* the runtime's glibc calls bind to it */
+  if (base == lm.base) { /* the runtime's glibc calls bind to it */
     tw_foreign_dram = 1;
     goto out;
   }
