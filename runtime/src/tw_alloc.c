@@ -22,6 +22,8 @@ void *tw_alloc(size_t size, size_t align, int zero, void *ra, void *sp) {
     tw_config_read();
   if (TW_UNLIKELY(!tw_size_ok(size)))
     return NULL;
+  if (TW_UNLIKELY(tw_foreign))
+    return tw_fa_alloc(size, align, zero);
   if (TW_LIKELY(!tw_hdr_mode))
     return tw_pl_alloc(size, align, zero, ra, sp);
   return tw_hb_alloc(size, align, zero);
@@ -33,6 +35,8 @@ void *tw_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
     tw_config_read();
   if (!tw_size_ok(size))
     return NULL;
+  if (tw_foreign)
+    return tw_fa_alloc(size, align, zero);
   if (!tw_hdr_mode)
     return tw_pl_alloc_tier(tier, dram_bytes, size, align, zero);
   /* census blocks have a header and are never split: a head only decides
@@ -45,6 +49,12 @@ void *tw_alloc_tier(int tier, uint64_t dram_bytes, size_t size, size_t align,
 void tw_core_free(void *p) {
   if (!p)
     return;
+  if (TW_UNLIKELY(!tw_config_ready())) /* (tw_free_slow until then) */
+    tw_config_read();
+  if (TW_UNLIKELY(tw_foreign)) {
+    tw_fa_free(p);
+    return;
+  }
   if (TW_LIKELY(!tw_hdr_mode))
     tw_pl_free(p);
   else
@@ -54,6 +64,8 @@ void tw_core_free(void *p) {
 size_t tw_usable(void *p) {
   if (!p)
     return 0;
+  if (TW_UNLIKELY(tw_foreign))
+    return tw_fa_usable(p);
   return tw_hdr_mode ? tw_hb_usable(p) : tw_pl_usable(p);
 }
 
@@ -64,6 +76,10 @@ int tw_tier_of_ptr(const void *p) {
 }
 
 void *tw_core_realloc(void *p, size_t size, void *ra, void *sp) {
+  if (TW_UNLIKELY(!tw_config_ready()))
+    tw_config_read();
+  if (TW_UNLIKELY(tw_foreign))
+    return tw_fa_realloc(p, size);
   if (!p)
     return size < tw_fast_limit ? tw_pl_alloc_miss(size, 0, ra, sp)
                                 : tw_alloc(size, 0, 0, ra, sp);

@@ -88,6 +88,20 @@ TW_HIDDEN extern int tw_hdr_mode;
  * accounting (set once, when the configuration is read). */
 TW_HIDDEN extern int tw_free_slow;
 
+/* Another malloc implementation serves the process (tw_config.c: a
+ * program linked with jemalloc, tcmalloc, mimalloc): set when the
+ * configuration is read; the runtime then forwards every call of the
+ * malloc family to it (tw_fa_*) and places nothing. */
+TW_HIDDEN extern int tw_foreign;
+/* Such an allocator that also exports __libc_malloc & co, which the
+ * runtime's DRAM tier then calls (tcmalloc, mimalloc): placement goes on,
+ * operator new/delete are the allocator's own (not placed). */
+TW_HIDDEN extern int tw_foreign_dram;
+TW_HIDDEN const char *tw_foreign_name(void); /* its file's name, or NULL */
+TW_HIDDEN void *tw_fa_alloc(size_t size, size_t align, int zero);
+TW_HIDDEN void tw_fa_free(void *p);
+TW_HIDDEN void *tw_fa_realloc(void *p, size_t size);
+TW_HIDDEN size_t tw_fa_usable(void *p);
 /* Read the environment once (cheap; the first allocation may come before
  * the constructor). */
 TW_HIDDEN void tw_config_read(void);

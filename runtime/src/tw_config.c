@@ -4,12 +4,17 @@
  * first allocation or in the constructor, whichever comes first), the
  * monotonic clock of the census, and warnings: one line on stderr each, the
  * first TW_MAX_WARNINGS kept for the run report (which reads them; warning
- * never calls upward into the report writer).
+ * never calls upward into the report writer), and whether another malloc
+ * implementation serves the process (a program linked with jemalloc,
+ * tcmalloc or mimalloc): then the runtime stands down and forwards every
+ * call of the malloc family to it (tw_foreign).
  */
 #define _GNU_SOURCE
 #include "tw_base.h"
 #include "tw_clientreq.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +47,10 @@ __attribute__((visibility("default"))) char *secure_getenv(const char *name) {
  * config is read). */
 int tw_vg;
 int tw_hdr_mode;
-int tw_free_slow;
+/* 1 until the configuration is read: a free before the first allocation
+ * (the program's allocator freeing through our free, tw_foreign) must not
+ * go to glibc unseen. */
+int tw_free_slow = 1;
 static atomic_int tw_init_state; /* 0 none, 1 running, 2 config read */
 static uint64_t tw_t0;
 
@@ -100,6 +108,198 @@ static size_t tw_env_size(const char *name, size_t dflt) {
   }
   return v;
 }
+
+/* ---- another allocator in the process (runtime/README.md "Programs
+ * that bring their own allocator") ----
+ * A program linked with libjemalloc, libtcmalloc or libmimalloc exports
+ * malloc and free itself. The preloaded runtime comes first in symbol
+ * lookup, so the program's malloc comes here - but its operator new/delete
+ * (the allocator exports _Znwm, _ZdlPv, ...) go to that allocator directly,
+ * and jemalloc's delete calls free through its PLT, i.e. here; our
+ * malloc_usable_size asked the next one (dlsym(RTLD_NEXT): jemalloc's) about
+ * glibc's blocks. With jemalloc, whose blocks the runtime's glibc calls never
+ * saw, blocks crossed allocators: "free(): invalid pointer" at start (the
+ * placement reader's buffers), in std::string's growth, a segfault in
+ * malloc_usable_size. Two cases, decided when the configuration is read
+ * (the first allocation, before any block is handed out):
+ * - the allocator also exports __libc_malloc & co and the runtime's calls
+ *   of them bind to it (tcmalloc, mimalloc): the runtime's DRAM tier is
+ *   that allocator, every block goes back to the allocator it came from;
+ *   the malloc family is placed as usual, operator new/delete are the
+ *   allocator's own (not placed). tw_foreign 0, tw_foreign_dram 1.
+ * - otherwise (jemalloc; an executable with its own malloc): the runtime
+ *   stands down, tw_foreign 1: every call of the malloc family is
+ *   forwarded to that allocator, nothing is placed or counted.
+ * One warning says which (census and placement modes) and the run report
+ * names the allocator ("allocator", "stood_down"). */
+int tw_foreign, tw_foreign_dram;
+static char tw_foreign_lib[192];
+static struct {
+  void *(*malloc)(size_t);
+  void (*free)(void *);
+  void *(*calloc)(size_t, size_t);
+  void *(*realloc)(void *, size_t);
+  int (*posix_memalign)(void **, size_t, size_t);
+  size_t (*usable)(void *);
+} tw_fa;
+/* Blocks glibc served while the allocator was looked up (dlsym and
+ * _dl_find_object allocate nothing on success; in case they do): freed to
+ * glibc. */
+#define TW_FA_EARLY 16
+static void *tw_fa_early[TW_FA_EARLY];
+static int tw_fa_nearly, tw_fa_looking;
+
+const char *tw_foreign_name(void) {
+  return tw_foreign == 1 || tw_foreign_dram ? tw_foreign_lib : NULL;
+}
+
+/* The object holding address \p a (its start and file name), found with
+ * glibc's _dl_find_object: lock-free and a few hundred instructions, where
+ * dladdr scans the object's symbol table for the nearest symbol (~270,000
+ * instructions at start for the five look-ups, measured). 0: none. */
+typedef struct {
+  void *base;
+  const char *name;
+} tw_fa_obj;
+static int tw_fa_where(const void *a, tw_fa_obj *o) {
+  struct dl_find_object f;
+  if (!a || _dl_find_object((void *)a, &f))
+    return 0;
+  o->base = f.dlfo_map_start;
+  o->name = f.dlfo_link_map && f.dlfo_link_map->l_name
+                ? f.dlfo_link_map->l_name
+                : "";
+  return 1;
+}
+
+/* \p name's definition in \p where (RTLD_DEFAULT or RTLD_NEXT) if it lies
+ * in the object at \p base, else NULL. */
+static void *tw_fa_sym(void *where, const char *name, void *base) {
+  tw_fa_obj d;
+  void *f = dlsym(where, name);
+  return tw_fa_where(f, &d) && d.base == base ? f : NULL;
+}
+
+static void tw_fa_name(const char *name) {
+  if (!*name) /* (the executable's link map has no name) */
+    name = "the executable";
+  const char *b = strrchr(name, '/');
+  b = b ? b + 1 : name;
+  size_t n = strlen(b);
+  if (n >= sizeof(tw_foreign_lib))
+    n = sizeof(tw_foreign_lib) - 1;
+  memcpy(tw_foreign_lib, b, n);
+  tw_foreign_lib[n] = 0;
+}
+
+/* Another copy of tierwise (libtierwise.so linked, the runtime preloaded:
+ * tw_shadowed in tw_lifecycle.c decides which serves): not a foreign
+ * allocator. */
+static int tw_fa_ours(const char *path) {
+  const char *b = strrchr(path, '/');
+  return !strncmp(b ? b + 1 : path, "libtierwise", 11);
+}
+
+static void tw_foreign_detect(void) {
+  tw_fa_obj libc, me, o, lm;
+  void *where = RTLD_NEXT, *base = NULL, *f;
+  const char *name = NULL;
+  tw_fa_looking = 1;
+  tw_foreign = 2; /* (an allocation meanwhile: tw_fa_alloc, glibc's) */
+  if (!tw_fa_where((void *)&getpid, &libc) ||
+      !tw_fa_where((void *)&tw_foreign_detect, &me) ||
+      !tw_fa_where((void *)&__libc_malloc, &lm))
+    goto out;
+  if ((f = dlsym(RTLD_DEFAULT, "malloc")) && tw_fa_where(f, &o) &&
+      o.base != me.base && o.base != libc.base &&
+      !tw_fa_ours(o.name)) {
+    /* the executable's own malloc (a static jemalloc): it serves
+     * everything, nothing but the runtime's own calls come here */
+    where = RTLD_DEFAULT;
+    base = o.base;
+    name = o.name;
+  } else if ((f = dlsym(RTLD_NEXT, "malloc")) && tw_fa_where(f, &o) &&
+             o.base != libc.base && !tw_fa_ours(o.name)) {
+    base = o.base; /* the next malloc after the runtime's */
+    name = o.name;
+  } else if (lm.base != libc.base && lm.base != me.base) {
+    base = lm.base; /* only its __libc_malloc: it serves DRAM */
+    name = lm.name;
+  }
+  if (!base)
+    goto out;
+  tw_fa_name(name);
+  if (base == lm.base) { /* the runtime's glibc calls bind to it */
+    tw_foreign_dram = 1;
+    goto out;
+  }
+  *(void **)&tw_fa.malloc = tw_fa_sym(where, "malloc", base);
+  *(void **)&tw_fa.free = tw_fa_sym(where, "free", base);
+  *(void **)&tw_fa.calloc = tw_fa_sym(where, "calloc", base);
+  *(void **)&tw_fa.realloc = tw_fa_sym(where, "realloc", base);
+  *(void **)&tw_fa.posix_memalign = tw_fa_sym(where, "posix_memalign", base);
+  *(void **)&tw_fa.usable = tw_fa_sym(where, "malloc_usable_size", base);
+  if (!tw_fa.malloc || !tw_fa.free || !tw_fa.calloc || !tw_fa.realloc)
+    goto out; /* not an allocator calls can be forwarded to: as before */
+  tw_fa_looking = 0;
+  tw_foreign = 1;
+  return;
+out:
+  tw_fa_looking = 0;
+  tw_foreign = 0;
+}
+
+void *tw_fa_alloc(size_t size, size_t align, int zero) {
+  if (TW_UNLIKELY(tw_fa_looking)) { /* (the look-up's own: glibc's) */
+    void *p = zero ? __libc_calloc(1, size)
+              : align ? __libc_memalign(align, size) : __libc_malloc(size);
+    if (p && tw_fa_nearly < TW_FA_EARLY)
+      tw_fa_early[tw_fa_nearly++] = p;
+    return p;
+  }
+  if (!align)
+    return zero ? tw_fa.calloc(1, size) : tw_fa.malloc(size);
+  void *p = NULL;
+  if (align < sizeof(void *))
+    align = sizeof(void *);
+  /* (an allocator without posix_memalign: none of the four tested) */
+  if (!tw_fa.posix_memalign || tw_fa.posix_memalign(&p, align, size ? size : 1))
+    return NULL;
+  if (zero && p)
+    memset(p, 0, size);
+  return p;
+}
+
+static int tw_fa_was_early(void *p) {
+  for (int i = 0; i < tw_fa_nearly; i++)
+    if (tw_fa_early[i] == p) {
+      tw_fa_early[i] = tw_fa_early[--tw_fa_nearly];
+      return 1;
+    }
+  return 0;
+}
+
+void tw_fa_free(void *p) {
+  if (TW_UNLIKELY(tw_fa_nearly) && tw_fa_was_early(p))
+    __libc_free(p);
+  else if (tw_fa.free)
+    tw_fa.free(p);
+  else
+    __libc_free(p);
+}
+
+void *tw_fa_realloc(void *p, size_t size) {
+  for (int i = 0; p && i < tw_fa_nearly; i++)
+    if (tw_fa_early[i] == p) { /* glibc's, and stays glibc's */
+      void *q = __libc_realloc(p, size);
+      if (q)
+        tw_fa_early[i] = q;
+      return q;
+    }
+  return tw_fa.realloc(p, size);
+}
+
+size_t tw_fa_usable(void *p) { return tw_fa.usable ? tw_fa.usable(p) : 0; }
 
 int tw_config_ready(void) {
   return TW_LIKELY(atomic_load_explicit(&tw_init_state, memory_order_relaxed) ==
@@ -171,6 +371,24 @@ void tw_config_read(void) {
     tw_cfg.mode = TW_MODE_PLACE;
   else
     tw_cfg.mode = TW_MODE_PASS;
+  tw_foreign_detect();
+  if (tw_foreign_dram && tw_cfg.mode != TW_MODE_PASS)
+    tw_warn("the program's own allocator (", tw_foreign_lib,
+            ") serves the DRAM tier (it exports __libc_malloc): malloc & co "
+            "are placed, objects made with operator new are its own, not "
+            "placed (runtime/README.md)");
+  if (tw_foreign) { /* stand down: every call to the program's allocator */
+    if (tw_cfg.mode != TW_MODE_PASS)
+      tw_warn("the program's own allocator (", tw_foreign_lib,
+              ") serves malloc and free: nothing is placed or counted "
+              "(operator new/delete and its own API would mix its blocks "
+              "with the runtime's; runtime/README.md)");
+    tw_hdr_mode = 0;
+    tw_free_slow = 1;
+    tw_mode_now = TW_MODE_PASS;
+    atomic_store(&tw_init_state, 2);
+    return;
+  }
   /* (under another Valgrind tool glibc's blocks are not announced: their
    * free stays the fast one) */
   tw_free_slow = tw_hdr_mode || tw_vg == TW_VG_SIM || tw_cfg.dram_limit;

@@ -131,8 +131,9 @@ static void tw_finish(void) {
     tw_sample_stop();
     tw_census_write();
     tw_sample_end();
-  } else if (mode == TW_MODE_PLACE)
-    tw_report_write();
+  } else if (mode == TW_MODE_PLACE ||
+             (tw_foreign == 1 && tw_cfg.report_path && !tw_cfg.census_dir))
+    tw_report_write(); /* (stood down: "stood_down" says why) */
   tw_in_core--;
 }
 
@@ -181,6 +182,16 @@ static void tw_init(void) {
   tw_config_read();
   if (atomic_exchange(&done, 1))
     return;
+  if (tw_foreign) { /* the program's allocator serves (tw_config.c): a
+                       report that says so, nothing else */
+    tw_cfg.mode = TW_MODE_PASS;
+    if (tw_cfg.report_path && !tw_cfg.census_dir) {
+      tw_in_core++;
+      tw_report_claim();
+      tw_in_core--;
+    }
+    return;
+  }
   if (tw_shadowed()) {
     tw_cfg.mode = TW_MODE_PASS;
     tw_mode_now = TW_MODE_PASS;

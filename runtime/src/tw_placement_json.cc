@@ -7,13 +7,64 @@
 // rewritten, unescaped, in place (never longer than its JSON text). Numbers
 // are parsed only in the fields the runtime reads; other fields are skipped.
 // No exceptions (-fno-exceptions), no allocation but the parser's buffers
-// (new[], freed before return).
+// (new[], freed before return: this file's own operator new[]/delete[],
+// hidden, below).
 #include "tw_pjson.h"
 
 #include <simdjson.h>
 
+#include <new>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// The parser's buffers (simdjson's inline code: its string buffer,
+// new (std::nothrow) uint8_t[] and delete[]) come from the runtime itself,
+// never from the program's operator new[]/delete[]: a program linked with
+// jemalloc got its string buffer from jemalloc's exported _Znam and freed
+// it through jemalloc's delete[], which calls free() - the runtime's - and
+// glibc's free aborted at start ("free(): invalid pointer", issue 40).
+// Local to the runtime's libraries (TW_OWN_NEW, defined for them alone,
+// and runtime/tw_local.map, their version script: a visibility attribute is
+// ignored on these): calls from them bind here, the program's own
+// operators are untouched (elsewhere - the fuzz targets - these would
+// replace the program's operators: not defined there) (`nm -D --undefined-only` lists no
+// _Zn/_Zd, and `nm -D --defined-only` no plain new[]/delete[]:
+// test/runtime/foreign-alloc.test). Anonymous memory by raw system call (no
+// interposed mmap), its length 16 bytes below the block; once per start.
+// (libsimdjson.so's own allocations - the parser implementation and its
+// structural index - use the process's operator new/delete, one pair
+// always: the program's allocator's in a process where it serves
+// (tw_config.c stands the runtime down then), else libstdc++'s, which
+// calls the runtime's malloc and free.)
+#ifdef TW_OWN_NEW
+static void *tw_pj_map(std::size_t n) {
+  std::size_t len = (n + 16 + 4095) & ~(std::size_t)4095;
+  if (len < n)
+    return nullptr;
+  long m = syscall(SYS_mmap, nullptr, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m < 0 && m > -4096)
+    return nullptr;
+  *(std::size_t *)m = len;
+  return (char *)m + 16;
+}
+
+void *operator new[](std::size_t n, const std::nothrow_t &) noexcept {
+  return tw_pj_map(n);
+}
+
+void operator delete[](void *p) noexcept {
+  if (p) {
+    char *m = (char *)p - 16;
+    syscall(SYS_munmap, m, *(std::size_t *)m);
+  }
+}
+
+void operator delete[](void *p, std::size_t) noexcept { operator delete[](p); }
+#endif
 
 using namespace simdjson;
 

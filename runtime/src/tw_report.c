@@ -332,6 +332,27 @@ void tw_report_write(void) {
   tw_out_json(o, tw_cfg.placement_path ? tw_cfg.placement_path : "");
   tw_out_str(o, ",\n \"depth\": ");
   tw_out_u64(o, (uint64_t)tw_cfg.depth);
+  /* the program's own allocator (tw_config.c): null, or its library and
+   * what the runtime placed beside it; stood down: why nothing was */
+  const char *fa = tw_foreign_name();
+  tw_out_str(o, ",\n \"allocator\": ");
+  if (fa) {
+    tw_out_str(o, "{\"library\": ");
+    tw_out_json(o, fa);
+    tw_out_str(o, tw_foreign == 1
+                      ? ", \"placed\": \"nothing\"}"
+                      : ", \"placed\": \"malloc family; operator new/delete "
+                        "are the allocator's, not placed\"}");
+  } else
+    tw_out_str(o, "null");
+  tw_out_str(o, ",\n \"stood_down\": ");
+  if (tw_foreign == 1) {
+    char why[320] = "the program's own allocator (";
+    strncat(why, fa, 192);
+    strcat(why, ") serves malloc and free: blocks would cross allocators");
+    tw_out_json(o, why);
+  } else
+    tw_out_str(o, "null");
   for (uint32_t i = 0; i < n; i++)
     for (int t = 0; t < TW_TIER_COUNT; t++)
       totals[t] += tw_site_get(i)->tier_bytes[t];

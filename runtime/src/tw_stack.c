@@ -216,9 +216,6 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   const tw_module *known = tw_find_module(lo, 0); /* (page-cached) */
   if (known && known->start == lo && known->bias == info->dlpi_addr)
     return 0;
-  if (tw_nmods == TW_MODULES_MAX)
-    return 1;
-  tw_module *m = &tw_mods[tw_nmods];
   const char *name = info->dlpi_name;
   char exe[PATH_MAX];
   if (!name || !*name) { /* the main program */
@@ -231,6 +228,39 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
      * /proc/self/maps do. */
     name = exe;
   }
+  char build_id[41];
+  tw_build_id(info, build_id);
+  /* A file unloaded before and mapped again (a plugin dlopen'ed and
+   * dlclose'd in a loop): its closed entry is opened again at the new
+   * addresses - the same index, name and build-id, so its frames keep
+   * their module-relative sites and the table does not fill with copies
+   * of it. Before, each load took a new entry and after TW_MODULES_MAX of
+   * them the next loads' frames were absolute `[anon]+0x7f...` addresses
+   * (issue 40 item 8: 987 of 2,000 allocations per site). */
+  tw_module *m = NULL;
+  for (int i = 0; i < tw_nmods && !m; i++)
+    if (tw_mods[i].closed && !strcmp(tw_mods[i].build_id, build_id) &&
+        !strcmp(tw_mods[i].path, name))
+      m = &tw_mods[i];
+  if (m) {
+    m->start = lo;
+    m->end = hi;
+    m->bias = info->dlpi_addr;
+    __atomic_store_n(&m->closed, 0, __ATOMIC_RELEASE); /* (last: lock-free
+                                                          readers) */
+    return 0;
+  }
+  /* Full: an entry closed before any raw stack went through it is in no
+   * site and no cache (first_mod, the policy's per-module answer, the
+   * frame memo are all of used modules), so it can name another file. */
+  int slot = tw_nmods;
+  if (slot == TW_MODULES_MAX)
+    for (int i = 0; i < tw_nmods && slot == TW_MODULES_MAX; i++)
+      if (tw_mods[i].closed && !tw_mods[i].used)
+        slot = i;
+  if (slot == TW_MODULES_MAX)
+    return 1;
+  m = &tw_mods[slot];
   m->path = tw_strdup_internal(name);
   if (!m->path)
     return 1;
@@ -241,8 +271,11 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   m->bias = info->dlpi_addr;
   m->alloc = (char)tw_module_is_allocator(m->base);
   m->libc = !strncmp(m->base, "libc.so", 7);
-  tw_build_id(info, m->build_id);
-  __atomic_store_n(&tw_nmods, tw_nmods + 1, __ATOMIC_RELEASE);
+  memcpy(m->build_id, build_id, sizeof(build_id));
+  if (slot < tw_nmods)
+    __atomic_store_n(&m->closed, 0, __ATOMIC_RELEASE);
+  else
+    __atomic_store_n(&tw_nmods, tw_nmods + 1, __ATOMIC_RELEASE);
   return 0;
 }
 

@@ -88,10 +88,17 @@ def summary(report_path: str) -> str:
     fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
     warn = len(rep.get("warnings", []))
     mismatches = (rep.get("cache") or {}).get("mismatches", 0)
-    none = sites and not matched
+    stood_down = rep.get("stood_down")  # the program's own allocator serves
+    none = sites and not matched and not stood_down
     warn += 1 if none else 0
     return (
         (
+            f"tierwise run: warning: nothing placed: {stood_down} "
+            "(the run report's \"allocator\"; runtime/README.md)\n"
+            if stood_down
+            else ""
+        )
+        + (
             f"tierwise run: warning: none of the placement's {len(sites)} sites matched "
             "an allocation of the command: was the placement made for another program, "
             "or another build of it? (the run report's \"unmatched\" lists them)\n"

@@ -9,3 +9,10 @@ __attribute__((noinline)) void *tw_plugin_alloc(size_t n) {
   memset(p, 5, n);
   return p;
 }
+
+/* A second call site (tw_dlloop): a small block. */
+__attribute__((noinline)) void *tw_plugin_small(void) {
+  void *p = malloc(64);
+  memset(p, 7, 64);
+  return p;
+}

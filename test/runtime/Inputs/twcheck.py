@@ -19,6 +19,11 @@ objects STDERR                              `object` lines as NAME BYTES
 job REPORT N                                waits (up to 60 s) for N reports of
       other processes beside REPORT (REPORT.COMMAND.PID), then prints one
       line per report: `named|other COMMAND named=BOOL pid-ok totals`
+callsite BIN FUNC CALLEE TIER [DRAM_BYTES] -o FILE   placement of one
+      one-frame site: the call to CALLEE (a substring of its symbol) in
+      FUNC of BIN, found with objdump (for programs whose census the
+      runtime does not take: foreign-alloc.test), in TIER, with a DRAM head
+      of DRAM_BYTES when given
 same-sim A.json B.json PCT [MODULE [MISS_PCT]]  `same` if every per-tier count of
       two `tierwise simulate --json` results agrees within PCT percent (with
       MODULE: only the sites whose innermost frame is in MODULE, from the
@@ -254,6 +259,34 @@ def same_sim(args):
     print("same" if worst <= pct else f"differ by {worst:.2f}%")
 
 
+def callsite(args):
+    import subprocess
+
+    out = args[args.index("-o") + 1]
+    args = args[: args.index("-o")]
+    binary, func, callee, tier = args[:4]
+    dis = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True, text=True, check=True
+    ).stdout
+    lines, ra, inside = dis.splitlines(), None, False
+    for i, line in enumerate(lines):
+        if line.endswith(">:"):
+            inside = func in line.rsplit("<", 1)[-1]
+            continue
+        if inside and "call" in line and callee in line:
+            nxt = next(x for x in lines[i + 1 :] if re.match(r"\s*[0-9a-f]+:", x))
+            ra = int(nxt.split(":")[0], 16)
+            break
+    if ra is None:
+        sys.exit(f"twcheck callsite: no call to {callee!r} in {func!r}")
+    site = {"stack": f"{Path(binary).name}+0x{ra - 1:x}", "location": func, "tier": tier}
+    if len(args) > 4:
+        site["dram_bytes"] = int(args[4])
+    Path(out).write_text(
+        json.dumps({"format": "tierwise-placement", "version": 1, "default_tier": "dram", "sites": [site]})
+    )
+
+
 if __name__ == "__main__":
     {
         "place": place,
@@ -265,4 +298,5 @@ if __name__ == "__main__":
         "objects": objects,
         "job": job,
         "same-sim": same_sim,
+        "callsite": callsite,
     }[sys.argv[1]](sys.argv[2:])
