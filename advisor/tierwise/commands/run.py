@@ -189,7 +189,8 @@ def run(args: argparse.Namespace) -> int:
         parse_size(args.dram_limit, "--dram-limit")
     why = preload_blocker(cmd[0])
     if why:  # never keep the user's program from running: run it unplaced
-        print(f"tierwise run: warning: {why}; running it unplaced", file=sys.stderr)
+        unwritten = f" (no run report: {args.report} is not written)" if args.report else ""
+        print(f"tierwise run: warning: {why}; running it unplaced{unwritten}", file=sys.stderr)
         _exec(cmd[0], cmd, dict(os.environ), path=True)
     try:
         launcher = artifact_path("bin/tierwise-launch")
