@@ -26,7 +26,7 @@ import time
 
 from tierwise.formats import placement as placement_mod
 from tierwise.cli import UserError
-from tierwise.formats import report as report_mod
+from tierwise.commands.run_finish import remove_tree
 from tierwise.paths import MissingBuildError, artifact_path
 from tierwise.preload import RUN_UNSET, preload_blocker, runtime_vars
 from tierwise.sizes import parse_size
@@ -85,33 +85,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def summary(report_path: str) -> str:
-    """One line from a run report."""
-    rep = report_mod.read(report_path)
-    totals = rep.get("totals", {})
-    tiers = ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in totals.items())
-    sites = rep.get("sites", [])
-    matched = sum(1 for s in sites if s.get("allocs"))
-    fb = sum(s.get("fallback_bytes", 0) for s in sites)
-    fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
-    warn = len(rep.get("warnings", []))
-    mismatches = (rep.get("cache") or {}).get("mismatches", 0)
-    none = sites and not matched
-    warn += 1 if none else 0
-    return (
-        (
-            f"tierwise run: warning: none of the placement's {len(sites)} sites matched "
-            "an allocation of the command: was the placement made for another program, "
-            "or another build of it? (the run report's \"unmatched\" lists them)\n"
-            if none
-            else ""
-        )
-        + f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
-        f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
-        + (f" ({mismatches} fast-path mismatch(es): see the report's warnings)" if mismatches else "")
-    )
-
-
 def _private_dir():
     """A new directory only this user can enter, as tempfile.mkdtemp makes
     it (mkdir with a random name, mode 0700, never an existing one) in the
@@ -129,53 +102,6 @@ def _private_dir():
             except OSError:
                 break
     raise UserError("no writable temporary directory ($TMPDIR, /tmp, /var/tmp, .)")
-
-
-def remove_tree(path: str) -> None:
-    """rm -rf of the private directory, as far as it goes (shutil.rmtree
-    with ignore_errors, without importing shutil)."""
-    for root, dirs, files in os.walk(path, topdown=False):
-        for name in files + dirs:
-            p = os.path.join(root, name)
-            try:
-                os.rmdir(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
-            except OSError:
-                pass
-    try:
-        os.rmdir(path)
-    except OSError:
-        pass
-
-
-def plan_lines(report_path: str, limit: int = 20) -> list[str]:
-    """Per ranked DRAM site of the placement (rank, planned_bytes): what it
-    was planned, what it got in DRAM (over the run) and what fell back;
-    under a DRAM limit the most of its reservation it held at once
-    (runtime/README.md "DRAM limit")."""
-    rep = report_mod.read(report_path)
-    ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
-    if not ranked:
-        return []
-    from tierwise.symbolize import fit_location
-
-    mib = lambda b: f"{b / 2**20:.2f} MiB"
-    lim = rep.get("dram_limit")
-    head = "tierwise run: DRAM sites in the advisor's order"
-    if lim:
-        shared = f" over {lim['instants']} instants" if lim.get("instants", 0) > 1 else ""
-        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved{shared})"
-    held = lim and "reserved_peak_bytes" in ranked[0]
-    lines = [head + f": rank, planned, got, fell back, {'most held at once, ' if held else ''}location"]
-    for s in ranked[:limit]:
-        got = s.get("bytes", {}).get("dram", 0)
-        most = f" {mib(s['reserved_peak_bytes']):>12}" if held else ""
-        lines.append(
-            f"  {s['rank']:>3} {mib(s['planned_bytes']):>12} {mib(got):>12} "
-            f"{mib(s.get('fallback_bytes', 0)):>12}{most}  {fit_location(s.get('location') or s['stack'], 72)}"
-        )
-    if len(ranked) > limit:
-        lines.append(f"  ... {len(ranked) - limit} more in the report")
-    return lines
 
 
 def run(args: argparse.Namespace) -> int:
