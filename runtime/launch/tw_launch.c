@@ -24,15 +24,19 @@
  *
  * Signals: SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
  * SIGWINCH, SIGCONT and SIGTSTP sent to the launcher are sent on to the
- * program, except the ones the program sent itself and the ones a terminal
- * sends to its whole foreground process group (Ctrl-C, Ctrl-\, Ctrl-Z, a
- * hangup, a resize: si_code SI_KERNEL), which the program, in the same
- * group, got already. A SIGTSTP then stops the launcher too (as its default
- * action would). A signal ignored when the launcher starts (nohup, a
+ * program, except the ones the program sent (to its parent) and the ones a
+ * terminal sends to its whole foreground process group (Ctrl-C, Ctrl-\,
+ * Ctrl-Z, a hangup, a resize: si_code SI_KERNEL), which the program, in
+ * the same group, got already. A SIGTSTP then stops the launcher too, with SIGSTOP
+ * (in an orphaned process group, where the kernel discards a SIGTSTP
+ * whose action is the default, the program runs on; SIGCONT continues the
+ * launcher). A signal ignored when the launcher starts (nohup, a
  * background job of a shell without job control) stays ignored, in the
- * program too. The finish step starts with these signals blocked, so that
- * one arriving after the program ended cannot stop its clean-up; it exits
- * with the program's status.
+ * program too. SIGKILL, which cannot be passed on, kills the program too
+ * (PR_SET_PDEATHSIG; the private directory stays then). The finish step
+ * starts with the passed signals blocked, so that one arriving after the
+ * program ended cannot stop its clean-up; it exits with the program's
+ * status.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -155,8 +160,13 @@ int main(int argc, char **argv) {
     err = errno;
     pipefd[0] = pipefd[1] = -1;
   }
+  pid_t launcher = getpid();
   pid_t pid = err ? -1 : fork();
   if (pid == 0) {
+    /* SIGKILL cannot be passed on: the program gets one when the launcher
+     * dies of it (or of anything), as if it were the process killed. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != launcher)
+      _exit(128 + SIGKILL);
     tw_apply_env(argv, cmd - 1);
     sigprocmask(SIG_SETMASK, &old, NULL);
     execvp(argv[cmd], argv + cmd);

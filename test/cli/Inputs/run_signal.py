@@ -14,7 +14,9 @@ shell shows it ("status N", and "killed by SIG..." when it ended by a
 signal), whether REPORT is a run report with the program's 4 MiB in
 dram, what is left in $TMPDIR, and `tierwise run`'s stderr.
 Usage: run_signal.py SIGNAME|stop REPORT -- CMD ARGS...
-stop: SIGTSTP, then (both stopped) SIGCONT, then (both running) SIGTERM."""
+stop: SIGTSTP, then (both stopped) SIGCONT, then (both running) SIGTERM.
+SIGKILL, which the launcher cannot pass on, kills the program through
+PR_SET_PDEATHSIG (no report; the private directory stays)."""
 
 import json
 import os
@@ -36,8 +38,16 @@ def default_signals() -> None:
         signal.signal(s, signal.SIG_DFL)
 
 
+# Its own process group, whose parent (this driver) is in another group of
+# the same session: not an orphaned group, where the kernel discards a
+# SIGTSTP that would stop a process (lit may run in one).
 p = subprocess.Popen(
-    cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals
+    cmd,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    text=True,
+    preexec_fn=default_signals,
+    process_group=0,
 )
 assert p.stdout is not None and p.stderr is not None
 if not select.select([p.stdout], [], [], 60)[0]:
@@ -77,7 +87,8 @@ def wait_states(letters: str, timeout: float = 20) -> bool:
     """Whether the program and `tierwise run` both reach a state in `letters`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if state(prog) in letters and state(p.pid) in letters:
+        a, b = state(prog), state(p.pid)
+        if a and b and a in letters and b in letters:
             return True
         time.sleep(0.01)
     return False
