@@ -27,16 +27,16 @@
  * program, except the ones the program sent (to its parent) and the ones a
  * terminal sends to its whole foreground process group (Ctrl-C, Ctrl-\,
  * Ctrl-Z, a hangup, a resize: si_code SI_KERNEL), which the program, in
- * the same group, got already. A SIGTSTP then stops the launcher too, with SIGSTOP
- * (in an orphaned process group, where the kernel discards a SIGTSTP
- * whose action is the default, the program runs on; SIGCONT continues the
- * launcher). A signal ignored when the launcher starts (nohup, a
- * background job of a shell without job control) stays ignored, in the
- * program too. SIGKILL, which cannot be passed on, kills the program too
- * (PR_SET_PDEATHSIG; the private directory stays then). The finish step
- * starts with the passed signals blocked, so that one arriving after the
- * program ended cannot stop its clean-up; it exits with the program's
- * status.
+ * the same group, got already. A SIGTSTP then stops the launcher too,
+ * with SIGSTOP (in an orphaned process group, where the kernel discards a
+ * SIGTSTP whose action is the default, the program runs on; SIGCONT
+ * continues the launcher). A signal ignored when the launcher starts
+ * (nohup, a background job of a shell without job control) stays ignored,
+ * in the program too. SIGKILL, which cannot be passed on, kills the
+ * program too (PR_SET_PDEATHSIG; the private directory stays then). The
+ * finish step starts with the passed signals blocked, so that one arriving
+ * after the program ended cannot stop its clean-up; it exits with the
+ * program's status.
  */
 #define _GNU_SOURCE
 #include <errno.h>
