@@ -8,7 +8,8 @@
 #   lib/libtierwise*.so      runtime (LD_PRELOAD), libtierwise, pmu profiler
 #   lib/pkgconfig/tierwise.pc
 #   lib/tierwise/valgrind/   the sim backend's Valgrind tool (VALGRIND_LIB)
-#   lib/tierwise/bin/        tierwise-pmu-probe (doctor, pmu backend)
+#   lib/tierwise/bin/        tierwise-pmu-probe (doctor, pmu backend),
+#                            tierwise-launch (what `tierwise run` execs)
 #   lib/tierwise/examples/   the example kernels (`tierwise demo`)
 #   lib/tierwise/python/     the tierwise Python package
 #   lib/tierwise/venv/       a venv with its dependencies (pandas, numpy, ...),
@@ -20,7 +21,7 @@ set(TIERWISE_INSTALL_PYTHON /usr/bin/python3 CACHE FILEPATH
 install(TARGETS tierwise-runtime tierwise tierwise-pmu LIBRARY DESTINATION lib)
 install(FILES ${CMAKE_SOURCE_DIR}/runtime/include/tierwise.h DESTINATION include)
 install(TARGETS tierwise-rewrite RUNTIME DESTINATION bin)
-install(TARGETS tierwise-pmu-probe RUNTIME DESTINATION lib/tierwise/bin)
+install(TARGETS tierwise-pmu-probe tierwise-launch RUNTIME DESTINATION lib/tierwise/bin)
 install(TARGETS tierwise-amd64-linux RUNTIME DESTINATION lib/tierwise/valgrind)
 install(TARGETS vgpreload_tierwise LIBRARY DESTINATION lib/tierwise/valgrind)
 # Symbolic links to the installed Valgrind's own files (profiler/sim).

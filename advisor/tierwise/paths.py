@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 INSTALLED = (
     ("lib/valgrind/", "lib/tierwise/valgrind/"),
     ("bin/tierwise-pmu-probe", "lib/tierwise/bin/tierwise-pmu-probe"),
+    ("bin/tierwise-launch", "lib/tierwise/bin/tierwise-launch"),
     ("examples/", "lib/tierwise/examples/"),
 )
 

@@ -82,6 +82,11 @@ def preload_blocker(program: str) -> str | None:
     return None
 
 
+# Variables removed from a command's environment when the runtime places
+# its data: the census's (the command is the named process of the run report).
+RUN_UNSET = ("TIERWISE_CENSUS", "TIERWISE_REPORT_OWNER")
+
+
 def runtime_vars(
     placement: str,
     pmem_dir: str,
@@ -114,6 +119,6 @@ def run_env(
     command is the named process of the run report)."""
     env = dict(os.environ if env is None else env)
     env.update(runtime_vars(placement, pmem_dir, report, dram_limit, env))
-    env.pop("TIERWISE_CENSUS", None)
-    env.pop("TIERWISE_REPORT_OWNER", None)  # CMD is the named process
+    for name in RUN_UNSET:
+        env.pop(name, None)
     return env

@@ -137,10 +137,10 @@ static void tw_finish(void) {
   tw_in_core--;
 }
 
-/* SIGTERM and SIGINT (how a scheduler or Ctrl-C ends a job) kill a program
- * whose disposition is the default without running destructors: the report
- * is written here, then the signal's default action happens (re-raised with
- * SIG_DFL). Installed only over SIG_DFL at start; a program that installs
+/* SIGTERM, SIGINT and SIGHUP (how a scheduler, Ctrl-C, a supervisor or a
+ * closed terminal ends a job) kill a program whose disposition is the
+ * default without running destructors: the report is written here, then
+ * the signal's default action happens (re-raised with SIG_DFL). Installed only over SIG_DFL at start; a program that installs
  * its own handler replaces this one, and its handler runs as without the
  * runtime (exit() from it writes the report through the destructor).
  * Writing takes the runtime's locks, so a thread interrupted inside the
@@ -155,7 +155,7 @@ static void tw_on_signal(int sig) {
 }
 
 static void tw_catch_signals(void) {
-  static const int sigs[] = {SIGTERM, SIGINT};
+  static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
   for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
     struct sigaction old, sa = {.sa_handler = tw_on_signal};
     sigemptyset(&sa.sa_mask);

@@ -3,14 +3,19 @@
 runtime (build/lib/libtierwise-runtime.so), then print a one-line summary of
 its run report. The command's exit status is passed through.
 
+The process the user started stays the command's stand-in (issue 40): this
+module checks and prepares, then execs tierwise-launch (runtime/launch/
+tw_launch.c, same pid), which starts the command, passes on the signals
+sent to it and waits, then execs the finish step (commands/run_finish.py:
+the summary, removing the private directory, the command's exit status or
+its signal). No Python is resident while the command runs. A program the
+runtime cannot apply to is exec'ed in place of this process.
+
 Start-up (cli.FAST_VERBS, issue 14): this module imports the standard
-library's os, json, re and time only (through placement, sizes, preload,
-paths, formats.report):
-no subprocess, tempfile, shutil or pathlib, whose imports alone cost more
-than the 50 ms this verb may add (test/bench/run_startup.py). The program is
-started with os.posix_spawnp and waited for, so that the summary can be
-printed and the private directory removed; a program the runtime cannot
-apply to is exec'ed in place of this process."""
+library's os, json, re, signal and time only (through placement, sizes,
+preload, paths, formats.report): no subprocess, tempfile, shutil or
+pathlib, whose imports alone cost more than the 50 ms this verb may add
+(test/bench/run_startup.py)."""
 
 from __future__ import annotations
 
@@ -21,15 +26,15 @@ import time
 
 from tierwise.formats import placement as placement_mod
 from tierwise.cli import UserError
-from tierwise.formats import report as report_mod
-from tierwise.formats.report import other_reports, others_line
-from tierwise.preload import preload_blocker, run_env
+from tierwise.commands.run_finish import remove_tree
+from tierwise.paths import MissingBuildError, artifact_path
+from tierwise.preload import RUN_UNSET, preload_blocker, runtime_vars
 from tierwise.sizes import parse_size
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     import argparse
-    from typing import Any
+    from typing import Any, NoReturn
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -38,7 +43,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="run a command with a placement applied",
         description="Run CMD with LD_PRELOAD=libtierwise-runtime.so: each "
         "allocation site named in the placement is served from its tier "
-        "(memkind), the rest from the default tier. Without the CLI: "
+        "(memkind), the rest from the default tier. Signals sent to this "
+        "process (SIGTERM, SIGINT, SIGHUP, SIGTSTP, ...) reach CMD; when CMD has "
+        "ended it prints a summary of the run report and ends as CMD did (its exit "
+        "status, or the same signal). Without the CLI: "
         "LD_PRELOAD=... TIERWISE_PLACEMENT=placement.json CMD.",
     )
     p.add_argument(
@@ -77,40 +85,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def summary(report_path: str) -> str:
-    """One line from a run report."""
-    rep = report_mod.read(report_path)
-    totals = rep.get("totals", {})
-    tiers = ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in totals.items())
-    sites = rep.get("sites", [])
-    matched = sum(1 for s in sites if s.get("allocs"))
-    fb = sum(s.get("fallback_bytes", 0) for s in sites)
-    fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
-    warn = len(rep.get("warnings", []))
-    mismatches = (rep.get("cache") or {}).get("mismatches", 0)
-    stood_down = rep.get("stood_down")  # the program's own allocator serves
-    none = sites and not matched and not stood_down
-    warn += 1 if none else 0
-    return (
-        (
-            f"tierwise run: warning: nothing placed: {stood_down} "
-            "(the run report's \"allocator\"; runtime/README.md)\n"
-            if stood_down
-            else ""
-        )
-        + (
-            f"tierwise run: warning: none of the placement's {len(sites)} sites matched "
-            "an allocation of the command: was the placement made for another program, "
-            "or another build of it? (the run report's \"unmatched\" lists them)\n"
-            if none
-            else ""
-        )
-        + f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
-        f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
-        + (f" ({mismatches} fast-path mismatch(es): see the report's warnings)" if mismatches else "")
-    )
-
-
 def _private_dir():
     """A new directory only this user can enter, as tempfile.mkdtemp makes
     it (mkdir with a random name, mode 0700, never an existing one) in the
@@ -130,73 +104,6 @@ def _private_dir():
     raise UserError("no writable temporary directory ($TMPDIR, /tmp, /var/tmp, .)")
 
 
-def _remove_tree(path):
-    """rm -rf of the private directory, as far as it goes (shutil.rmtree
-    with ignore_errors, without importing shutil)."""
-    for root, dirs, files in os.walk(path, topdown=False):
-        for name in files + dirs:
-            p = os.path.join(root, name)
-            try:
-                os.rmdir(p) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
-            except OSError:
-                pass
-    try:
-        os.rmdir(path)
-    except OSError:
-        pass
-
-
-def _spawn(cmd, env):
-    """Start cmd and wait for it: its exit status as a shell gives it
-    (128 + N when killed by signal N). SIGPIPE and SIGXFSZ, which Python
-    ignores, are default again in the program (as subprocess does)."""
-    try:
-        pid = os.posix_spawnp(
-            cmd[0], cmd, env, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)
-        )
-    except OSError as e:
-        raise UserError(f"{cmd[0]}: cannot run: {e.strerror}") from e
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except InterruptedError:
-            continue
-    rc = os.waitstatus_to_exitcode(status)
-    return pid, rc if rc >= 0 else 128 - rc
-
-
-def plan_lines(report_path: str, limit: int = 20) -> list[str]:
-    """Per ranked DRAM site of the placement (rank, planned_bytes): what it
-    was planned, what it got in DRAM (over the run) and what fell back;
-    under a DRAM limit the most of its reservation it held at once
-    (runtime/README.md "DRAM limit")."""
-    rep = report_mod.read(report_path)
-    ranked = sorted((s for s in rep.get("sites", []) if s.get("rank")), key=lambda s: s["rank"])
-    if not ranked:
-        return []
-    from tierwise.symbolize import fit_location
-
-    mib = lambda b: f"{b / 2**20:.2f} MiB"
-    lim = rep.get("dram_limit")
-    head = "tierwise run: DRAM sites in the advisor's order"
-    if lim:
-        shared = f" over {lim['instants']} instants" if lim.get("instants", 0) > 1 else ""
-        head += f" (limit {mib(lim['bytes'])}, {lim['policy']}, {mib(lim['reserved_bytes'])} reserved{shared})"
-    held = lim and "reserved_peak_bytes" in ranked[0]
-    lines = [head + f": rank, planned, got, fell back, {'most held at once, ' if held else ''}location"]
-    for s in ranked[:limit]:
-        got = s.get("bytes", {}).get("dram", 0)
-        most = f" {mib(s['reserved_peak_bytes']):>12}" if held else ""
-        lines.append(
-            f"  {s['rank']:>3} {mib(s['planned_bytes']):>12} {mib(got):>12} "
-            f"{mib(s.get('fallback_bytes', 0)):>12}{most}  {fit_location(s.get('location') or s['stack'], 72)}"
-        )
-    if len(ranked) > limit:
-        lines.append(f"  ... {len(ranked) - limit} more in the report")
-    return lines
-
-
 def run(args: argparse.Namespace) -> int:
     cmd = [c for c in args.cmd]
     if cmd and cmd[0] == "--":
@@ -208,12 +115,13 @@ def run(args: argparse.Namespace) -> int:
         parse_size(args.dram_limit, "--dram-limit")
     why = preload_blocker(cmd[0])
     if why:  # never keep the user's program from running: run it unplaced
-        print(f"tierwise run: warning: {why}; running it unplaced", file=sys.stderr)
-        sys.stderr.flush()
-        try:
-            os.execvp(cmd[0], cmd)
-        except OSError as e:
-            raise UserError(f"{cmd[0]}: cannot run: {e.strerror}") from e
+        unwritten = f" (no run report: {args.report} is not written)" if args.report else ""
+        print(f"tierwise run: warning: {why}; running it unplaced{unwritten}", file=sys.stderr)
+        _exec(cmd[0], cmd, dict(os.environ), path=True)
+    try:
+        launcher = artifact_path("bin/tierwise-launch")
+    except MissingBuildError as e:
+        raise UserError(str(e)) from None
     if args.pmem_dir:
         _pmem_dir(args.pmem_dir)
     tmp = _private_dir()
@@ -222,29 +130,46 @@ def run(args: argparse.Namespace) -> int:
         if not args.pmem_dir:
             os.mkdir(pmem_dir, 0o700)
         report = args.report or os.path.join(tmp, "report.json")
-        env = run_env(args.placement, pmem_dir, report, args.dram_limit)
-        started = time.time()
-        pid, rc = _spawn(cmd, env)
-        rep = report.replace("%p", str(pid)) if "%p" in report else report
-        if os.path.exists(rep):
-            print(summary(rep), file=sys.stderr)
-            if args.dram_limit:
-                for line in plan_lines(rep):
-                    print(line, file=sys.stderr)
-            if args.report:
-                print(f"tierwise run: report {rep}", file=sys.stderr)
-            others = other_reports(rep, started) if "%p" not in report else []
-            if others:
-                print(f"tierwise run: {others_line(rep, others)}", file=sys.stderr)
-        else:
-            print(
-                f"tierwise run: no run report at {rep} (killed, or the "
-                "command does not exit normally)",
-                file=sys.stderr,
-            )
-        return rc
-    finally:
-        _remove_tree(tmp)
+        argv = [launcher]
+        for name, value in runtime_vars(args.placement, pmem_dir, report, args.dram_limit).items():
+            argv += ["-e", f"{name}={value}"]
+        for name in RUN_UNSET:
+            if name in os.environ:
+                argv += ["-u", name]
+        flags = ("r" if args.report else "") + ("d" if args.dram_limit else "")
+        finish = _python() + ["-m", "tierwise.commands.run_finish"]
+        finish += [tmp, report, flags or "-", repr(time.time()), cmd[0]]
+        argv += ["-f", str(len(finish))] + finish + ["--"] + cmd
+        _exec(launcher, argv, dict(os.environ))
+    except BaseException:
+        remove_tree(tmp)
+        raise
+
+
+def _python() -> list[str]:
+    """The command line that starts this Python as it was started (its
+    flags that decide where `tierwise` is imported from)."""
+    f = sys.flags
+    opts = {"-S": f.no_site, "-E": f.ignore_environment, "-s": f.no_user_site, "-I": f.isolated}
+    return [sys.executable or "python3"] + [o for o, on in opts.items() if on]
+
+
+def _exec(program: str, argv: list[str], env: dict[str, str], path: bool = False) -> NoReturn:
+    """Replace this process with `program` (searched on $PATH when `path`),
+    so that the pid `tierwise run` started with is the one that ends with
+    the program. SIGPIPE and SIGXFSZ, which Python ignores, are default
+    again (as subprocess does); buffered output is written first."""
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        if path:
+            os.execvpe(program, argv, env)
+        os.execve(program, argv, env)
+    except OSError as e:
+        raise UserError(f"{argv[0] if path else program}: cannot run: {e.strerror}") from e
+    raise AssertionError("not reached")  # os.exec* returns only by raising
 
 
 def _pmem_dir(path):
