@@ -359,12 +359,10 @@ memkind_arena_create_map(struct memkind *kind, struct tw_extent_hooks *hooks,
       tw_mkf.arena_create_map;
   if (!real) /* the program's own libmemkind, or ours while it loads */
     *(void **)&real = dlsym(RTLD_NEXT, "memkind_arena_create_map");
-  if (!real) {
+  if (!real) { /* (its reference is kept: libmemkind is never unloaded) */
     void *h = dlopen("libmemkind.so.0", RTLD_NOW | RTLD_NOLOAD);
-    if (h) {
+    if (h)
       *(void **)&real = dlsym(h, "memkind_arena_create_map");
-      dlclose(h);
-    }
   }
   if (!real)
     return MEMKIND_ERROR_RUNTIME;
