@@ -20,12 +20,24 @@
 #include <fcntl.h>
 #include <memkind.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <valgrind/helgrind.h>
+
+/* jemalloc's extent_hooks_t (its public ABI since 4.0), which memkind's
+ * headers do not install: the table of functions an arena gets and gives
+ * back its memory with. */
+struct tw_extent_hooks {
+  void *(*alloc)(struct tw_extent_hooks *, void *, size_t, size_t, bool *,
+                 bool *, unsigned);
+  bool (*dalloc)(struct tw_extent_hooks *, void *, size_t, bool, unsigned);
+  void *destroy, *commit, *decommit, *purge_lazy, *purge_forced, *split,
+      *merge;
+};
 
 static memkind_t tw_kinds[TW_TIER_COUNT];
 static void *tw_mk; /* dlopen handle of libmemkind */
@@ -41,6 +53,7 @@ static struct {
   int (*check_available)(memkind_t);
   void (*error_message)(int, char *, size_t);
   int (*arena_destroy)(struct memkind *);
+  int (*arena_create_map)(struct memkind *, struct tw_extent_hooks *, bool);
   memkind_t *hbw;
 } tw_mkf;
 static int tw_kinds_dead; /* memkind destroyed our pmem kinds at exit */
@@ -86,12 +99,13 @@ static int tw_memkind_load_locked(void) {
   TW_SYM(check_available, "memkind_check_available");
   TW_SYM(error_message, "memkind_error_message");
   TW_SYM(arena_destroy, "memkind_arena_destroy");
+  TW_SYM(arena_create_map, "memkind_arena_create_map");
   TW_SYM(hbw, "MEMKIND_HBW");
 #undef TW_SYM
   if (!tw_mkf.create_pmem || !tw_mkf.create_fixed || !tw_mkf.malloc ||
       !tw_mkf.calloc || !tw_mkf.posix_memalign || !tw_mkf.free ||
       !tw_mkf.realloc || !tw_mkf.usable || !tw_mkf.check_available ||
-      !tw_mkf.hbw) {
+      !tw_mkf.arena_create_map || !tw_mkf.hbw) {
     tw_warn("libmemkind.so.0 lacks the functions tierwise needs; ",
             "tiers other than dram fall back to dram", "");
     tw_mk = NULL;
@@ -302,6 +316,67 @@ static int tw_pmem_open(int tier) {
 /* 1 once the pmem kind was made (or could not be: tw_kinds[pmem] NULL). */
 static int tw_pmem_made;
 
+/*
+ * The pmem kind's arenas keep every range of their file mappings mapped.
+ * memkind gives them extent hooks whose dalloc punches the range out of
+ * the file and munmaps it - any piece of a mapping, as its split hook lets
+ * jemalloc carve one mapping into many extents. jemalloc (5.3, retain on)
+ * relies on a mapping's ranges staying mapped: an extent may merge with its
+ * neighbour unless the upper of the two starts a mapping ("head"), so
+ * extents merge only within one mapping of one arena. A munmapped piece
+ * leaves a hole that the kernel hands to the next mapping - another
+ * arena's file mapping (a kind has 4 per CPU, one per thread by hash), or
+ * anonymous memory - whose last extent then lies below a non-head extent
+ * of the old mapping and merges with it: jemalloc takes an extent of
+ * another arena out of its own arena's heaps (it only asserts that the
+ * arenas match), and the two arenas' extent heaps are corrupt. Threads
+ * freeing pmem blocks crashed in jemalloc (SIGSEGV in memkind_arena_malloc
+ * and under memkind_free, a NULL heap link; issue 40 items 2 and 3),
+ * without tierwise too (memkind alone, two threads, blocks of 16 B-300 KB
+ * on tmpfs: 5 of 10 runs; an instrumented jemalloc saw an extent of arena
+ * 264 take arena 258's as its neighbour). memkind's other kinds already
+ * keep their mappings (their dalloc hooks opt out); the pmem kind's does
+ * too now: memkind_arena_create_map is interposed while this thread makes
+ * the pmem kind and given memkind's pmem hooks with dalloc opted out, so
+ * jemalloc keeps a freed extent mapped and reuses it (the file keeps its
+ * blocks, as with memkind's MEMKIND_HOG_MEMORY: no page is punched out and
+ * faulted back in later, which on a full file system would be a SIGBUS).
+ */
+static __thread int tw_pmem_making; /* this thread makes the pmem kind */
+static int tw_pmem_kept;            /* its arenas got tw_pmem_hooks */
+static struct tw_extent_hooks tw_pmem_hooks;
+
+static bool tw_pmem_keep(struct tw_extent_hooks *h, void *addr, size_t size,
+                         bool committed, unsigned arena) {
+  (void)h, (void)addr, (void)size, (void)committed, (void)arena;
+  return true; /* opt out: the extent stays mapped, jemalloc retains it */
+}
+
+__attribute__((visibility("default"))) int
+memkind_arena_create_map(struct memkind *kind, struct tw_extent_hooks *hooks,
+                         bool metadata_use_hooks) {
+  int (*real)(struct memkind *, struct tw_extent_hooks *, bool) =
+      tw_mkf.arena_create_map;
+  if (!real) /* the program's own libmemkind, or ours while it loads */
+    *(void **)&real = dlsym(RTLD_NEXT, "memkind_arena_create_map");
+  if (!real) { /* (its reference is kept: libmemkind is never unloaded) */
+    void *h = dlopen("libmemkind.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (h)
+      *(void **)&real = dlsym(h, "memkind_arena_create_map");
+  }
+  if (!real)
+    return MEMKIND_ERROR_RUNTIME;
+  if (tw_pmem_making && hooks) {
+    if (!tw_pmem_hooks.alloc) { /* (the same hooks in a fork child's kind) */
+      tw_pmem_hooks = *hooks;
+      tw_pmem_hooks.dalloc = tw_pmem_keep;
+    }
+    hooks = &tw_pmem_hooks;
+    tw_pmem_kept = 1;
+  }
+  return real(kind, hooks, metadata_use_hooks);
+}
+
 /* The pmem kind on TIERWISE_PMEM_DIR (tw_mk_lock held). */
 static void tw_pmem_make(int tier, void *arg) {
   (void)arg;
@@ -309,10 +384,21 @@ static void tw_pmem_make(int tier, void *arg) {
   if (!tw_memkind_load_locked())
     return;
   tw_in_tier = tier;
+  tw_pmem_making = 1;
+  tw_pmem_kept = 0;
   int err = tw_mkf.create_pmem(dir, 0, &tw_kinds[tier]);
+  tw_pmem_making = 0;
   tw_in_tier = 0;
   if (err) {
     tw_mk_error("memkind_create_pmem failed on ", err, dir);
+    tw_kinds[tier] = NULL;
+  } else if (!tw_pmem_kept) {
+    /* a libmemkind that does not make its arenas through its exported
+     * memkind_arena_create_map (or binds the call to itself): its dalloc
+     * would unmap pieces of the pmem mappings (above) */
+    tw_warn("libmemkind.so.0 made the pmem kind's arenas without ",
+            "memkind_arena_create_map; the pmem tier falls back to dram",
+            "");
     tw_kinds[tier] = NULL;
   }
 }

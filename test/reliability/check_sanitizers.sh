@@ -202,6 +202,22 @@ grep -q '^children stuck: 0$' "$OUT/vg.out" && grep -q '^children failed: 0$' "$
   { cat "$OUT/vg.out"; echo "check-sanitizers: a forked child was stuck or failed"; exit 1; }
 check_report "$OUT/r5.json" "the headed site was not split" 'any(
   x["bytes"].get("dram", 0) > 0 and x["bytes"].get("pmem", 0) > 0 for x in placed)'
+# Threads under a DRAM limit (test/reliability/limit_stress.test): four
+# threads' blocks of 16 B - 2 MiB, grown by realloc, falling back to pmem
+# from every thread at once (the pmem kind's arenas, tw_be_memkind.c); the
+# program's own threaded core under TSan first.
+LS=$IN/tw_limit_stress
+step "TSan: the limit stress program's threaded core (4 threads)"
+$CC -g -O1 -fsanitize=thread -pthread "$SRC/test/reliability/Inputs/tw_limit_stress.c" -o "$OUT/tw_limit_stress_tsan"
+TSAN_OPTIONS=halt_on_error=1 "$OUT/tw_limit_stress_tsan" 4 20000 7 | grep '^failures: 0$'
+"$LS" 4 2000 7 > "$OUT/ls.plain"
+step "Valgrind helgrind: runtime, 4 threads under DRAM limit 4MiB (fallbacks to pmem)"
+env LD_PRELOAD="$RT" TIERWISE_PMEM_DIR="$OUT/pmem" TIERWISE_DRAM_LIMIT=4MiB TIERWISE_REPORT="$OUT/r7.json" \
+  $VG --tool=helgrind "$LS" 4 2000 7 > "$OUT/ls.out" 2> "$OUT/vg.err" ||
+  { cat "$OUT/vg.err"; echo "check-sanitizers: helgrind found errors"; exit 1; }
+cmp -s "$OUT/ls.plain" "$OUT/ls.out" || { echo "check-sanitizers: tw_limit_stress's result changed"; exit 1; }
+check_report "$OUT/r7.json" "no fallback to pmem" \
+  'r["totals"]["pmem"] > 0 and sum(x["fallback_bytes"] for x in s) > 0'
 # strdup, strndup and the asprintf family, interposed (tw_preload.c): hot's
 # three sites in pmem (test/runtime/strdup-keys.test), so that the strings
 # are copied into memkind blocks and glibc's vasprintf frees and reallocates
