@@ -16,7 +16,7 @@ APT_PKGS := build-essential cmake pkg-config binutils python3 python3-venv \
   libmemkind-dev libpfm4-dev libunwind-dev libdw-dev libelf-dev libnuma-dev \
   numactl valgrind clang-19 libclang-19-dev llvm-19-dev llvm-19-tools libzstd-dev \
   libsimdjson-dev libomp-19-dev libclang-rt-19-dev libgtest-dev \
-  libgraphblas-dev libigraph-dev libopenmpi-dev openmpi-bin \
+  libgraphblas-dev libigraph-dev libopenmpi-dev openmpi-bin strace \
   libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev
 
 # What `make check-numa` needs on top (its QEMU guest and initramfs); the

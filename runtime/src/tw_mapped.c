@@ -52,7 +52,7 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
     else {
       if (TW_UNLIKELY(tw_room_on) && mode == TW_MODE_PLACE)
         tw_room_before(s, head); /* the head's room on the DRAM node */
-      if (!(p = tw_split_alloc(site, len, 0, &head, tier))) {
+      if (!(p = tw_split_alloc(site, len, 0, &head, tier, 1))) {
         tw_dram_undo(&t);
         t = (tw_dram_ticket){-1, 0, 0};
         head = 0;
@@ -142,7 +142,7 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
     if (tw_mode_now == TW_MODE_PLACE && tw_split_find(addr, &b) &&
         b.base == (uintptr_t)addr)
       tw_dram_give(addr, b.head);
-    tw_split_free(addr);
+    tw_split_free(addr, 0);
   }
   else
     tw_tier_free(m.owner, addr);

@@ -327,10 +327,10 @@ TW_HIDDEN void tw_fork_atfork(int phase);
 /* ---- tw_split.c: objects with a DRAM head and a slow-tier tail ---- */
 /* A block of \p size whose first *\p head bytes (rounded down to a page
  * multiple in *head, less than size) are DRAM and the rest \p tier's, or
- * NULL (the caller places the whole object). Not zeroed: fresh pages read
- * as zero. */
+ * NULL (the caller places the whole object). Zeroed when \p zero (fresh
+ * pages read as zero; a reused pmem mapping's tail is cleared). */
 TW_HIDDEN void *tw_split_alloc(uint32_t site, size_t size, size_t align,
-                               uint64_t *head, int tier);
+                               uint64_t *head, int tier, int zero);
 typedef struct tw_split_info {
   uintptr_t base;
   size_t size, len; /* requested, mapped */
@@ -340,7 +340,10 @@ typedef struct tw_split_info {
 } tw_split_info;
 /* The split block holding \p p: 1 and *out, or 0. */
 TW_HIDDEN int tw_split_find(const void *p, tw_split_info *out);
-TW_HIDDEN uint64_t tw_split_free(void *p); /* its DRAM head */
+/* Its DRAM head; \p keep: a pmem-tailed mapping may be kept for reuse
+ * (a malloc'ed object's: never an munmap'ed one, whose range the program
+ * may map again with MAP_FIXED). */
+TW_HIDDEN uint64_t tw_split_free(void *p, int keep);
 TW_HIDDEN void tw_split_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 TW_HIDDEN void tw_split_each(void (*fn)(const tw_split_info *));
 

@@ -50,7 +50,7 @@ static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
  * block, *tier says where the whole object goes. \p s (NULL: none) counts
  * the head as DRAM bytes and the tail as \p tier's. */
 static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
-                         size_t align, int *tier, int *fell) {
+                         size_t align, int zero, int *tier, int *fell) {
   if (size <= dram_bytes) {
     *tier = TW_TIER_DRAM;
     return NULL;
@@ -64,7 +64,7 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
   if (TW_UNLIKELY(tw_room_on))
     tw_room_before(s, head); /* the head's room on the DRAM node */
   void *p = tw_split_alloc(s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE,
-                           size, align, &head, *tier);
+                           size, align, &head, *tier, zero);
   if (!p) {
     tw_dram_undo(&t);
     return NULL;
@@ -85,7 +85,7 @@ static void *tw_pl_place_head(tw_site *s, uint64_t dram_bytes, size_t size,
                               size_t align, int zero, int tier) {
   int fell = 0;
   if (dram_bytes && tier != TW_TIER_DRAM) {
-    void *p = tw_pl_split(s, dram_bytes, size, align, &tier, &fell);
+    void *p = tw_pl_split(s, dram_bytes, size, align, zero, &tier, &fell);
     if (p)
       return p;
   }
@@ -276,7 +276,7 @@ static void tw_owner_free(int owner, void *p) {
     if (TW_UNLIKELY(tw_cfg.dram_limit) && tw_split_find(p, &b) &&
         b.base == (uintptr_t)p)
       tw_dram_give(p, b.head);
-    tw_split_free(p);
+    tw_split_free(p, 1);
     if (tracked)
       tw_room_freed(); /* the DRAM node has more room: promotions */
     return;

@@ -38,7 +38,65 @@ static pthread_mutex_t tw_splits_lock = PTHREAD_MUTEX_INITIALIZER;
 static int tw_split_warned;
 static int tw_splits_used; /* a split object was ever made */
 
-void tw_split_atfork(int phase) { tw_mutex_atfork(&tw_splits_lock, phase); }
+/* Freed split mappings with a pmem tail, kept for the next object of the
+ * same length and head (under tw_splits_lock): making one costs a file in
+ * the pmem directory (open, fallocate, mmap) and faults on every page, and
+ * a site with a DRAM head that allocates in a loop paid it per object (4
+ * threads under a 4 MiB limit with a 256 KiB head on objects of 256 KiB -
+ * 2 MiB: 25 s against 4.3 s without the head). A kept mapping's head has
+ * its DRAM pages given back (MADV_DONTNEED: it reads as zero again); its
+ * tail keeps its file pages. Its pages stay TW_OWNER_SPLIT (no pointer to
+ * it is live: a free of one aborts, as glibc's would). Such mappings are
+ * made at a size class (four per power of two), so that one fits the next
+ * object of about its size. A fork child drops the list (its tails are
+ * private copies there, no longer pmem). */
+#define TW_SPLIT_KEEP 32
+#define TW_SPLIT_KEEP_BYTES ((size_t)64 << 20) /* (32 x 2 MiB objects) */
+static struct {
+  uintptr_t base; /* 0: empty */
+  size_t len;
+  uint64_t head;
+} tw_split_kept[TW_SPLIT_KEEP];
+static size_t tw_split_kept_bytes;
+
+void tw_split_atfork(int phase) {
+  if (phase == 2) {
+    memset(tw_split_kept, 0, sizeof(tw_split_kept));
+    tw_split_kept_bytes = 0;
+  }
+  tw_mutex_atfork(&tw_splits_lock, phase);
+}
+
+/* A kept pmem mapping of \p len with \p head taken (tw_splits_lock held),
+ * or NULL. */
+static uint8_t *tw_split_reuse(size_t len, uint64_t head) {
+  for (int i = 0; i < TW_SPLIT_KEEP; i++)
+    if (tw_split_kept[i].base && tw_split_kept[i].len == len &&
+        tw_split_kept[i].head == head) {
+      uint8_t *b = (uint8_t *)tw_split_kept[i].base;
+      tw_split_kept[i].base = 0;
+      tw_split_kept_bytes -= len;
+      return b;
+    }
+  return NULL;
+}
+
+/* Keep \p b (a freed split mapping with a pmem tail) if there is room
+ * (tw_splits_lock held): 1, or 0 (the caller unmaps it). */
+static int tw_split_keep(const tw_split_info *b) {
+  if (b->tier != TW_TIER_PMEM || tw_vg ||
+      tw_split_kept_bytes + b->len > TW_SPLIT_KEEP_BYTES)
+    return 0;
+  for (int i = 0; i < TW_SPLIT_KEEP; i++)
+    if (!tw_split_kept[i].base) {
+      tw_split_kept[i].base = b->base;
+      tw_split_kept[i].len = b->len;
+      tw_split_kept[i].head = b->head;
+      tw_split_kept_bytes += b->len;
+      return 1;
+    }
+  return 0;
+}
 
 static void tw_split_warn(const char *why) {
   if (!__atomic_exchange_n(&tw_split_warned, 1, __ATOMIC_RELAXED))
@@ -47,7 +105,7 @@ static void tw_split_warn(const char *why) {
 }
 
 void *tw_split_alloc(uint32_t site, size_t size, size_t align,
-                     uint64_t *head_io, int tier) {
+                     uint64_t *head_io, int tier, int zero) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   uint64_t head = *head_io & ~(uint64_t)(page - 1);
   if (!head || head >= size || align > page || !tw_tier_available(tier))
@@ -61,6 +119,36 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align,
     return NULL;
   }
   size_t len = (size + page - 1) & ~(page - 1);
+  if (tier == TW_TIER_PMEM && !tw_vg) {
+    /* (a pmem-tailed mapping is made at its size class - four per power of
+     * two, at most a quarter over - so that a freed one fits the next
+     * object of about its size: the kept list's key) */
+    size_t q = (size_t)1 << (63 - __builtin_clzll((unsigned long long)len));
+    q = q >= 4 * page ? q / 4 : page;
+    len = (len + q - 1) & ~(q - 1);
+    pthread_mutex_lock(&tw_splits_lock);
+    uint8_t *k = tw_split_reuse(len, head);
+    int slot = -1;
+    for (int i = 0; k && i < TW_SPLITS && slot < 0; i++)
+      if (!tw_splits[i].base) {
+        tw_splits[i] = (tw_split_info){(uintptr_t)k, size, len, head, site,
+                                       tier};
+        slot = i;
+      }
+    if (k && slot < 0) /* (table full: back to the kept list) */
+      tw_split_keep(&(tw_split_info){(uintptr_t)k, size, len, head, site, tier});
+    pthread_mutex_unlock(&tw_splits_lock);
+    if (slot >= 0) {
+      if (zero) /* (the head reads as zero again: MADV_DONTNEED) */
+        memset(k + head, 0, size - head);
+      *head_io = head;
+      return k;
+    }
+    if (k) {
+      tw_split_warn("more than 256 split objects live at once");
+      return NULL;
+    }
+  }
   /* A tail of 2 MiB or more starts on a 2 MiB boundary, like its file
    * offset 0: an fsdax mount can then map it with 2 MiB pages (fewer TLB
    * misses on PMem). The reservation is that much larger, then trimmed. */
@@ -139,7 +227,7 @@ void tw_split_each(void (*fn)(const tw_split_info *)) {
   pthread_mutex_unlock(&tw_splits_lock);
 }
 
-uint64_t tw_split_free(void *p) {
+uint64_t tw_split_free(void *p, int keep) {
   tw_split_info b = {0};
   pthread_mutex_lock(&tw_splits_lock);
   for (int i = 0; i < TW_SPLITS; i++)
@@ -159,6 +247,16 @@ uint64_t tw_split_free(void *p) {
     VALGRIND_FREELIKE_BLOCK(p, 0);
   if (TW_UNLIKELY(tw_vg == TW_VG_SIM))
     VALGRIND_FREELIKE_BLOCK((uint8_t *)p + b.head, 0);
+  if (keep && b.tier == TW_TIER_PMEM && !tw_vg) {
+    /* kept for the next object of its length and head: its DRAM head's
+     * pages given back first (never on the DRAM node while it waits) */
+    madvise(p, b.head, MADV_DONTNEED);
+    pthread_mutex_lock(&tw_splits_lock);
+    int kept = tw_split_keep(&b);
+    pthread_mutex_unlock(&tw_splits_lock);
+    if (kept)
+      return b.head;
+  }
   tw_pmap_mark(b.base, b.len, 0);
   tw_fork_note_unmap((uint8_t *)p + b.head, b.len - b.head);
   tw_sys_munmap(p, b.len);
