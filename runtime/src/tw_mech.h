@@ -190,6 +190,8 @@ TW_HIDDEN extern const tw_tier_ops tw_glibc_ops;   /* tw_tcache.c: the slow tier
 TW_HIDDEN void *tw_tc_get(int tier, size_t size, size_t align);
 TW_HIDDEN int tw_tc_put(int tier, const tw_tier_ops *ops, void *p);
 TW_HIDDEN void tw_tc_atfork(int phase);
+/* The cache is on (TIERWISE_SLOW_CACHE, not under Valgrind). */
+TW_HIDDEN int tw_tc_on(void);
 
 /* tw_be_glibc.c */
 TW_HIDDEN extern const tw_tier_ops tw_mk_pmem_ops; /* tw_be_memkind.c */

@@ -161,9 +161,7 @@ static tw_tc *tw_tc_here(void) {
   return c;
 }
 
-static inline int tw_tc_on(void) {
-  return tw_cfg.slow_cache != 0 && tw_vg == TW_VG_NONE;
-}
+int tw_tc_on(void) { return tw_cfg.slow_cache != 0 && tw_vg == TW_VG_NONE; }
 
 void *tw_tc_get(int tier, size_t size, size_t align) {
   tw_tc *c = tw_tc_mine;
@@ -174,10 +172,13 @@ void *tw_tc_get(int tier, size_t size, size_t align) {
     if (c->t[i].tier == tier) {
       unsigned k = tw_tc_class_up(size);
       tw_tc_bin *b = &c->t[i].bin[k];
-      void *p = b->head;
+      /* (an aligned request takes an aligned block among the first few) */
+      void **at = &b->head, *p = *at;
+      for (int n = 0; p && ((uintptr_t)p & (align - 1)) && n < 4; n++)
+        p = *(at = (void **)p);
       if (!p || ((uintptr_t)p & (align - 1)))
-        return NULL; /* (an aligned request takes an aligned head only) */
-      b->head = *(void **)p;
+        return NULL;
+      *at = *(void **)p;
       b->n--;
       c->t[i].bytes -= tw_tc_size(k);
       return p;
