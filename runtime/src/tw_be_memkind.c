@@ -541,7 +541,7 @@ const tw_tier_ops tw_mk_pmem_ops = {
     .prepare = tw_pmem_first,
     .atfork = tw_pmem_atfork,
     .id = "memkind-file",
-    .cache_max = (size_t)2 << 20,
+    .cache_max = TW_TC_MAX,
 };
 
 /* ---- hbw: memkind's static kind ---- */
@@ -568,7 +568,7 @@ const tw_tier_ops tw_mk_hbw_ops = {
     .free = tw_mk_free,
     .usable = tw_mk_usable,
     .id = "memkind-hbw",
-    .cache_max = (size_t)2 << 20,
+    .cache_max = TW_TC_MAX,
 };
 
 /*

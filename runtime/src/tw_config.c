@@ -183,8 +183,7 @@ static void *tw_fa_sym(void *where, const char *name, void *base) {
 static void tw_fa_name(const char *name) {
   if (!*name) /* (the executable's link map has no name) */
     name = "the executable";
-  const char *b = strrchr(name, '/');
-  b = b ? b + 1 : name;
+  const char *b = tw_basename(name);
   size_t n = strlen(b);
   if (n >= sizeof(tw_foreign_lib))
     n = sizeof(tw_foreign_lib) - 1;
@@ -196,8 +195,7 @@ static void tw_fa_name(const char *name) {
  * tw_shadowed in tw_lifecycle.c decides which serves): not a foreign
  * allocator. */
 static int tw_fa_ours(const char *path) {
-  const char *b = strrchr(path, '/');
-  return !strncmp(b ? b + 1 : path, "libtierwise", 11);
+  return !strncmp(tw_basename(path), "libtierwise", 11);
 }
 
 static void tw_foreign_detect(void) {

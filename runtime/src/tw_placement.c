@@ -418,20 +418,7 @@ int tw_placement_load(const char *path) {
  * module, not frame: the calls of a module some site starts in keep their
  * full stacks (in the report's "unmatched" too); only other modules' calls
  * (a library's start-up: Open MPI's, Python's) are counted to one frame. */
-static size_t tw_first_len(const char *stack) {
-  size_t n = 0;
-  while (stack[n] && stack[n] != ';' && stack[n] != '+')
-    n++;
-  return n;
-}
-
-/* The length of \p stack's first frame (`MODULE+0x...`). */
-static size_t tw_frame1_len(const char *stack) {
-  size_t n = 0;
-  while (stack[n] && stack[n] != ';')
-    n++;
-  return n;
-}
+static size_t tw_first_len(const char *stack) { return strcspn(stack, ";+"); }
 
 /* Put \p h in \p set (of tw_phash_mask + 1 slots). */
 static void tw_plead_add(uint64_t *set, uint64_t h) {
@@ -486,7 +473,7 @@ static void tw_phash_build(void) {
                               tw_first_len(tw_psites[i].stack));
     tw_plead_add(tw_plead, h);
     tw_plead_add(tw_plead_frame,
-                 tw_hash_span(tw_psites[i].stack, tw_frame1_len(tw_psites[i].stack)));
+                 tw_hash_span(tw_psites[i].stack, strcspn(tw_psites[i].stack, ";")));
     int t = tw_psites[i].tier, k = 0;
     while (k < tw_ptier_nmod[t] && tw_ptier_mod[t][k] != h)
       k++;
@@ -520,7 +507,7 @@ int tw_placement_leads_frame(const char *stack) {
   if (!tw_plead_frame)
     return tw_npsites > 0;
   return tw_plead_has(tw_plead_frame,
-                      tw_hash_span(stack, tw_frame1_len(stack)));
+                      tw_hash_span(stack, strcspn(stack, ";")));
 }
 
 /* The placement site whose stack is the first \p len bytes of \p stack

@@ -81,11 +81,11 @@ static uint8_t *tw_split_reuse(size_t len, uint64_t head) {
   return NULL;
 }
 
-/* Keep \p b (a freed split mapping with a pmem tail) if there is room
- * (tw_splits_lock held): 1, or 0 (the caller unmaps it). */
+/* Keep \p b (a freed split mapping with a pmem tail, not under Valgrind:
+ * the callers check) if there is room (tw_splits_lock held): 1, or 0 (the
+ * caller unmaps it). */
 static int tw_split_keep(const tw_split_info *b) {
-  if (b->tier != TW_TIER_PMEM || tw_vg ||
-      tw_split_kept_bytes + b->len > TW_SPLIT_KEEP_BYTES)
+  if (tw_split_kept_bytes + b->len > TW_SPLIT_KEEP_BYTES)
     return 0;
   for (int i = 0; i < TW_SPLIT_KEEP; i++)
     if (!tw_split_kept[i].base) {
@@ -96,6 +96,18 @@ static int tw_split_keep(const tw_split_info *b) {
       return 1;
     }
   return 0;
+}
+
+/* Record \p b in a free slot of the table (tw_splits_lock held): its
+ * index, or -1 when all TW_SPLITS are live. */
+static int tw_split_record(const tw_split_info *b) {
+  for (int i = 0; i < TW_SPLITS; i++)
+    if (!tw_splits[i].base) {
+      tw_splits[i] = *b;
+      __atomic_store_n(&tw_splits_used, 1, __ATOMIC_RELAXED);
+      return i;
+    }
+  return -1;
 }
 
 static void tw_split_warn(const char *why) {
@@ -128,15 +140,10 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align,
     len = (len + q - 1) & ~(q - 1);
     pthread_mutex_lock(&tw_splits_lock);
     uint8_t *k = tw_split_reuse(len, head);
-    int slot = -1;
-    for (int i = 0; k && i < TW_SPLITS && slot < 0; i++)
-      if (!tw_splits[i].base) {
-        tw_splits[i] = (tw_split_info){(uintptr_t)k, size, len, head, site,
-                                       tier};
-        slot = i;
-      }
+    tw_split_info b = {(uintptr_t)k, size, len, head, site, tier};
+    int slot = k ? tw_split_record(&b) : -1;
     if (k && slot < 0) /* (table full: back to the kept list) */
-      tw_split_keep(&(tw_split_info){(uintptr_t)k, size, len, head, site, tier});
+      tw_split_keep(&b);
     pthread_mutex_unlock(&tw_splits_lock);
     if (slot >= 0) {
       if (zero) /* (the head reads as zero again: MADV_DONTNEED) */
@@ -178,13 +185,8 @@ void *tw_split_alloc(uint32_t site, size_t size, size_t align,
   int slot = -1;
   if (ok) {
     pthread_mutex_lock(&tw_splits_lock);
-    for (int i = 0; i < TW_SPLITS && slot < 0; i++)
-      if (!tw_splits[i].base) {
-        tw_splits[i] = (tw_split_info){(uintptr_t)base, size, len, head, site,
-                                       tier};
-        __atomic_store_n(&tw_splits_used, 1, __ATOMIC_RELAXED);
-        slot = i;
-      }
+    slot = tw_split_record(
+        &(tw_split_info){(uintptr_t)base, size, len, head, site, tier});
     pthread_mutex_unlock(&tw_splits_lock);
     if (slot < 0)
       tw_split_warn("more than 256 split objects live at once");

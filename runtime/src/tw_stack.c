@@ -450,37 +450,14 @@ static uint32_t tw_site_intern(const char *stack) {
   return (uint32_t)(s - tw_sites);
 }
 
-/* tw_frame_format's string of frame \p f of module \p m (NULL: none), the
- * module's name copied whole (tw_frame_format copies it byte by byte:
- * ~280 instructions a frame, and most new sites of an Open MPI start-up
- * are one frame). */
-static void tw_frame_quick(char *buf, size_t cap, const tw_module *m,
-                           const tw_frame *f) {
-  char hex[2 * sizeof(f->offset)];
-  uintptr_t v = f->offset;
-  size_t k = sizeof(hex);
-  do {
-    hex[--k] = "0123456789abcdef"[v & 15];
-    v >>= 4;
-  } while (v);
-  size_t len = m ? m->base_len : 0, nhex = sizeof(hex) - k;
-  if (!m || len + 3 + nhex >= cap) {
-    tw_frame_format(buf, cap, f);
-    return;
-  }
-  memcpy(buf, m->base, len);
-  memcpy(buf + len, "+0x", 3);
-  memcpy(buf + len + 3, hex + k, nhex);
-  buf[len + 3 + nhex] = 0;
-}
-
 /* tw_stack_format's string of \p n frames all in known modules \p mods,
  * by its rules (allocator frames first and libc's thread-start frames last
  * left out, \p depth frames kept) with each module's flags and name length
  * known: ~1/3 of its instructions (it asks each frame's module name whether
- * it is an allocator's and copies names byte by byte; an Open MPI start-up
- * with every site of its census placed formats ~14,000 stacks). 0: only
- * allocator frames. */
+ * it is an allocator's and copies names byte by byte, ~280 instructions a
+ * frame: most new sites of an Open MPI start-up are one frame
+ * (tw_site_first), and with every site of its census placed it formats
+ * ~14,000 stacks). 0: only allocator frames. */
 static size_t tw_stack_quick(char *buf, size_t cap, tw_module *const *mods,
                              const tw_frame *frames, int n, int depth) {
   int first = 0;
@@ -532,16 +509,8 @@ static uint32_t tw_site_new(const uintptr_t *ips, int n) {
     frames[i].module = m ? m->base : NULL;
     frames[i].offset = m ? a - m->bias : a;
   }
-  if (known && n > 1) {
-    if (!tw_stack_quick(buf, sizeof(buf), mods, frames, n, tw_cfg.depth))
-      return TW_SITE_NONE;
-  } else if (n == 1 && first >= 0 && tw_cfg.depth > 0)
-    /* a user frame alone (tw_site_first: most new sites of a start-up):
-     * what tw_stack_format writes for it, without asking again whether
-     * its module is an allocator's */
-    tw_frame_quick(buf, sizeof(buf), first > 0 ? &tw_mods[first - 1] : NULL,
-                   &frames[0]);
-  else if (!tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth))
+  if (!(known ? tw_stack_quick(buf, sizeof(buf), mods, frames, n, tw_cfg.depth)
+              : tw_stack_format(buf, sizeof(buf), frames, n, tw_cfg.depth)))
     return TW_SITE_NONE; /* no user frame: the tool's or libraries' own */
   uint32_t site = tw_site_intern(buf);
   if (!tw_sites[site].first_mod && first > 0) /* (the first creation's) */

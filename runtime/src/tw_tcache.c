@@ -38,7 +38,6 @@
 #include <sys/mman.h>
 
 #define TW_TC_CLASSES 64 /* 8 quantum classes + 14 doublings x 4 */
-#define TW_TC_MAX ((size_t)2 << 20)
 #define TW_TC_BIN_MAX 64 /* blocks per bin */
 #define TW_TC_TIERS 2
 

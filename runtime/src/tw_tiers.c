@@ -151,21 +151,22 @@ void tw_tier_free(int tier, void *p) {
 
 void *tw_tier_realloc(int tier, void *p, size_t size) {
   const tw_tier_ops *ops = tw_be[tier];
-  size_t u;
-  /* in place while the block holds the size and is not over twice it
-   * (what memkind's realloc does, without its arena's locks) */
-  if (ops->cache_max && tw_tc_on() && size <= (u = ops->usable(tier, p)) &&
-      size >= u / 2)
-    return p;
-  if (ops->cache_max && tw_tc_on() && size <= TW_TC_REALLOC_MAX) {
-    /* within the thread cache's sizes: a block of the new size (perhaps a
-     * cached one), the old one freed (perhaps cached) */
-    void *q = tw_tier_alloc(tier, size, 0, 0);
-    if (q) {
-      memcpy(q, p, u < size ? u : size);
-      tw_tier_free(tier, p);
+  if (ops->cache_max && tw_tc_on()) {
+    size_t u = ops->usable(tier, p);
+    /* in place while the block holds the size and is not over twice it
+     * (what memkind's realloc does, without its arena's locks) */
+    if (size <= u && size >= u / 2)
+      return p;
+    if (size <= TW_TC_REALLOC_MAX) {
+      /* within the thread cache's sizes: a block of the new size (perhaps
+       * a cached one), the old one freed (perhaps cached) */
+      void *q = tw_tier_alloc(tier, size, 0, 0);
+      if (q) {
+        memcpy(q, p, u < size ? u : size);
+        tw_tier_free(tier, p);
+      }
+      return q;
     }
-    return q;
   }
   return ops->realloc(tier, p, size);
 }
