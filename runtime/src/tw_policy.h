@@ -119,7 +119,12 @@ typedef struct tw_room_stats {
   uint64_t pcp_passes;               /* of them, into per-CPU lists */
   uint64_t kernel_demotes;           /* tw_kernel_demotes(): no pcp passes */
   uint64_t migrate_bytes;            /* TIERWISE_NUMA_MODE=migrate tails */
+  /* per action (enum tw_room_action), as DAMON's schemes count theirs: the
+   * objects an action was tried on, and those it moved pages of */
+  uint64_t tried[4], applied[4];
 } tw_room_stats;
+enum tw_room_action { TW_RA_DEMOTE, TW_RA_RESTORE, TW_RA_EXCHANGE,
+                      TW_RA_PROMOTE };
 /* After the placement is loaded, before the DRAM limit's reservations:
  * the DRAM node's room (TIERWISE_DRAM_LIMIT=auto takes it as the limit). */
 TW_HIDDEN void tw_room_init(void);

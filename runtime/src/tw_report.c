@@ -220,7 +220,27 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
     tw_out_str(o, "\": ");
     tw_out_u64(o, v[i]);
   }
-  tw_out_str(o, "}");
+  /* its scheme (the knobs in use: tw_options) and each action's counts */
+  tw_out_str(o, ",\n  \"scheme\": {");
+  for (int i = TW_O_ROOM_FIRST; i < TW_O_COUNT; i++) {
+    tw_out_str(o, i > TW_O_ROOM_FIRST ? ", \"" : "\"");
+    tw_out_str(o, tw_options[i].key);
+    tw_out_str(o, "\": ");
+    tw_out_u64(o, tw_opt[i]);
+  }
+  static const char *const act[] = {"demote", "restore", "exchange",
+                                    "promote"};
+  tw_out_str(o, "},\n  \"actions\": {");
+  for (int i = 0; i < 4; i++) {
+    tw_out_str(o, i ? ", \"" : "\"");
+    tw_out_str(o, act[i]);
+    tw_out_str(o, "\": {\"tried\": ");
+    tw_out_u64(o, r->tried[i]);
+    tw_out_str(o, ", \"applied\": ");
+    tw_out_u64(o, r->applied[i]);
+    tw_out_str(o, "}");
+  }
+  tw_out_str(o, "}}");
 }
 
 /* A placement site's pages moved by tw_room.c, where any moved. */

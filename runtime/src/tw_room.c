@@ -46,18 +46,18 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define TW_ROOM_MIN ((uint64_t)1 << 20)    /* DRAM parts tracked, room made */
-#define TW_ROOM_SLOTS 256                  /* live objects tracked */
-#define TW_ROOM_MARGIN ((uint64_t)1 << 20) /* kept free above the watermark */
+/* The scheme: tw_cfg.room_* (tw_options in tw_config.c: each knob's
+ * environment name, unit, default and what it answers to) */
+#define TW_ROOM_MIN tw_cfg.room_min         /* DRAM parts tracked, room made */
+#define TW_ROOM_MARGIN tw_cfg.room_margin   /* kept free above the watermark */
+#define TW_ROOM_PCP_MIN tw_cfg.room_pcp_min /* a CPU's lists worth a pass */
+#define TW_ROOM_WAIT_MAX tw_cfg.room_wait_max /* ticks between idle passes */
+#define TW_ROOM_IDLE_SHARE tw_cfg.room_idle_share /* ...at most 1/N of a CPU */
+#define TW_ROOM_SLOTS 256 /* live objects tracked */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
-#define TW_ROOM_PCP_MIN ((uint64_t)256 << 10) /* a CPU's lists worth a pass */
-#define TW_ROOM_WAIT_MAX 8u /* ticks between the watcher's idle passes */
-#define TW_ROOM_IDLE_SHARE 50u /* ...and at most 1/50 of a CPU for them */
 
 typedef struct tw_room_blk {
   uintptr_t p;      /* the program's pointer; 0: free slot */
@@ -174,6 +174,13 @@ static uint64_t tw_room_owed(tw_room_blk *b) {
   return absent;
 }
 
+/* An action tried on one object, \p applied: it moved pages (or took back
+ * the room of untouched ones). */
+static void tw_room_tally(int action, int applied) {
+  tw_rs.tried[action]++;
+  tw_rs.applied[action] += applied != 0;
+}
+
 static void tw_room_count(int slot, int what, uint64_t bytes) {
   if (slot >= 0 && bytes)
     tw_rs_site[3 * slot + what] += bytes;
@@ -213,6 +220,7 @@ static void tw_room_demote(int rank, uint64_t need) {
     if (moved < need)
       moved += tw_pages_move(b->lo, b->hi, tw_room_local, tw_room_slow,
                              need - moved, 1, NULL);
+    tw_room_tally(TW_RA_DEMOTE, moved || b->retracted);
     tw_rs.demoted_bytes += moved;
     tw_room_count(b->slot, 0, moved);
     b->settled = 0;
@@ -234,10 +242,12 @@ static void tw_room_exchange(tw_room_blk *b) {
   }
   uint64_t before = tw_rs.demoted_bytes;
   tw_room_demote(b->rank, away);
+  /* (tallied below, with what came back) */
   uint64_t freed = tw_rs.demoted_bytes - before;
   size_t in = freed ? tw_pages_move(b->lo, b->hi, -1, tw_room_local, freed, 0,
                                     NULL)
                     : 0;
+  tw_room_tally(TW_RA_EXCHANGE, in);
   tw_rs.restored_bytes += in;
   tw_rs.exchanged_bytes += in;
   tw_room_count(b->slot, 1, in);
@@ -310,7 +320,7 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
    * and fwlike-bfs on 6.12 started their 1 s kernels with 336 and 858
    * pages of their edges on the slow node, back by the kernels' ends */
   if (added && __atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED))
-    syscall(SYS_futex, &tw_room_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    tw_sys_futex_wake(&tw_room_gen, 1);
 }
 
 int tw_room_tracked(const void *p) {
@@ -388,6 +398,8 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
     size_t back = was ? 0
                       : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
                                       budget, 0, NULL);
+    if (!was)
+      tw_room_tally(TW_RA_RESTORE, back);
     tw_rs.restored_bytes += back;
     tw_room_count(b->slot, 1, back);
     budget -= back < budget ? back : budget;
@@ -407,13 +419,19 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
     }
     grow &= ~(uint64_t)(TW_ROOM_PAGE - 1);
     tw_dram_ticket t;
-    if (grow < TW_ROOM_PAGE || !tw_dram_take(NULL, grow, &t))
+    if (grow < TW_ROOM_PAGE)
       continue;
+    if (!tw_dram_take(NULL, grow, &t)) {
+      tw_room_tally(TW_RA_PROMOTE, 0);
+      continue;
+    }
     tw_dram_keep(&t, NULL, grow); /* (no block: not recorded) */
     if (tw_range_prefer(b->grown, b->grown + grow, tw_room_local)) {
       tw_dram_give(NULL, grow);
+      tw_room_tally(TW_RA_PROMOTE, 0);
       continue;
     }
+    tw_room_tally(TW_RA_PROMOTE, 1);
     size_t moved = tw_pages_move(b->grown, b->grown + grow, -1, tw_room_local,
                                  grow, 0, NULL);
     b->grown += grow;
@@ -453,8 +471,8 @@ void tw_room_freed(void) { tw_room_pass(0, 0); }
  * pages demoted, 1.224x against 1.005x without Linux's tiering). */
 static uint64_t tw_room_pcp_passes(void) {
   static uint64_t pcp[TW_CPUS_MAX]; /* (the watcher's only) */
-  cpu_set_t mine, one;
-  if (sched_getaffinity(0, sizeof mine, &mine))
+  cpu_set_t mine;
+  if (tw_sys_affinity(&mine, NULL))
     return 0;
   tw_node_pcp((unsigned)tw_room_local, pcp);
   /* the margin the other passes keep above the watermark goes too: the
@@ -466,15 +484,13 @@ static uint64_t tw_room_pcp_passes(void) {
   for (int c = 0; c < TW_CPUS_MAX && c < CPU_SETSIZE; c++) {
     if (pcp[c] < TW_ROOM_PCP_MIN || !CPU_ISSET(c, &mine))
       continue;
-    CPU_ZERO(&one);
-    CPU_SET(c, &one);
-    if (sched_setaffinity(0, sizeof one, &one))
+    if (tw_sys_pin(c))
       continue;
     moved += tw_room_pass(1, pcp[c] - TW_ROOM_PCP_MIN / 2 + margin);
     margin = 0;
     tw_rs.pcp_passes++;
   }
-  sched_setaffinity(0, sizeof mine, &mine);
+  tw_sys_affinity(NULL, &mine);
   if (margin >= TW_ROOM_PCP_MIN)
     moved += tw_room_pass(1, margin);
   return moved;
@@ -503,8 +519,7 @@ static void *tw_room_watch(void *arg) {
     /* a tick, ended early when an object is tracked; a tenth of one when
      * objects came while the last pass ran (a burst: one pass per that) */
     if (__atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED) == seen)
-      syscall(SYS_futex, &tw_room_gen, FUTEX_WAIT_PRIVATE, seen, &tick,
-              NULL, 0);
+      tw_sys_futex_wait(&tw_room_gen, seen, &tick);
     else
       nanosleep(&brief, NULL);
     uint64_t room = tw_room_now();
