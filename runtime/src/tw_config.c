@@ -146,6 +146,10 @@ const tw_option tw_options[TW_O_COUNT] = {
      * (Documentation/mm/damon/design.rst, "Quotas") */
     [TW_O_ROOM_IDLE_SHARE] = {"TIERWISE_ROOM_IDLE_SHARE", "idle_share",
                               "1/CPU", 50, 1, 1u << 20},
+    /* most a ranked object's allocation waits for the watcher to make its
+     * room (the room's page work is the watcher's alone) */
+    [TW_O_ROOM_ASK_WAIT] = {"TIERWISE_ROOM_ASK_WAIT", "ask_wait_ms", "ms",
+                            100, 0, 10000},
 };
 uint64_t tw_opt[TW_O_COUNT];
 
@@ -423,6 +427,7 @@ void tw_config_read(void) {
   tw_cfg.room_pcp_min = tw_opt[TW_O_ROOM_PCP_MIN];
   tw_cfg.room_wait_max = (unsigned)tw_opt[TW_O_ROOM_WAIT_MAX];
   tw_cfg.room_idle_share = (unsigned)tw_opt[TW_O_ROOM_IDLE_SHARE];
+  tw_cfg.room_ask_wait_ms = tw_opt[TW_O_ROOM_ASK_WAIT];
   const char *nm = secure_getenv("TIERWISE_NUMA_MODE");
   tw_cfg.numa_migrate = nm && !strcmp(nm, "migrate");
   if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))
