@@ -146,10 +146,11 @@ const tw_option tw_options[TW_O_COUNT] = {
      * (Documentation/mm/damon/design.rst, "Quotas") */
     [TW_O_ROOM_IDLE_SHARE] = {"TIERWISE_ROOM_IDLE_SHARE", "idle_share",
                               "1/CPU", 50, 1, 1u << 20},
-    /* most a ranked object's allocation waits for the watcher to make its
-     * room (the room's page work is the watcher's alone) */
+    /* most a ranked object's allocation, or a large free, waits for the
+     * watcher's page work (its room, its sample, the free's pass): moves of
+     * a few hundred MiB at ~1 GiB/s (migrate_pages copies each page) */
     [TW_O_ROOM_ASK_WAIT] = {"TIERWISE_ROOM_ASK_WAIT", "ask_wait_ms", "ms",
-                            100, 0, 10000},
+                            1000, 0, 60000},
 };
 uint64_t tw_opt[TW_O_COUNT];
 

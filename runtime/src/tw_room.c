@@ -95,9 +95,12 @@ static pthread_mutex_t tw_room_exec = PTHREAD_MUTEX_INITIALIZER;
  * made by the watcher while the allocating thread waits, bounded; under
  * tw_room_lock. tw_ask_done: the last ticket answered (a futex). */
 #define TW_ROOM_ASKS 64
+enum { TW_ASK_ROOM, TW_ASK_SAMPLE, TW_ASK_PHASE };
 static struct tw_room_ask {
-  int rank;        /* room for a ranked object; INT_MAX: a page sample */
-  uint64_t n;      /* its bytes */
+  int kind;        /* room for a ranked object, a page sample, a free's
+                      pass with promotions */
+  int rank;        /* room: the object's rank */
+  uint64_t n;      /* room, sample: its bytes */
   uint32_t site;   /* a sample's site and object */
   const void *p;
   unsigned ticket;
@@ -109,7 +112,6 @@ static unsigned tw_ask_ticket, tw_ask_done;
 static unsigned tw_ask_dropped[TW_ROOM_ASKS];
 static __thread int tw_room_owner; /* this thread is the watcher */
 static int tw_room_ending;         /* the report is being written */
-static int tw_room_phase; /* a large DRAM free: a pass with promotions */
 static tw_room_stats tw_rs;
 static uint64_t *tw_rs_site; /* per placement site: demoted, restored,
                                 promoted (3 each) */
@@ -347,8 +349,12 @@ static void tw_room_make(int rank, uint64_t n) {
   }
 }
 
-/* The watcher's answer to the asks (tw_room_exec held). */
-static void tw_room_answer(void) {
+static uint64_t tw_room_pass(int watched, uint64_t extra);
+
+/* The watcher's answer to the asks (tw_room_exec held): samples first
+ * (their objects are about to be freed), then room, then one pass with
+ * promotions for the frees that asked. 1: that pass ran. */
+static int tw_room_answer(void) {
   struct tw_room_ask asks[TW_ROOM_ASKS];
   pthread_mutex_lock(&tw_room_lock);
   int n = tw_nasks;
@@ -356,25 +362,27 @@ static void tw_room_answer(void) {
   memcpy(asks, tw_asks, (size_t)n * sizeof(*asks));
   tw_nasks = 0;
   pthread_mutex_unlock(&tw_room_lock);
-  int room = 0;
+  int room = 0, phase = 0;
   for (int i = 0; i < n; i++) {
-    if (asks[i].rank != INT_MAX) {
-      room = 1;
-      continue;
-    }
+    room |= asks[i].kind == TW_ASK_ROOM;
+    phase |= asks[i].kind == TW_ASK_PHASE;
     unsigned t = asks[i].ticket;
-    if (__atomic_load_n(&tw_ask_dropped[t % TW_ROOM_ASKS], __ATOMIC_ACQUIRE) != t)
+    if (asks[i].kind == TW_ASK_SAMPLE &&
+        __atomic_load_n(&tw_ask_dropped[t % TW_ROOM_ASKS], __ATOMIC_ACQUIRE) != t)
       tw_site_sample_pages(asks[i].site, asks[i].p, asks[i].n);
   }
   if (room) {
     tw_view_take();
     for (int i = 0; i < n; i++)
-      if (asks[i].rank != INT_MAX)
+      if (asks[i].kind == TW_ASK_ROOM)
         tw_room_make(asks[i].rank, asks[i].n);
     tw_view_put();
   }
+  if (phase)
+    tw_room_pass(0, 0);
   __atomic_store_n(&tw_ask_done, ticket, __ATOMIC_RELEASE);
   tw_sys_futex_wake(&tw_ask_done, INT_MAX); /* (its waiters) */
+  return phase;
 }
 
 /* Posts an ask to the watcher and waits for its answer, bounded
@@ -418,7 +426,7 @@ void tw_room_before(const tw_site *s, uint64_t n) {
   int rank = tw_room_rank(s);
   if (n < TW_ROOM_MIN || rank == INT_MAX)
     return; /* only ranked data makes room */
-  if (tw_room_ask((struct tw_room_ask){.rank = rank, .n = n}))
+  if (tw_room_ask((struct tw_room_ask){.kind = TW_ASK_ROOM, .rank = rank, .n = n}))
     return; /* made by the watcher */
   pthread_mutex_lock(&tw_room_exec); /* no watcher: made here */
   tw_view_take();
@@ -434,7 +442,7 @@ static int tw_room_sample(uint32_t site, const void *p, size_t len) {
   if (len < TW_ROOM_MIN || __atomic_load_n(&tw_room_ending, __ATOMIC_RELAXED))
     return 0;
   return tw_room_ask((struct tw_room_ask){
-      .rank = INT_MAX, .n = len, .site = site, .p = p});
+      .kind = TW_ASK_SAMPLE, .n = len, .site = site, .p = p});
 }
 
 void tw_room_track(const tw_site *s, const void *p, size_t size,
@@ -610,15 +618,12 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   return tw_rs.restored_bytes + tw_rs.promoted_bytes - moved0;
 }
 
-/* A large DRAM object was freed: the owner runs the pass with promotions
- * (the freeing thread, where there is none). */
+/* A large DRAM object was freed: the pass with promotions, the owner's
+ * (the freeing thread waits for it, bounded: the program's next phase
+ * finds the room it left), or the freeing thread's where there is none. */
 void tw_room_freed(void) {
-  if (__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED)) {
-    __atomic_store_n(&tw_room_phase, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
-    tw_sys_futex_wake(&tw_room_bell, 1);
+  if (tw_room_ask((struct tw_room_ask){.kind = TW_ASK_PHASE}))
     return;
-  }
   pthread_mutex_lock(&tw_room_exec);
   tw_room_pass(0, 0);
   pthread_mutex_unlock(&tw_room_exec);
@@ -690,8 +695,7 @@ static void *tw_room_watch(void *arg) {
      * burst: one pass per that); none while asks or a free's pass wait
      * (posted after the bell was last read: not slept on) */
     int posted = __atomic_load_n(&tw_ask_done, __ATOMIC_RELAXED) !=
-                     __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED) ||
-                 __atomic_load_n(&tw_room_phase, __ATOMIC_RELAXED);
+                 __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED);
     unsigned was = rung;
     if (posted)
       ;
@@ -704,12 +708,10 @@ static void *tw_room_watch(void *arg) {
     /* asks first (their threads wait), then a free's pass with promotions */
     pthread_mutex_lock(&tw_room_exec);
     if (__atomic_load_n(&tw_ask_done, __ATOMIC_RELAXED) !=
-        __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED))
-      tw_room_answer();
-    if (__atomic_exchange_n(&tw_room_phase, 0, __ATOMIC_RELAXED)) {
-      seen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED); /* (the
-                         objects gone before it: this pass is theirs) */
-      tw_room_pass(0, 0);
+        __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED)) {
+      unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
+      if (tw_room_answer())
+        seen = gen; /* (objects came before a free's pass: it was theirs) */
     }
     pthread_mutex_unlock(&tw_room_exec);
     uint64_t room = tw_room_now();
