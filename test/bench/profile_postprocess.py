@@ -141,7 +141,7 @@ def main():
     out = args.keep or Path(tmp)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        base = Path(tmp) / "baseline"
+        base = Path(tmp) / "tree"  # the baseline's advisor/
         base.mkdir()
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "advisor"],
                                  capture_output=True, check=True).stdout
@@ -161,7 +161,7 @@ def main():
         runs = {}
         for name, tree in (("previous release " + args.baseline, base / "advisor"),
                            ("this tree", ROOT / "advisor")):
-            d = out / ("baseline" if tree != ROOT / "advisor" else "current")
+            d = out / ("replay-baseline" if tree != ROOT / "advisor" else "replay-current")
             shutil.rmtree(d, ignore_errors=True)
             shutil.copytree(raw, d)
             print(f"profile_postprocess: post-processing with {name} ...", flush=True)
