@@ -18,9 +18,12 @@ program and orted, the LLC warning's read-back, as `tierwise profile` does
 git archive) and by this tree, each on its own copy, side by side: each
 one's CPU time (its process and the llvm-symbolizer processes it ran), wall
 time and longest silence on stderr, and whether the three wrote the same
-sites.csv (sites, locations, counts) for the program and orted. Exits 1
-unless this tree's post-processing takes at most --max-cpu seconds of CPU
-(default 20), no more than the baseline's, and writes the same sites.
+sites.csv (sites, locations, counts) for the program and orted. Then
+`tierwise advise` of the program's and orted's profiles together (merged
+by site) by both trees: CPU and wall time, and whether they wrote the same
+placement.json. Exits 1 unless this tree's post-processing takes at most
+--max-cpu seconds of CPU (default 20), no more than the baseline's, and
+both trees write the same sites and placement.
 
   python test/bench/profile_postprocess.py [--scale 8] [--baseline REV]
                                            [--max-cpu 20] [--keep DIR]
@@ -159,8 +162,9 @@ def main():
         said = [l for l in said if l.startswith("tierwise profile: ") and "post-processing" in l]
         unfinish(prof, raw)
         runs = {}
-        for name, tree in (("previous release " + args.baseline, base / "advisor"),
-                           ("this tree", ROOT / "advisor")):
+        trees = (("previous release " + args.baseline, base / "advisor"),
+                 ("this tree", ROOT / "advisor"))
+        for name, tree in trees:
             d = out / ("replay-baseline" if tree != ROOT / "advisor" else "replay-current")
             shutil.rmtree(d, ignore_errors=True)
             shutil.copytree(raw, d)
@@ -178,6 +182,20 @@ def main():
             for d in (old, new))
         print(f"\nratio this tree / previous release: {new_cpu / old_cpu:.3f} (CPU)")
         print(f"sites.csv of the program and its children the same in all three: {same}")
+        # advise on the program's and orted's profiles merged by site
+        kids = [str(k) for k in sorted((prof / "children").glob("*"))]
+        adv = {}
+        for name, tree in trees:
+            pl = out / f"placement-{'current' if tree == ROOT / 'advisor' else 'baseline'}.json"
+            adv[name] = (pl, *timed([PYTHON, "-m", "tierwise", "advise", str(prof), *kids,
+                                     "--dram-budget", "20%", "-o", str(pl)], cwd=tree)[:2])
+        print(f"\n{'advise program + children':32} {'CPU s':>8} {'wall s':>8}")
+        for name, (_, wall, cpu) in adv.items():
+            print(f"{name:32} {cpu:8.1f} {wall:8.1f}")
+        (pl_old, _, _), (pl_new, _, _) = adv.values()
+        same_pl = filecmp.cmp(pl_old, pl_new, shallow=False)
+        print(f"placement.json the same: {same_pl}")
+        same = same and same_pl
         ok = same and new_cpu <= args.max_cpu and new_cpu <= old_cpu
         print("PASS" if ok else f"FAIL (CPU at most {args.max_cpu:g} s and no more than the "
               "previous release's, same sites)")
