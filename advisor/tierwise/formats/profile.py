@@ -8,7 +8,8 @@
   ValueError naming the file, column, row and value on any broken contract.
 - `finish_profile(DIR, ...)`: turns a backend's raw output (sites.csv with
   `location` empty, objects.csv, modules.csv, backend.json) into a complete
-  profile: symbolizes `location`, fills missing build-ids, writes meta.json.
+  profile: symbolizes `location`, fills missing build-ids, writes meta.json;
+  the same for each child process's under DIR/children/.
 - `read_sites_by_tier()`: sites_by_tier.csv of a placed sim profile;
   `backend_params()`: meta.json's backend parameters, where readable.
 Merging several profiles is reader.merge()."""
@@ -380,9 +381,9 @@ def finish_profile(
     symbolized (symbolize.Symbolizer), shared by the program and its
     children, whose libraries are mostly the same; `progress` is told what
     it does."""
-    known = {} if known is None else known
+    cmd, known = list(cmd), {} if known is None else known
     meta = _finish_one(outdir, cmd, backend, info, start, end, depth, rank, known, progress)
-    processes = [(Path(list(cmd)[0]).name, meta["n_sites"])]
+    processes = [(Path(cmd[0]).name, meta["n_sites"])]
     for child in (info.get("params") or {}).get("children", []):
         kid = dict(
             info,
@@ -392,7 +393,7 @@ def finish_profile(
             params={},
             complete=child.get("complete"),
         )
-        kid_cmd = child.get("command") or list(cmd)
+        kid_cmd = child.get("command") or cmd
         km = _finish_one(Path(outdir) / child["dir"], kid_cmd, backend, kid, start, end, depth,
                          rank, known, progress, f" (child process {child['pid']})")
         processes.append((Path(kid_cmd[0]).name, km["n_sites"]))
@@ -404,7 +405,7 @@ def _finish_one(outdir, cmd, backend, info, start, end, depth, rank, known, prog
     from tierwise.symbolize import Symbolizer
 
     if progress:
-        progress.who = f"{Path(list(cmd)[0]).name}{which}"
+        progress.who = f"{Path(cmd[0]).name}{which}"
         progress.doing("reading the raw profile")
     outdir = Path(outdir)
     params = dict(info.get("params") or {})
