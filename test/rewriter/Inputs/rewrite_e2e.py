@@ -1,19 +1,21 @@
 # SPDX-License-Identifier: MIT
 """End to end check of `tierwise rewrite` on one example kernel:
 
-    rewrite_e2e.py [--head] [--odd] [--advise=BUDGET] [--bytes-min=PCT] TIERWISE EXE ARGS... -- WORKDIR
+    rewrite_e2e.py [--head | --head-in=FUNCTION] [--odd | --all-pmem] [--advise=BUDGET] [--bytes-min=PCT] [--werror] TIERWISE EXE ARGS... -- WORKDIR
 
 1. allocation census (`tierwise profile --backend alloc`); 2. a placement of
 the example's big sites (>= 16 KiB) in its sources, alternately pmem and dram, largest
-first (with --odd the other half: dram, pmem, ...); with --head every pmem site gets a DRAM head (`dram_bytes`: a
-quarter of its mean object size, in whole pages; none where that is 0), and
+first (with --odd the other half: dram, pmem, ...; with --all-pmem every one pmem); with --head every pmem site gets a DRAM head (`dram_bytes`: a
+quarter of its mean object size, in whole pages; none where that is 0; with --head-in=FUNCTION only
+the sites whose innermost frame is in FUNCTION), and
 each must be rewritten to its head form (tw_malloc_head, ...,
 tw_realloc_head, tw_aligned_alloc_head, new (tw::head_tag{...}));
 3. `tierwise rewrite -o PATCH` over the example's sources; sites it
 reports as not rewritable (e.g. anonymous mmap) are dropped from the
 placement and the rewrite repeated, which must then succeed; 4. the patch is
 applied to a copy of examples/ and the kernel rebuilt from the copy with the
-build's compile commands plus `tierwise config --cflags --libs`; 5. the
+build's compile commands plus `tierwise config --cflags --libs` (and with --werror
+`-Wall -Werror`); 5. the
 original runs with `tierwise run` (LD_PRELOAD) and the rebuilt one without
 LD_PRELOAD, both with a run report. Checks: the rebuilt program's checksum
 equals the unplaced run's, and for every placed (pmem) site the rebuilt
@@ -130,7 +132,8 @@ def line_map(old_dir, new_dir, names):
 
 
 def main(argv):
-    head = odd = False
+    head = odd = all_pmem = werror = False
+    head_in = None
     advise = bytes_min = None
     while argv[0].startswith("--"):
         opt, argv = argv[0], argv[1:]
@@ -138,6 +141,12 @@ def main(argv):
             head = True
         elif opt == "--odd":
             odd = True
+        elif opt == "--werror":
+            werror = True
+        elif opt == "--all-pmem":
+            all_pmem = True
+        elif opt.startswith("--head-in="):
+            head, head_in = True, opt.split("=", 1)[1]
         elif opt.startswith("--advise="):
             advise = opt.split("=", 1)[1]
         elif opt.startswith("--bytes-min="):
@@ -171,11 +180,18 @@ def main(argv):
         key=lambda r: -int(r["bytes_allocated"]),
     )
     sites = [
-        {"stack": r["stack"], "location": r["location"], "tier": "pmem" if i % 2 == odd else "dram"}
+        {
+            "stack": r["stack"],
+            "location": r["location"],
+            "tier": "pmem" if all_pmem or i % 2 == odd else "dram",
+        }
         for i, r in enumerate(big)
     ]
     for r, s in zip(big, sites):
         n = int(r["bytes_allocated"]) // int(r["allocs"]) // 4 // 4096 * 4096
+        fn = (split_location(r["location"]) or ("",))[0]
+        if head_in and not re.match(rf"(.*::)?{re.escape(head_in)}\b", fn):
+            continue
         if head and s["tier"] == "pmem" and n:
             s["dram_bytes"] = n
     # Each site's bytes (the census's), for the share of placed bytes
@@ -313,7 +329,7 @@ def main(argv):
         k = args.index("-o")
         args[k + 1] = str(work / f"u{i}.o")
         objs.append(args[k + 1])
-        run(args + cflags, cwd=e["directory"])
+        run(args + cflags + (["-Wall", "-Werror"] if werror else []), cwd=e["directory"])
     # The head sites' lines in the rewritten copy: the _head form with N.
     patched = re.findall(r"^\+\+\+ b/examples/(\S+)", (work / "rewrite.patch").read_text(), re.M)
     lmap = line_map(
