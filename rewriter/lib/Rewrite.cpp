@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -29,28 +30,89 @@ std::string realOr(const std::string &Path) {
   return llvm::sys::fs::real_path(Path, Real) ? Path : Real.str().str();
 }
 
-// The directory the patch's paths are relative to: --root, else the git
-// work tree (a directory with .git) holding the first file, else the
-// working directory. A real path: files are named by theirs.
+// The directory the patch's paths are relative to, and why: --root, else
+// the git work tree (a directory with .git) holding the first file, else
+// the compile database's directory when it holds every file (a database at
+// the project's top), else the deepest directory holding it and every file
+// (a build directory inside the project), else the deepest holding every
+// file (Files, and Patched, the headers the patch edits, unless that is /).
+// Never the working directory: the patch must apply from the project
+// whatever directory the rewrite ran in. A real path: files are named by
+// theirs.
 std::string projectRoot(const RewriteOptions &Opts,
-                        const std::vector<std::string> &Files) {
-  if (!Opts.Root.empty())
+                        const std::vector<std::string> &Files,
+                        const std::vector<std::string> &Patched,
+                        std::string &Why) {
+  if (!Opts.Root.empty()) {
+    Why = "--root";
     return realOr(Opts.Root);
-  if (!Files.empty()) {
-    llvm::SmallString<256> Dir(realOr(Files.front()));
+  }
+  auto DirOf = [](const std::string &F) {
+    llvm::SmallString<256> Dir(realOr(F));
     llvm::sys::path::remove_filename(Dir);
-    for (llvm::StringRef D = Dir; !D.empty();
-         D = llvm::sys::path::parent_path(D)) {
-      llvm::SmallString<256> Git(D);
-      llvm::sys::path::append(Git, ".git");
-      if (llvm::sys::fs::exists(Git))
-        return D.str();
+    return Dir.str().str();
+  };
+  std::vector<std::string> Dirs;
+  for (const std::string &F : Files)
+    Dirs.push_back(DirOf(F));
+  if (Dirs.empty())
+    return "";
+  // As git looks for a repository: not up into GIT_CEILING_DIRECTORIES.
+  std::set<std::string> Ceilings;
+  if (const char *C = std::getenv("GIT_CEILING_DIRECTORIES")) {
+    llvm::SmallVector<llvm::StringRef, 4> Parts;
+    llvm::StringRef(C).split(Parts, ':', -1, false);
+    for (llvm::StringRef Part : Parts)
+      Ceilings.insert(realOr(Part.str()));
+  }
+  for (llvm::StringRef D = Dirs.front(); !D.empty();) {
+    llvm::SmallString<256> Git(D);
+    llvm::sys::path::append(Git, ".git");
+    if (llvm::sys::fs::exists(Git)) {
+      Why = "the git work tree holding " +
+            llvm::sys::path::filename(Files.front()).str();
+      return D.str();
+    }
+    D = llvm::sys::path::parent_path(D);
+    if (Ceilings.count(D.str()))
+      break;
+  }
+  // The deepest directory holding Top and every directory of Ds.
+  auto Common = [](std::string Top, const std::vector<std::string> &Ds) {
+    auto Holds = [&](llvm::StringRef T) {
+      for (const std::string &D : Ds)
+        if (D != T && !llvm::StringRef(D).starts_with(
+                          T.str() + (T.ends_with("/") ? "" : "/")))
+          return false;
+      return true;
+    };
+    llvm::StringRef C = Top;
+    while (!Holds(C) && !llvm::sys::path::parent_path(C).empty())
+      C = llvm::sys::path::parent_path(C);
+    return C.str();
+  };
+  std::vector<std::string> All = Dirs;
+  for (const std::string &F : Patched)
+    All.push_back(DirOf(F));
+  if (!Opts.DatabaseDir.empty()) {
+    std::string Db = realOr(Opts.DatabaseDir);
+    std::string C = Common(Db, All);
+    if (C == Db) {
+      Why = "the compile database's directory";
+      return C;
+    }
+    if (C != "/") {
+      Why = "the deepest directory holding the compile database and the "
+            "files";
+      return C;
     }
   }
-  llvm::SmallString<256> Cwd;
-  if (llvm::sys::fs::current_path(Cwd))
-    return "";
-  return realOr(Cwd.str().str());
+  std::string C = Common(All.front(), All);
+  if (C == "/")
+    C = Common(Dirs.front(), Dirs);
+  Why = "the deepest directory holding the files (no git work tree or "
+        "compile database above them)";
+  return C;
 }
 
 // Path under Root, relative to it, or "".
@@ -349,7 +411,11 @@ int runRewrite(const RewriteOptions &Opts,
   for (const tooling::Replacement &E : R.Edits)
     ByFile[E.getFilePath().str()].push_back(E);
   std::string Patch;
-  std::string Root = projectRoot(Opts, Files);
+  std::vector<std::string> Patched;
+  for (auto &[File, Edits] : ByFile)
+    Patched.push_back(File);
+  std::string RootWhy;
+  std::string Root = projectRoot(Opts, Files, Patched, RootWhy);
   std::vector<std::string> PathNotes;
   for (auto &[File, Edits] : ByFile) {
     auto New = rewriteFile(File, Edits);
@@ -387,7 +453,8 @@ int runRewrite(const RewriteOptions &Opts,
 
   if (!ByFile.empty() && !Opts.InPlace)
     Err << "tierwise-rewrite: note: the patch's paths are relative to "
-        << Root << " (apply there with `git apply` or `patch -p1`)\n";
+        << Root << " (" << RootWhy
+        << "; apply there with `git apply` or `patch -p1`)\n";
   for (const std::string &N : PathNotes)
     Err << "tierwise-rewrite: note: " << N << "\n";
   for (const std::string &N : R.Notes)

@@ -10,7 +10,7 @@ quarter of its mean object size, in whole pages; none where that is 0; with --he
 the sites whose innermost frame is in FUNCTION), and
 each must be rewritten to its head form (tw_malloc_head, ...,
 tw_realloc_head, tw_aligned_alloc_head, new (tw::head_tag{...}));
-3. `tierwise rewrite -o PATCH` over the example's sources; sites it
+3. `tierwise rewrite -o PATCH` over the example's sources, run from /; sites it
 reports as not rewritable (e.g. anonymous mmap) are dropped from the
 placement and the rewrite repeated, which must then succeed; 4. the patch is
 applied to a copy of examples/ and the kernel rebuilt from the copy with the
@@ -237,7 +237,7 @@ def main(argv):
             ]
             + files,
             ok=ok,
-            cwd=src,
+            cwd="/",  # the patch must not depend on where the rewrite runs
         )
 
     if advise:
