@@ -73,6 +73,8 @@ std::string projectRoot(const RewriteOptions &Opts,
             llvm::sys::path::filename(Files.front()).str();
       return D.str();
     }
+    if (Ceilings.count(D.str()))
+      break; // the start may be one: it is searched, nothing above it
     D = llvm::sys::path::parent_path(D);
     if (Ceilings.count(D.str()))
       break;
@@ -249,7 +251,12 @@ bool parseWithRetry(const tooling::CompilationDatabase &DB,
                                     "-Wno-unknown-warning-option",
                                     "-Wno-ignored-optimization-argument",
                                     "-Wno-unused-command-line-argument",
-                                    "-Wno-error", "-fno-caret-diagnostics"};
+                                    "-Wno-error", "-fno-caret-diagnostics",
+                                    // A framework's many GCC-style atomics
+                                    // must not stop the parse at 20 errors
+                                    // ("too many errors emitted"), which
+                                    // is fatal and leaves the AST short.
+                                    "-ferror-limit=0"};
   SourceIndex Tolerated;
   std::string TolNote;
   for (int Attempt = 0; Attempt < 2; ++Attempt) {
@@ -337,23 +344,38 @@ bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
   if (Cmds.size() < 2) {
     OK = parseWithRetry(DB, File, Opts, Index, First, Err);
   } else {
-    // Several configurations: each parsed on its own, the allocations
-    // each sees compared, all of them kept.
+    // Several configurations: each parsed on its own, whatever their
+    // order, the allocations each sees compared, all of them kept. One
+    // that does not parse is named; the file is rewritten from the others.
     std::vector<std::set<std::string>> Seen;
+    std::vector<tooling::CompileCommand> Parsed;
+    std::vector<std::pair<std::string, std::string>> Broken;
     for (const tooling::CompileCommand &C : Cmds) {
       SourceIndex One;
-      if (!parseWithRetry(OneCommand(C), File, Opts, One, First, Err)) {
-        OK = false;
-        break;
+      std::string Why;
+      if (!parseWithRetry(OneCommand(C), File, Opts, One, Why, Err)) {
+        Broken.push_back({ownDefines(C, Cmds), Why});
+        if (First.empty())
+          First = Why;
+        continue;
       }
       std::set<std::string> Keys;
       for (const AllocExpr &A : One.Allocs)
         Keys.insert(llvm::sys::path::filename(A.File).str() + ":" +
                     std::to_string(A.Line) + " (" + A.Callee + ")");
       Seen.push_back(std::move(Keys));
+      Parsed.push_back(C);
       Index.merge(One);
     }
-    for (size_t I = 0; OK && I < Cmds.size(); ++I) {
+    OK = !Parsed.empty();
+    if (OK)
+      for (auto &[Which, Why] : Broken)
+        Err << "tierwise-rewrite: note: " << File
+            << ": its configuration with " << Which
+            << " does not parse, also in GNU mode (" << Why
+            << "); rewritten from the other " << Parsed.size() << "\n";
+    Cmds = Parsed;
+    for (size_t I = 0; OK && Cmds.size() > 1 && I < Cmds.size(); ++I) {
       std::string Only;
       unsigned N = 0;
       for (const std::string &K : Seen[I]) {
