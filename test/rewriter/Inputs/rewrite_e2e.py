@@ -43,6 +43,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tierwise.compare_runs import base_function
 from tierwise.symbolize import innermost_line, split_location
 
 SYMBOLIZER = "/usr/lib/llvm-19/bin/llvm-symbolizer"
@@ -61,37 +62,6 @@ def checksum(out):
     if not m:
         sys.exit("FAIL: no `checksum:` line in the program's output")
     return m[1]
-
-
-def base_function(name):
-    """ns::f<T>(unsigned long) [clone .isra.0] -> ns::f<T>: a wrapper that
-    gained a tier parameter is still the same function, and so is a C
-    wrapper's f_tier variant (its body, with the tier passed in)."""
-    name = re.sub(r" (\[clone [^]]*\]|\(\.\w+\.\d+\))$", "", name or "")  # GCC clones
-    depth, end = 0, len(name)
-    for i in range(len(name) - 1, -1, -1):  # the trailing parameter list
-        if name[i] == ")":
-            depth += 1
-        elif name[i] == "(":
-            depth -= 1
-            if depth == 0:
-                end = i
-                break
-    name = name[:end] if name.endswith(")") or name.endswith("const") else name
-    # Unqualified, without a return type or template arguments: an inline
-    # frame is named "safe_malloc", the same function out of line
-    # "fwlike::safe_malloc" (it may stop being inlined once it takes a tier).
-    depth, start, cut = 0, 0, len(name)
-    for i, c in enumerate(name):
-        if c == "<":
-            depth += 1
-            cut = min(cut, i) if depth == 1 and i > start else cut
-        elif c == ">":
-            depth -= 1
-        elif depth == 0 and (c == " " or name.startswith("::", i)):
-            start, cut = i + (2 if c == ":" else 1), len(name)
-    name = name[start:cut]
-    return name[: -len("_tier")] if name.endswith("_tier") else name
 
 
 def frames_of(binary, stacks, depth=3):
@@ -423,6 +393,16 @@ def main(argv):
     print(
         f"ok {name}: rebuilt report has the LD_PRELOAD bytes per tier at all {len(want_all)} placed locations"
     )
+    # The same by `tierwise compare-runs`, lines mapped through the patch.
+    cr = run(
+        [tierwise, "compare-runs", preload_rep, rebuilt_rep, "--binary-a", exe, "--binary-b", rebuilt,
+         "--patch", work / "rewrite.patch"],
+        ok=(0, 1),
+    )
+    (work / "compare-runs.txt").write_text(cr.stdout)
+    if cr.returncode:
+        sys.exit(f"FAIL {name}: compare-runs: {cr.stdout.splitlines()[-1]}\n{cr.stdout[-3000:]}")
+    print(f"ok {name}: compare-runs: {cr.stdout.splitlines()[-1]}")
     # Nothing else moved: every other call path of the rebuilt program (the
     # placement's dram sites, paths nobody profiled) allocates in DRAM only.
     moved = {k: v for k, v in got_all.items() if k not in want_all and set(v) - {"dram"}}
