@@ -44,10 +44,21 @@
 // BOTH: note: {{.*}}k.c: its 2 compile commands disagree: the one with -DPUSH alone has the allocations at k.c:{{[0-9]+}} (malloc)
 // BOTH: note: the patch's paths are relative to {{.*}} (the compile database's directory;
 // BOTH: 2 of 2 placed sites rewritten in 1 files
-// Applied from the project with patch -p1; -Wall -Werror; the same output.
-// RUN: cd %t && patch -s -p1 < %t/a.patch
-// RUN: cd %t && gcc -std=c11 -O2 -Wall -Werror -DPUSH -o pr-push-new k.c $(%tierwise config --cflags --libs)
-// RUN: cd %t && env TIERWISE_PMEM_DIR=%t/pmem ./pr-push-new > new.out
+// Applied from the project with git apply and patch -p1 (the same files);
+// -Wall -Werror; the same output; compare-runs: the rebuilt program's bytes
+// per tier per site are `tierwise run`'s.
+// RUN: mkdir %t/g && cp %t/k.c %t/g/ && cd %t/g && env GIT_CEILING_DIRECTORIES=%t git apply %t/a.patch
+// RUN: cd %t && patch -s -p1 < %t/a.patch && cmp %t/k.c %t/g/k.c
+// RUN: cd %t && gcc -std=c11 -g -O2 -Wall -Werror -DPUSH -o pr-push-new k.c $(%tierwise config --cflags --libs)
+// RUN: cd %t && env TIERWISE_PMEM_DIR=%t/pmem TIERWISE_REPORT=%t/b.json TIERWISE_UNMATCHED_MIN=1 ./pr-push-new > new.out
+// RUN: %tierwise profile --backend alloc -o %t/prof -- %t/pr-push > /dev/null
+// RUN: %python -c "import csv, json, sys; rows = [r for r in csv.DictReader(open(sys.argv[1])) if r['bytes_allocated'] and int(r['bytes_allocated']) >= 16384 and 'k.c:' in r['location']]; json.dump({'format': 'tierwise-placement', 'version': 1, 'default_tier': 'dram', 'sites': [{'stack': r['stack'], 'location': r['location'], 'tier': 'pmem'} for r in rows]}, sys.stdout)" %t/prof/sites.csv > %t/run.json
+// RUN: %tierwise run --placement %t/run.json --pmem-dir %t/pmem --report %t/a.json -- %t/pr-push > /dev/null
+// RUN: %tierwise compare-runs %t/a.json %t/b.json --binary-a %t/pr-push --binary-b %t/pr-push-new --patch %t/a.patch > %t/cmp.txt
+// RUN: FileCheck --check-prefix=CMP %s < %t/cmp.txt
+// CMP: main k.c:{{[0-9]+}} 32768 32768 same
+// CMP: main k.c:{{[0-9]+}} 32768 32768 same
+// CMP: 2 of 2 placed locations have the same bytes per tier in both runs
 // RUN: FileCheck --check-prefix=OUT %s < %t/new.out
 // RUN: grep -v tiers %t/new.out | cmp - %t/push.out
 // OUT: tiers 1 1
