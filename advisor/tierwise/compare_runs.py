@@ -10,7 +10,8 @@ are different binaries. An entry's key is its first DEPTH frames in user
 files (inline frames expanded; tierwise.h's own frames left out), each
 (function, file basename, line), the function without namespace, template
 arguments, parameters, clone suffix or the `_tier` suffix a rewritten C
-wrapper's variant has; enough callers to tell apart the sites that share a
+wrapper's variant has, consecutive frames of one function as one (GCC
+inlines a function's outlined part back into it); enough callers to tell apart the sites that share a
 wrapper's line. The second report's lines can be mapped back through the
 patch (`patch_line_map`), so a line the patch moved still matches. Bytes of
 entries with one key are summed. Pure functions; the verb is
@@ -117,14 +118,17 @@ def site_key(
     """A stack's first `depth` user frames (see the module docstring), lines
     mapped by `lines` (an unmapped line stays, marked negative)."""
     out = []
+    last = None
     for func, file, line in sym.user_frames(stack):
         base = os.path.basename(file)
-        if base == "tierwise.h":
-            continue
+        if base == "tierwise.h" or (func, file) == last:
+            continue  # tierwise.h's; GCC's function inlined into itself
+        last = (func, file)
+        name = base_function(func)
         if lines is not None:
             mapped = lines(base, line)
             line = mapped if mapped is not None else -line
-        out.append((base_function(func), base, line))
+        out.append((name, base, line))
         if len(out) == depth:
             break
     return tuple(out)

@@ -620,6 +620,8 @@ private:
         Constant;
     /// Calls of it in function G passing G's parameter.
     std::vector<std::pair<const CallSiteFact *, std::string>> Passing;
+    /// Calls beyond library code that set the tier scope (scopeThrough).
+    std::vector<std::pair<const ScopeCallFact *, std::string>> Scopes;
   };
 
   const Placement &P;
@@ -716,11 +718,15 @@ private:
         V.Passing.push_back({C, G});
         continue;
       }
+      std::string NoScope;
+      if (Conflict && scopeThrough(V, C, CMs, Where, NoScope))
+        continue;
       if (Conflict) {
         failPlaced(V, CMs,
                    "it is called at " + Where + " by sites of different " +
                        (Tiers.size() > 1 ? "tiers" : "DRAM heads") +
-                       " (change the function that call is in as well)");
+                       " (change the function that call is in as well)" +
+                       (NoScope.empty() ? "" : "; no tier scope: " + NoScope));
         continue;
       }
       const std::string &Tier = *Tiers.begin();
@@ -730,6 +736,75 @@ private:
           Where + " (" + Tier +
               (Head ? " with dram_bytes " + std::to_string(Head) : "") + ")");
     }
+  }
+
+  // The sites through call C of V (in function G) reach G through library
+  // code (frames in no given file: a std::vector's allocator_traits calling
+  // a pool's allocator), which no parameter can cross. Then C passes the
+  // thread's tier scope, tw::scope_tier(<default>), and each placed site's
+  // first call in a given file beyond the library frames (the vector's
+  // construction) makes a tw::tier_scope temporary in its first argument,
+  // which lasts for that call: `cold((tw::tier_scope(TW_TIER_PMEM), n))`.
+  // False, and why, where that cannot be done.
+  bool scopeThrough(Level &V, const CallSiteFact *C,
+                    const std::vector<Path> &CMs, const std::string &Where,
+                    std::string &Why) {
+    if (!V.W->CPlusPlus)
+      return Why = "tierwise.h's tier scope is C++", false;
+    if (V.Place)
+      return Why = "a DRAM head does not pass through a tier scope", false;
+    std::map<const ScopeCallFact *, std::set<std::string>> Tiers;
+    std::vector<std::pair<const ScopeCallFact *, std::string>> Uses;
+    for (const Path &M : CMs) {
+      const Site &S = *M.L->S;
+      size_t J = M.I + 2; // the frame above the function C is in
+      auto InGiven = [&](size_t K) {
+        return Index.resolveFile(S.Frames[K].File).size() == 1;
+      };
+      if (J >= S.Frames.size() || InGiven(J))
+        return Why = "its call paths do not go through library code", false;
+      while (J < S.Frames.size() && !InGiven(J))
+        ++J;
+      if (J == S.Frames.size())
+        return Why = "the call paths of " + S.name() +
+                     " never come back to the given files",
+               false;
+      if (S.Tier == P.DefaultTier)
+        continue;
+      const Frame &F = S.Frames[J];
+      std::string File = Index.resolveFile(F.File)[0];
+      std::string At = base(File) + ":" + std::to_string(F.Line);
+      std::vector<const ScopeCallFact *> Cands;
+      for (const ScopeCallFact &X : Index.ScopeCalls)
+        if (X.File == File && X.Line == F.Line)
+          Cands.push_back(&X);
+      const ScopeCallFact *Best = Cands.size() == 1 ? Cands[0] : nullptr;
+      if (F.Column)
+        for (const ScopeCallFact *X : Cands)
+          if (X->Col <= F.Column && F.Column < X->EndCol &&
+              (!Best || X->EndCol - X->Col < Best->EndCol - Best->Col))
+            Best = X;
+      if (!Best)
+        return Why = (Cands.empty() ? "no call with an argument at " + At
+                                    : std::to_string(Cands.size()) +
+                                          " calls at " + At +
+                                          " and no column to pick one") +
+                     " to give the scope of " + S.name(),
+               false;
+      Tiers[Best].insert(S.Tier);
+      Uses.push_back({Best, S.Tier});
+    }
+    for (auto &[X, Ts] : Tiers)
+      if (Ts.size() > 1)
+        return Why = "sites of different tiers at one call, " + base(X->File) +
+                     ":" + std::to_string(X->Line),
+               false;
+    std::string Default = *tierEnumName(P.DefaultTier);
+    V.Constant.emplace_back(C, "tw::scope_tier(" + Default + ")",
+                            Where + " (the tier scope of its callers)");
+    for (auto &[X, Tier] : Uses)
+      V.Scopes.push_back({X, Tier});
+    return true;
   }
 
   // The argument level V passes on to callee H: its parameter, or the
@@ -825,6 +900,14 @@ private:
         Emit.add(E.File, E.Offset, E.Length, E.Text);
       List += (List.empty() ? "" : ", ") + Note;
     }
+    for (auto &[X, Tier] : V.Scopes) {
+      std::string E = *tierEnumName(Tier);
+      Emit.add(X->File, X->ArgBegin, 0, "(tw::tier_scope(" + E + "), ");
+      Emit.add(X->File, X->ArgEnd, 0, ")");
+      List += (List.empty() ? "" : ", ") + base(X->File) + ":" +
+              std::to_string(X->Line) + " (" + Tier +
+              ", a tw::tier_scope for the call)";
+    }
     for (auto &[C, G] : V.Passing)
       if (Levels[G].Active)
         List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
@@ -844,9 +927,36 @@ private:
   }
 };
 
+// GCC's debug info may give a function inlined into itself (an outlined
+// part of it inlined back: `allocate` at its allocation, inlined into
+// `allocate` at its opening line): one frame of that function, not a call.
+// Collapsed where the outer frame's line calls nothing of that name.
+Placement collapseSelfInlined(const Placement &P, const SourceIndex &Index) {
+  Placement Q = P;
+  for (Site &S : Q.Sites)
+    for (size_t I = 0; I + 1 < S.Frames.size();) {
+      const Frame &In = S.Frames[I], &Out = S.Frames[I + 1];
+      bool Same = In.Inlined && In.Function == Out.Function &&
+                  In.File == Out.File && In.Function != "??";
+      std::vector<std::string> Files =
+          Same ? Index.resolveFile(Out.File) : std::vector<std::string>{};
+      std::string Name = baseFunctionName(llvm::demangle(Out.Function));
+      for (const CallFact &C : Index.Calls)
+        Same = Same && !(Files.size() == 1 && C.File == Files[0] &&
+                         C.Line == Out.Line &&
+                         baseFunctionName(C.Callee) == Name);
+      if (Same)
+        S.Frames.erase(S.Frames.begin() + I + 1);
+      else
+        ++I;
+    }
+  return Q;
+}
+
 } // namespace
 
-Outcome resolve(const Placement &P, const SourceIndex &Index) {
+Outcome resolve(const Placement &Original, const SourceIndex &Index) {
+  Placement P = collapseSelfInlined(Original, Index);
   Outcome Out;
   Emitter Emit(Out);
   std::vector<Located> All;

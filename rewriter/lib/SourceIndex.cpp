@@ -87,6 +87,11 @@ void SourceIndex::addCallSite(CallSiteFact C) {
     CallSites.push_back(std::move(C));
 }
 
+void SourceIndex::addScopeCall(ScopeCallFact C) {
+  if (ScopeCallKeys.insert(C.File + ":" + std::to_string(C.ArgBegin)).second)
+    ScopeCalls.push_back(std::move(C));
+}
+
 void SourceIndex::merge(const SourceIndex &O) {
   for (const AllocExpr &A : O.Allocs)
     addAlloc(A);
@@ -99,6 +104,8 @@ void SourceIndex::merge(const SourceIndex &O) {
       addWrapperDecl(W, D, D.Definition);
   for (const CallSiteFact &C : O.CallSites)
     addCallSite(C);
+  for (const ScopeCallFact &C : O.ScopeCalls)
+    addScopeCall(C);
   Files.insert(O.Files.begin(), O.Files.end());
   Reached.insert(O.Reached.begin(), O.Reached.end());
 }
@@ -491,7 +498,7 @@ private:
                    SourceLocation ArgsEnd, const char *NoParens) {
     std::string Key = functionKey(Callee);
     SourceLocation B = SM.getExpansionLoc(R.getBegin());
-    if (Key.empty() || !userLoc(B))
+    if (!userLoc(B))
       return;
     CallSiteFact C;
     C.File = pathOf(SM.getFileID(B));
@@ -503,6 +510,21 @@ private:
             ? SM.getExpansionColumnNumber(E) +
                   Lexer::MeasureTokenLength(E, SM, LO)
             : ~0u;
+    // Any callee's: where a tier scope can last for the call.
+    for (const Expr *A : Arguments) {
+      if (isa<CXXDefaultArgExpr>(A))
+        break;
+      SourceRange AR = A->getSourceRange();
+      if (AR.getBegin().isFileID() && AR.getEnd().isFileID() &&
+          SM.getFileID(AR.getBegin()) == SM.getFileID(B) &&
+          SM.getFileID(AR.getEnd()) == SM.getFileID(B))
+        Index.addScopeCall(
+            {C.File, C.Line, C.Col, C.EndCol, offset(AR.getBegin()),
+             offset(Lexer::getLocForEndOfToken(AR.getEnd(), 0, SM, LO))});
+      break;
+    }
+    if (Key.empty())
+      return;
     C.CalleeKey = Key;
     C.FunctionKey = enclosingKey();
     for (const Expr *A : Arguments)

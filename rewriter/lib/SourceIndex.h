@@ -95,6 +95,16 @@ struct CallSiteFact {
   std::string FunctionKey;
 };
 
+/// A call or construction (of any function, a library's too) with a written
+/// first argument, where a tier scope can be put for the length of the
+/// call: `v((tw::tier_scope(TW_TIER_PMEM), n))` (Resolver.cpp, a pool
+/// reached through library code).
+struct ScopeCallFact {
+  std::string File;
+  unsigned Line = 0, Col = 0, EndCol = 0;
+  unsigned ArgBegin = 0, ArgEnd = 0; ///< the first argument's text
+};
+
 /// A call or construction that is not an allocation (for messages).
 struct CallFact {
   std::string File;
@@ -118,6 +128,7 @@ public:
   std::vector<FunctionFact> Functions;
   std::map<std::string, WrapperFact> Wrappers; ///< by Key
   std::vector<CallSiteFact> CallSites;
+  std::vector<ScopeCallFact> ScopeCalls;
   std::set<std::string> Files; ///< real paths of user files seen
   /// Real path -> the absolute path the compiler reached it by (through a
   /// symlink, say), first seen: what the patch names when the real path is
@@ -132,6 +143,7 @@ public:
   void addWrapperDecl(const WrapperFact &W, const WrapperFact::Decl &D,
                       bool Definition);
   void addCallSite(CallSiteFact C);
+  void addScopeCall(ScopeCallFact C);
   /// Adds every fact of \p Other (a translation unit indexed on its own).
   void merge(const SourceIndex &Other);
 
@@ -143,7 +155,7 @@ public:
 
 private:
   std::map<std::string, size_t> AllocKeys;
-  std::set<std::string> CallKeys, FunctionKeys, CallSiteKeys;
+  std::set<std::string> CallKeys, FunctionKeys, CallSiteKeys, ScopeCallKeys;
 };
 
 /// A FrontendActionFactory whose actions fill \p Index.

@@ -20,8 +20,9 @@ original runs with `tierwise run` (LD_PRELOAD) and the rebuilt one without
 LD_PRELOAD, both with a run report. Checks: the rebuilt program's checksum
 equals the unplaced run's, and for every placed (pmem) site the rebuilt
 report's bytes per tier (its sites symbolized, inline frames expanded, and
-summed per innermost frame and caller frame: function without parameters,
-file, line, lines mapped through the patch) equal the
+summed per first three user frames: function, file, line, lines mapped
+through the patch; tierwise.compare_runs, also run as `tierwise
+compare-runs`) equal the
 LD_PRELOAD report's (for the head's site: its DRAM and pmem bytes, both
 non-zero). With --advise=BUDGET the placement is instead the advisor's
 (`tierwise profile --backend sim`, `tierwise advise --dram-budget BUDGET`:
@@ -43,10 +44,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tierwise.compare_runs import base_function
-from tierwise.symbolize import innermost_line, split_location
+from tierwise.compare_runs import bytes_by_site, patch_line_map, site_key
+from tierwise.symbolize import Symbolizer, innermost_line, split_location
 
-SYMBOLIZER = "/usr/lib/llvm-19/bin/llvm-symbolizer"
 BIG = 16 << 10
 
 
@@ -62,29 +62,6 @@ def checksum(out):
     if not m:
         sys.exit("FAIL: no `checksum:` line in the program's output")
     return m[1]
-
-
-def frames_of(binary, stacks, depth=3):
-    """stack -> its first DEPTH symbolized frames (inline frames expanded),
-    each (function without parameters, file basename, line): a site is told
-    apart from the others that share its innermost line (a wrapper's) by
-    its callers' (two levels: a delegating constructor's callers)."""
-    mod = Path(binary).name  # frames of the program itself, not of libc
-    offs = {s: [f.split("+", 1)[1] for f in s.split(";") if f.startswith(mod + "+")] for s in stacks}
-    allo = sorted({o for os_ in offs.values() for o in os_})
-    out = run([SYMBOLIZER, "--output-style=JSON", "--obj", str(binary)] + allo)
-    table = {}
-    for e in json.loads(out.stdout or "[]"):
-        table[e["Address"]] = [
-            (base_function(y.get("FunctionName")), Path(y.get("FileName", "")).name, y.get("Line"))
-            for y in e.get("Symbol") or []
-            if y.get("Line")  # not _start: no line information
-        ]
-    res = {}
-    for s, os_ in offs.items():
-        fr = [f for o in os_ for f in table.get(o, [])]
-        res[s] = tuple(fr[:depth])
-    return res
 
 
 def line_map(old_dir, new_dir, names):
@@ -363,27 +340,18 @@ def main(argv):
 
     pre = json.loads(preload_rep.read_text())
     reb = json.loads(rebuilt_rep.read_text())
-    where_pre = frames_of(exe, [s["stack"] for s in pre["sites"]])
-    where_reb = frames_of(rebuilt, [s["stack"] for s in reb["unmatched"]])
-
-    # Both sides per site: its innermost frame and two callers' (lines of
-    # the rebuilt program mapped through the patch), so the callers of a
-    # shared wrapper or macro are told apart.
-    def per_location(entries, where, field, lines=None):
-        acc = {}
-        for s in entries:
-            key = tuple(
-                (fn, f, lines.get((f, line)) if lines is not None and f in mapped else line)
-                for fn, f, line in where[s["stack"]]
-            )
-            d = acc.setdefault(key, {})
-            for t, b in s[field].items():
-                d[t] = d.get(t, 0) + b
-        return {k: {t: b for t, b in d.items() if b} for k, d in acc.items()}
-
-    mapped = {f for f, _ in lmap}  # files the patch may have moved lines in
-    want_all = per_location([s for s in pre["sites"] if s["tier"] == "pmem"], where_pre, "bytes")
-    got_all = per_location(reb["unmatched"], where_reb, "tier_bytes", lmap)
+    # Both sides per location (tierwise.compare_runs, as `compare-runs`
+    # keys them): the first three user frames, inline frames expanded,
+    # the rebuilt program's lines mapped back through the patch, so the
+    # callers of a shared wrapper, macro or pool are told apart.
+    sym_pre = Symbolizer({exe.name: str(exe)})
+    sym_reb = Symbolizer({rebuilt.name: str(rebuilt)})
+    want_all = bytes_by_site(
+        {"sites": [s for s in pre["sites"] if s["tier"] == "pmem"]}, sym_pre
+    )
+    got_all = bytes_by_site(
+        {"sites": [], "unmatched": reb["unmatched"]}, sym_reb, lines=patch_line_map(patch_text)
+    )
     for key, want in want_all.items():
         got = got_all.get(key, {})
         if want != got:
@@ -411,7 +379,7 @@ def main(argv):
         sys.exit(f"FAIL {name}: {key}: not placed, rebuilt {got} ({len(moved)} such call paths)")
     print(f"ok {name}: the other {len(got_all) - len(want_all)} call paths of the rebuilt program allocate in DRAM only")
     for s in headed:
-        key = where_pre[s["stack"]]
+        key = site_key(sym_pre, s["stack"])
         want = want_all.get(key, {})
         if not (want.get("dram") and want.get("pmem")):
             sys.exit(f"FAIL {name}: {key}: the DRAM head was not applied under LD_PRELOAD: {want}")
