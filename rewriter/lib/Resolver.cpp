@@ -745,6 +745,9 @@ private:
   // first call in a given file beyond the library frames (the vector's
   // construction) makes a tw::tier_scope temporary in its first argument,
   // which lasts for that call: `cold((tw::tier_scope(TW_TIER_PMEM), n))`.
+  // A call that sites of different tiers share, or that is in a function
+  // with callers no site there takes (a helper that builds every array),
+  // would scope them all: those sites' scopes go one call further out.
   // False, and why, where that cannot be done.
   bool scopeThrough(Level &V, const CallSiteFact *C,
                     const std::vector<Path> &CMs, const std::string &Where,
@@ -753,25 +756,35 @@ private:
       return Why = "tierwise.h's tier scope is C++", false;
     if (V.Place)
       return Why = "a DRAM head does not pass through a tier scope", false;
-    std::map<const ScopeCallFact *, std::set<std::string>> Tiers;
-    std::vector<std::pair<const ScopeCallFact *, std::string>> Uses;
+    // Per site: its frames in given files beyond the library ones, outward,
+    // and which of them its scope is at (K).
+    struct Walk {
+      const Located *L;
+      std::vector<size_t> Js;
+      size_t K = 0;
+      const ScopeCallFact *X = nullptr;
+    };
+    std::vector<Walk> Ws;
     for (const Path &M : CMs) {
       const Site &S = *M.L->S;
-      size_t J = M.I + 2; // the frame above the function C is in
       auto InGiven = [&](size_t K) {
         return Index.resolveFile(S.Frames[K].File).size() == 1;
       };
+      size_t J = M.I + 2; // the frame above the function C is in
       if (J >= S.Frames.size() || InGiven(J))
         return Why = "its call paths do not go through library code", false;
-      while (J < S.Frames.size() && !InGiven(J))
-        ++J;
-      if (J == S.Frames.size())
+      Walk W{M.L, {}};
+      for (; J < S.Frames.size(); ++J)
+        if (InGiven(J))
+          W.Js.push_back(J);
+      if (W.Js.empty())
         return Why = "the call paths of " + S.name() +
                      " never come back to the given files",
                false;
-      if (S.Tier == P.DefaultTier)
-        continue;
-      const Frame &F = S.Frames[J];
+      Ws.push_back(std::move(W));
+    }
+    auto ScopeAt = [&](const Walk &W) -> const ScopeCallFact * {
+      const Frame &F = W.L->S->Frames[W.Js[W.K]];
       std::string File = Index.resolveFile(F.File)[0];
       std::string At = base(File) + ":" + std::to_string(F.Line);
       std::vector<const ScopeCallFact *> Cands;
@@ -785,25 +798,58 @@ private:
               (!Best || X->EndCol - X->Col < Best->EndCol - Best->Col))
             Best = X;
       if (!Best)
-        return Why = (Cands.empty() ? "no call with an argument at " + At
-                                    : std::to_string(Cands.size()) +
-                                          " calls at " + At +
-                                          " and no column to pick one") +
-                     " to give the scope of " + S.name(),
-               false;
-      Tiers[Best].insert(S.Tier);
-      Uses.push_back({Best, S.Tier});
+        Why = (Cands.empty() ? "no call with an argument at " + At
+                             : std::to_string(Cands.size()) + " calls at " +
+                                   At + " and no column to pick one") +
+              " to give the scope of " + W.L->S->name();
+      return Best;
+    };
+    for (unsigned Round = 0; Round < 8; ++Round) {
+      std::map<const ScopeCallFact *, std::vector<Walk *>> At;
+      for (Walk &W : Ws) {
+        if (!(W.X = ScopeAt(W)))
+          return false;
+        At[W.X].push_back(&W);
+      }
+      bool Moved = false;
+      for (auto &[X, Group] : At) {
+        std::set<std::string> Ts;
+        std::vector<PathMember> Ms;
+        for (Walk *W : Group) {
+          Ts.insert(W->L->S->Tier);
+          Ms.push_back({W->L, W->Js[W->K]});
+        }
+        if (Ts.size() == 1 && *Ts.begin() == P.DefaultTier)
+          continue;
+        if (Ts.size() == 1 && (X->FunctionKey.empty() ||
+                               !unreachedPaths(Index, X->FunctionKey, Ms, 0)))
+          continue;
+        for (Walk *W : Group) {
+          if (W->K + 1 >= W->Js.size())
+            return Why = "the call at " + base(X->File) + ":" +
+                         std::to_string(X->Line) + " is shared by " +
+                         (Ts.size() > 1 ? "sites of different tiers"
+                                        : "call paths no placed site takes") +
+                         ", and no call further out sets a scope for " +
+                         W->L->S->name() + " alone",
+                   false;
+          ++W->K;
+        }
+        Moved = true;
+      }
+      if (!Moved)
+        break;
+      if (Round == 7)
+        return Why = "no call separates the sites' scopes", false;
     }
-    for (auto &[X, Ts] : Tiers)
-      if (Ts.size() > 1)
-        return Why = "sites of different tiers at one call, " + base(X->File) +
-                     ":" + std::to_string(X->Line),
-               false;
     std::string Default = *tierEnumName(P.DefaultTier);
     V.Constant.emplace_back(C, "tw::scope_tier(" + Default + ")",
                             Where + " (the tier scope of its callers)");
-    for (auto &[X, Tier] : Uses)
-      V.Scopes.push_back({X, Tier});
+    for (const Walk &W : Ws)
+      if (W.L->S->Tier != P.DefaultTier &&
+          std::find(V.Scopes.begin(), V.Scopes.end(),
+                    std::make_pair(W.X, W.L->S->Tier)) == V.Scopes.end())
+        V.Scopes.push_back({W.X, W.L->S->Tier});
     return true;
   }
 

@@ -520,7 +520,8 @@ private:
           SM.getFileID(AR.getEnd()) == SM.getFileID(B))
         Index.addScopeCall(
             {C.File, C.Line, C.Col, C.EndCol, offset(AR.getBegin()),
-             offset(Lexer::getLocForEndOfToken(AR.getEnd(), 0, SM, LO))});
+             offset(Lexer::getLocForEndOfToken(AR.getEnd(), 0, SM, LO)),
+             enclosingKey()});
       break;
     }
     if (Key.empty())

@@ -103,6 +103,7 @@ struct ScopeCallFact {
   std::string File;
   unsigned Line = 0, Col = 0, EndCol = 0;
   unsigned ArgBegin = 0, ArgEnd = 0; ///< the first argument's text
+  std::string FunctionKey; ///< the function it is in (CallSiteFact's)
 };
 
 /// A call or construction that is not an allocation (for messages).
