@@ -738,13 +738,16 @@ private:
     }
   }
 
-  // The sites through call C of V (in function G) reach G through library
-  // code (frames in no given file: a std::vector's allocator_traits calling
-  // a pool's allocator), which no parameter can cross. Then C passes the
+  // The sites through call C of V (in function G) cannot pass their tiers
+  // to G by parameter: they reach G through library code (frames in no
+  // given file: a std::vector's allocator_traits calling a pool's
+  // allocator), or G cannot take one (a replaced operator new, called by
+  // new-expressions). Then C passes the
   // thread's tier scope, tw::scope_tier(<default>), and each placed site's
   // first call in a given file beyond the library frames (the vector's
-  // construction) makes a tw::tier_scope temporary in its first argument,
-  // which lasts for that call: `cold((tw::tier_scope(TW_TIER_PMEM), n))`.
+  // construction, or the new-expression) makes a tw::tier_scope temporary
+  // in its first argument, or around the new-expression, which lasts for
+  // that call: `cold((tw::tier_scope(TW_TIER_PMEM), n))`.
   // A call that sites of different tiers share, or that is in a function
   // with callers no site there takes (a helper that builds every array),
   // would scope them all: those sites' scopes go one call further out.
@@ -771,15 +774,13 @@ private:
         return Index.resolveFile(S.Frames[K].File).size() == 1;
       };
       size_t J = M.I + 2; // the frame above the function C is in
-      if (J >= S.Frames.size() || InGiven(J))
-        return Why = "its call paths do not go through library code", false;
       Walk W{M.L, {}};
       for (; J < S.Frames.size(); ++J)
         if (InGiven(J))
           W.Js.push_back(J);
       if (W.Js.empty())
         return Why = "the call paths of " + S.name() +
-                     " never come back to the given files",
+                     " do not come back to the given files",
                false;
       Ws.push_back(std::move(W));
     }
@@ -797,6 +798,9 @@ private:
           if (X->Col <= F.Column && F.Column < X->EndCol &&
               (!Best || X->EndCol - X->Col < Best->EndCol - Best->Col))
             Best = X;
+      if (Best && !Best->CPlusPlus)
+        return Why = At + " is C, and tierwise.h's tier scope is C++",
+               nullptr;
       if (!Best)
         Why = (Cands.empty() ? "no call with an argument at " + At
                              : std::to_string(Cands.size()) + " calls at " +

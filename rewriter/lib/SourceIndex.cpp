@@ -326,6 +326,21 @@ public:
   }
 
   bool VisitCXXNewExpr(CXXNewExpr *NE) {
+    // A scope around the whole expression lasts through its operator new.
+    SourceRange R = NE->getSourceRange();
+    if (R.getBegin().isFileID() && R.getEnd().isFileID() &&
+        userLoc(R.getBegin()) &&
+        SM.getFileID(R.getBegin()) == SM.getFileID(R.getEnd())) {
+      SourceLocation E = Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, LO);
+      unsigned Line = SM.getExpansionLineNumber(R.getBegin());
+      Index.addScopeCall({pathOf(SM.getFileID(R.getBegin())), Line,
+                          SM.getExpansionColumnNumber(R.getBegin()),
+                          SM.getExpansionLineNumber(E) == Line
+                              ? SM.getExpansionColumnNumber(E)
+                              : ~0u,
+                          offset(R.getBegin()), offset(E), enclosingKey(),
+                          true});
+    }
     AllocExpr A;
     if (!start(A, NE->getSourceRange(), NE->isArray() ? "new[]" : "new"))
       return true;
@@ -521,7 +536,7 @@ private:
         Index.addScopeCall(
             {C.File, C.Line, C.Col, C.EndCol, offset(AR.getBegin()),
              offset(Lexer::getLocForEndOfToken(AR.getEnd(), 0, SM, LO)),
-             enclosingKey()});
+             enclosingKey(), (bool)LO.CPlusPlus});
       break;
     }
     if (Key.empty())

@@ -95,15 +95,17 @@ struct CallSiteFact {
   std::string FunctionKey;
 };
 
-/// A call or construction (of any function, a library's too) with a written
-/// first argument, where a tier scope can be put for the length of the
-/// call: `v((tw::tier_scope(TW_TIER_PMEM), n))` (Resolver.cpp, a pool
-/// reached through library code).
+/// Where a tier scope can be put for the length of a call (Resolver.cpp: a
+/// pool reached through library code or a replaced operator new): around
+/// the first written argument of a call or construction of any function, a
+/// library's too, `v((tw::tier_scope(TW_TIER_PMEM), n))`, or around a whole
+/// new-expression, `(tw::tier_scope(TW_TIER_PMEM), new T(a))`.
 struct ScopeCallFact {
   std::string File;
   unsigned Line = 0, Col = 0, EndCol = 0;
-  unsigned ArgBegin = 0, ArgEnd = 0; ///< the first argument's text
+  unsigned ArgBegin = 0, ArgEnd = 0; ///< the text the scope goes around
   std::string FunctionKey; ///< the function it is in (CallSiteFact's)
+  bool CPlusPlus = false;  ///< tw::tier_scope is C++
 };
 
 /// A call or construction that is not an allocation (for messages).
