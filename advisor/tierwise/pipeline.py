@@ -854,6 +854,8 @@ def rewrite(
     dbdir = None
     if build_path and filter_db:
         # Sources compiled more than once: the configuration in the binary.
+        # The patch's root stays the one the user's database gives.
+        cmd += ["--compile-db-dir", build_path]
         dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
         build_path, notes = compiledb.filtered_database(
             build_path, files, list(modules.values()), dbdir.name

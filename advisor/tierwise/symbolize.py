@@ -239,6 +239,12 @@ class Symbolizer:
                     user.append((func, file, line))
         return user, first or named or ""
 
+    def user_frames(self, stack: str) -> List[Tuple[str, str, int]]:
+        """The frames of `stack` in user files (not the toolchain's or the
+        system's headers), innermost first, inline frames included, as
+        (function, file, line)."""
+        return self._chain(stack)[0]
+
     def _entries(self, stack: str) -> List[Tuple[str, int, int, str]]:
         """Every frame of `stack` innermost first, inlined ones included, as
         (file, line, column, raw frame); a frame that does not resolve to a
