@@ -31,6 +31,7 @@ VERBS = [
     "run",
     "simulate",
     "compare",
+    "compare-runs",
     "rewrite",
     "report",
     "doctor",
