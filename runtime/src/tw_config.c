@@ -147,10 +147,13 @@ const tw_option tw_options[TW_O_COUNT] = {
     [TW_O_ROOM_IDLE_SHARE] = {"TIERWISE_ROOM_IDLE_SHARE", "idle_share",
                               "1/CPU", 50, 1, 1u << 20},
     /* most a ranked object's allocation, or a large free, waits for the
-     * watcher's page work (its room, its sample, the free's pass): moves of
-     * a few hundred MiB at ~1 GiB/s (migrate_pages copies each page) */
+     * watcher's page work (its room, its sample, the free's pass) - and
+     * for the pass the watcher is in when it asks: a guard against a stuck
+     * watcher, not a latency goal (under QEMU TCG a pass moving tens of MiB
+     * takes seconds; at 1 s 3 of 12 asks timed out there and the hot
+     * object's first touches spilled) */
     [TW_O_ROOM_ASK_WAIT] = {"TIERWISE_ROOM_ASK_WAIT", "ask_wait_ms", "ms",
-                            1000, 0, 60000},
+                            10000, 0, 600000},
 };
 uint64_t tw_opt[TW_O_COUNT];
 
