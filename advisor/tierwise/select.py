@@ -80,39 +80,12 @@ class Selection:
 
 
 def parse_budget(text: str, total_bytes: int) -> int:
-    """'--dram-budget' value: SIZE with a unit (512M, 2G, 4096B), 0, or N% of
-    the peak (live) footprint."""
-    from tierwise.sizes import GRAMMAR, parse_size
+    """'--dram-budget' value (sizes.parse_share): SIZE, 0, or N% of the
+    peak (live) footprint `total_bytes`."""
+    from tierwise.sizes import parse_share
 
-    s = str(text).strip()
-    if s.endswith("%"):
-        try:
-            pct = float(s[:-1])
-        except ValueError:
-            raise ValueError(
-                f"--dram-budget '{text}': not a percentage (expected N% with N a number, "
-                "e.g. 20%"
-                + ("; the % is doubled, as a printf format or Makefile writes it" if s.endswith("%%") else "")
-                + ")"
-            ) from None
-        if not 0 <= pct <= 100:
-            raise ValueError(f"--dram-budget {text}: a percentage must be between 0% and 100%")
-        return int(total_bytes * pct / 100)
-    if s.isdigit() and int(s):
-        # the size grammar reads a bare number as bytes, but a DRAM budget
-        # of a few bytes is never meant: say which of the two was (0 is 0
-        # in any unit)
-        raise ValueError(
-            f"--dram-budget '{text}': a number needs a unit here: {s}% of the peak "
-            f"footprint, or a size such as {s}M, {s}GiB ({s}B for bytes)"
-        )
-    try:
-        return parse_size(s, "--dram-budget")
-    except ValueError:
-        raise ValueError(
-            f"--dram-budget '{text}': expected {GRAMMAR} "
-            "(advisor/FORMATS.md \"Sizes\"), or N% of the footprint (e.g. 20%)"
-        ) from None
+    v = parse_share(text, "--dram-budget")
+    return int(total_bytes * v / 100) if isinstance(v, float) else v
 
 
 def sum_of_peaks(profile: Profile) -> int:

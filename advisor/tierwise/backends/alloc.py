@@ -3,7 +3,10 @@
 command with the tierwise runtime preloaded in census mode
 (TIERWISE_CENSUS=DIR): exact per-site allocation counts, bytes and peaks,
 and the timeline of objects of at least --objects-min bytes, at near native
-speed. No access counts (those columns stay empty)."""
+speed. No access counts (those columns stay empty).
+
+formats.profile (pandas) is imported where it is used: `tierwise doctor`
+imports this module and must start in milliseconds (issue 36)."""
 
 from __future__ import annotations
 
@@ -15,10 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from tierwise.formats import profile as profile_format
 from tierwise.paths import artifact, runtime_preload
 from tierwise.preload import preload_blocker
-from tierwise.sizes import parse_size
+from tierwise.sizes import parse_size, size_option
 
 RAW = [
     "sites.csv",
@@ -33,6 +35,7 @@ RAW = [
 def add_arguments(group: Any) -> None:
     group.add_argument(
         "--objects-min",
+        type=size_option(0, 2**62),
         default="4096",
         metavar="SIZE",
         help="objects of at least SIZE bytes go into objects.csv (default 4096)",
@@ -63,6 +66,7 @@ def _collect_children(outdir):
             command = json.loads((outdir / f"backend.{pid}.json").read_text())["command"]
         except (OSError, ValueError, KeyError, TypeError):
             command = None
+        from tierwise.formats import profile as profile_format
         rel = f"children/{profile_format.child_name(command)}.{pid}"
         dest = outdir / rel
         dest.mkdir(parents=True, exist_ok=True)

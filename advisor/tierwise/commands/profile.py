@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from tierwise.cli import UserError
+from tierwise.cli import UserError, VERBS
+from tierwise.sizes import count_option
 from tierwise.pipeline import BACKENDS, backend, choose_backend  # noqa: F401 (choose_backend: pmu-unavailable.test)
 
 # Where MPI launchers put the process's rank, first present wins.
@@ -20,7 +21,7 @@ RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "profile",
-        help="profile an unmodified command",
+        help=VERBS["profile"],
         description="Run CMD unmodified and write a profile directory: "
         "per allocation site counts of allocations, bytes, loads, stores, LLC "
         "misses and writebacks, and the allocation timeline.",
@@ -50,8 +51,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="replace the profile DIR already holds (without it, an existing "
         "profile is never overwritten)",
     )
-    p.add_argument("--depth", type=int, default=6, metavar="N",
-                   help="user frames kept per allocation site (default 6)")
+    p.add_argument("--depth", type=count_option(1, 64), default=6, metavar="N",
+                   help="user frames kept per allocation site (1-64, default 6)")
     for name in BACKENDS:
         try:
             mod = backend(name)
