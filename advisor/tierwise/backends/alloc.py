@@ -36,7 +36,7 @@ def add_arguments(group: Any) -> None:
     group.add_argument(
         "--objects-min",
         type=size_option(0, 2**62),
-        default="4096",
+        default=4096,
         metavar="SIZE",
         help="objects of at least SIZE bytes go into objects.csv (default 4096)",
     )

@@ -126,7 +126,7 @@ def add_arguments(group: Any) -> None:
     group.add_argument(
         "--objects-min-bytes",
         type=OBJECTS_MIN,
-        default="4096",
+        default=4096,
         metavar="SIZE",
         help="objects.csv lists allocations of at least SIZE bytes (default 4096)",
     )
