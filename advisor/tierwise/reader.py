@@ -10,6 +10,7 @@ per-process quantity. Each profile's objects timeline is kept apart (column
 `profile`) so lifetime-aware packing checks every run's timeline on its own.
 """
 
+import os
 from typing import Iterable, List
 
 import numpy as np
@@ -57,6 +58,30 @@ def _same_llc(profiles: List[Profile]) -> None:
         )
 
 
+def program(meta: dict) -> str:
+    """The program a profile ran: its command's first word, without the
+    directory ('' if the meta data does not say)."""
+    cmd = meta.get("command")
+    return os.path.basename(str(cmd[0])) if isinstance(cmd, list) and cmd else ""
+
+
+def _same_program(profiles: List[Profile]) -> None:
+    """Refuse to merge the profiles of different programs (issue 36: their
+    sites were merged without a word): sites are matched by stack, which
+    means nothing across programs."""
+    seen: dict = {}
+    for p in profiles:
+        for path, meta in zip(p.paths, p.meta):
+            seen.setdefault(program(meta), str(path))
+    seen.pop("", None)
+    if len(seen) > 1:
+        which = ", ".join(f"{path} ({prog})" for prog, path in seen.items())
+        raise ValueError(
+            f"the profiles are of different programs: {which}; their sites cannot be "
+            "merged: advise each program on its own"
+        )
+
+
 def merge(profiles: List[Profile]) -> Profile:
     """Merge profiles by site `stack`: counts summed, peak_bytes max,
     location the first non-empty one; objects keep their own profile index."""
@@ -69,6 +94,7 @@ def merge(profiles: List[Profile]) -> Profile:
             "profile again with the same --depth"
         )
     _same_llc(profiles)
+    _same_program(profiles)
     frames = []
     for i, p in enumerate(profiles):
         s = p.sites.reset_index(drop=True).copy()

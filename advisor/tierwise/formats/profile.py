@@ -225,6 +225,17 @@ def read_profile(path: "os.PathLike[str] | str") -> Profile:
     if sites["site"].duplicated().any():
         dup = int(sites.loc[sites["site"].duplicated(), "site"].iloc[0])
         raise ValueError(f"{d / 'sites.csv'}: column 'site': value '{dup}' appears twice")
+    # the optional files, each missing one said in one line (issue 36)
+    if not (d / "objects.csv").exists():
+        notes.append(
+            f"{d}: no objects.csv: no allocation timeline, so sites are packed by their "
+            "peak bytes as if all were live at once"
+        )
+    if not (d / "modules.csv").exists():
+        notes.append(
+            f"{d}: no modules.csv: no build-ids to tell another build of the program, "
+            "nor module paths for `tierwise rewrite`"
+        )
     objects = read_csv(d / "objects.csv", OBJECT_COLUMNS, required=False)
     unknown = ~objects["site"].isin(sites["site"])
     if unknown.any():
