@@ -142,6 +142,12 @@ def load(path: "os.PathLike[str] | str") -> dict:
         raise ValueError(f"{path}: placement file not found") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:  # json's decoder recurses per level of [ and {
+        raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}); not a placement") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the placement ({e.strerror})") from None
     return validate(doc, str(path))
 
 
