@@ -663,9 +663,13 @@ def compare(
     sites, warn = read_profiles(profiles)
     if warn:
         _note("compare", f"warning: {warn}")
-    df, notes = compare_table(
-        sites, model, fractions, with_oracle=oracle, lifetime=lifetime, partial=partial
-    )
+    from tierwise.progress import ticking
+
+    step = "modelling every policy" + (" and the oracle" if oracle else "") + " at each budget"
+    with ticking("compare", step):
+        df, notes = compare_table(
+            sites, model, fractions, with_oracle=oracle, lifetime=lifetime, partial=partial
+        )
     if simulate_cost:
         if not cmd:
             raise UserError("--simulate needs the command: tierwise compare ... -- CMD ARGS...")

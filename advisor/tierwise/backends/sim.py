@@ -26,12 +26,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from tierwise import paths
+from tierwise.progress import ticking
 from tierwise.sizes import count_option, parse_size, size_option
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
@@ -41,7 +41,6 @@ RAW_FILES = {
     "modules.csv": "modules.csv",
     "tiers.csv": "sites_by_tier.csv",
 }
-HEARTBEAT_S = 30.0
 HELPER_WAIT_S = 60.0  # how long to wait for children outliving the program
 CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -506,15 +505,6 @@ def _discard(outdir: Path) -> None:
     shutil.rmtree(outdir / "children", ignore_errors=True)
 
 
-def _heartbeat(proc, t0, stop):
-    while not stop.wait(HEARTBEAT_S):
-        if proc.poll() is None:
-            print(
-                f"tierwise profile: sim: still running, {time.monotonic() - t0:.0f} s",
-                file=sys.stderr,
-            )
-
-
 def _collect(raw_dir, pid, dest, params):
     """Moves the raw files of process pid into dest and writes backend.json."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -641,14 +631,9 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         f"({geo['source']})",
         file=sys.stderr,
     )
-    t0 = time.monotonic()
     proc = subprocess.Popen(vcmd, env=env)
-    stop = threading.Event()
-    threading.Thread(target=_heartbeat, args=(proc, t0, stop), daemon=True).start()
-    try:
+    with ticking("profile", "sim", alive=lambda: proc.poll() is None):
         rc = proc.wait()
-    finally:
-        stop.set()
     if rc == -signal.SIGILL:  # "Process terminating with ... signal 4 (SIGILL)"
         shutil.rmtree(raw_dir, ignore_errors=True)
         raise ValueError(sigill_message(cmd, host_avx512()))

@@ -94,11 +94,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    from tierwise import pipeline
-    from tierwise.advice import format_partial, format_size, format_table
-
-    adv = pipeline.advise(
+def _advise(pipeline: Any, args: argparse.Namespace) -> Any:
+    return pipeline.advise(
         args.profiles,
         args.dram_budget,
         args.tiers,
@@ -108,6 +105,15 @@ def run(args: argparse.Namespace) -> int:
         target=args.target,
         target_llc=args.target_llc,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tierwise import pipeline
+    from tierwise.advice import format_partial, format_size, format_table
+    from tierwise.progress import ticking
+
+    with ticking("advise", "reading the profiles and choosing the DRAM sites"):
+        adv = _advise(pipeline, args)
     if adv.warning:
         print(f"tierwise advise: warning: {adv.warning}", file=sys.stderr)
     placement, table, sel, model = adv.placement, adv.table, adv.selection, adv.model
