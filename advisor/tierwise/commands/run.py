@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             if name in os.environ:
                 argv += ["-u", name]
         flags = ("r" if args.report else "") + ("d" if args.dram_limit else "")
-        finish = _python() + ["-m", "tierwise.commands.run_finish"]
+        finish = _python() + _finish_step()
         finish += [tmp, report, flags or "-", repr(time.time()), cmd[0]]
         argv += ["-f", str(len(finish))] + finish + ["--"] + cmd
         _exec(launcher, argv, dict(os.environ))
@@ -163,6 +163,17 @@ def _dram_limit(text: str | None, placement: dict, path: str) -> str | None:
             "it) to take a share of; give a size (512M) or auto"
         )
     return str(int(total * share / 100))
+
+
+def _finish_step() -> list[str]:
+    """How _python() starts commands/run_finish.py: through tierwise-boot.py
+    beside the package (what bin/tierwise runs, under -E: PYTHONPATH does
+    not find the package there), else as a module."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    boot = os.path.join(root, "tierwise-boot.py")
+    if os.path.isfile(boot):
+        return [boot, "__tierwise_run_finish__"]
+    return ["-m", "tierwise.commands.run_finish"]
 
 
 def _python() -> list[str]:
