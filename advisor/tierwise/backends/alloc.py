@@ -2,7 +2,7 @@
 """The `alloc` backend of `tierwise profile`: the allocation census. Runs the
 command with the tierwise runtime preloaded in census mode
 (TIERWISE_CENSUS=DIR): exact per-site allocation counts, bytes and peaks,
-and the timeline of objects of at least --objects-min bytes, at near native
+and the timeline of objects of at least --objects-min-bytes, at near native
 speed. No access counts (those columns stay empty).
 
 formats.profile (pandas) is imported where it is used: `tierwise doctor`
@@ -20,7 +20,8 @@ from typing import Any, Mapping
 
 from tierwise.paths import artifact, runtime_preload
 from tierwise.preload import preload_blocker
-from tierwise.sizes import parse_size, size_option
+from tierwise.backends import add_objects_min
+from tierwise.sizes import parse_size
 
 RAW = [
     "sites.csv",
@@ -33,13 +34,7 @@ RAW = [
 
 
 def add_arguments(group: Any) -> None:
-    group.add_argument(
-        "--objects-min",
-        type=size_option(0, 2**62),
-        default=4096,
-        metavar="SIZE",
-        help="objects of at least SIZE bytes go into objects.csv (default 4096)",
-    )
+    add_objects_min(group)
 
 
 def _child_files(outdir):
@@ -118,7 +113,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         old.unlink(missing_ok=True)
     for old in _child_files(outdir):
         old.unlink(missing_ok=True)
-    objects_min = parse_size(getattr(args, "objects_min", "4096"), "--objects-min")
+    objects_min = parse_size(getattr(args, "objects_min_bytes", 4096), "--objects-min-bytes")
     env = census_env(outdir, args.depth, objects_min)
     print(f"tierwise profile: alloc census of {' '.join(cmd)}", file=sys.stderr)
     try:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from tierwise import paths
+from tierwise.backends import add_objects_min
 from tierwise.progress import ticking
 from tierwise.sizes import count_option, parse_size, size_option
 
@@ -58,7 +59,6 @@ L1_SIZE = size_option(256, 1 << 30)
 WAYS = count_option(1, 64)
 LINE_SIZE = size_option(8, 4096, power_of_two=True)
 WINDOW = count_option(1, 1 << 16)
-OBJECTS_MIN = size_option(0, 1 << 62)
 
 def host_cache_geometry(sysfs: str | os.PathLike[str] = CACHE_SYSFS) -> dict[str, Any]:
     """The host's L1 data cache and last-level cache from sysfs:
@@ -122,13 +122,7 @@ def add_arguments(group: Any) -> None:
         help=f"LLC misses in flight at once in the interval model (L1D fill buffers; default "
         f"{MSHR}: Skylake)",
     )
-    group.add_argument(
-        "--objects-min-bytes",
-        type=OBJECTS_MIN,
-        default=4096,
-        metavar="SIZE",
-        help="objects.csv lists allocations of at least SIZE bytes (default 4096)",
-    )
+    add_objects_min(group)
     group.add_argument(
         "--roi",
         default="all",

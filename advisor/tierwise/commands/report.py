@@ -26,7 +26,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "misses are charged with (mlp: measured by the sim backend's interval model, "
         "else the tier model's constant; '-' without misses), write share and modelled benefit "
         "of the fast tier; with -o, "
-        "write sites.csv (the table) and sites.png (misses/KiB against write "
+        "write report.csv (the table) and sites.png (misses/KiB against write "
         "share, and the largest sites) into DIR.",
     )
     p.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile directory")
