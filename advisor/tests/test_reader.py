@@ -250,3 +250,15 @@ def test_missing_optional_files_are_named(tmp_path):
         "bytes as if all were live at once"
     ]
     assert sum("no modules.csv" in n for n in notes) == 1
+
+
+def test_processes_of_one_job_and_mixed_programs_merge(tmp_path):
+    # a job's children (PROF/children/<command>.<pid>) are one placement's
+    kids = tmp_path / "job" / "children"
+    a = write_profile(kids / "bfs.1", good_rows(), meta={"command": ["bfs"]})
+    b = write_profile(kids / "sssp.2", good_rows(), meta={"command": ["sssp"]})
+    assert len(reader.read_profiles([a, b]).paths) == 2
+    c = write_profile(tmp_path / "other", good_rows(), meta={"command": ["pr"]})
+    with pytest.raises(ValueError, match="pass --mixed-programs"):
+        reader.read_profiles([a, c])
+    assert len(reader.read_profiles([a, c], mixed_programs=True).paths) == 2

@@ -224,14 +224,16 @@ class Advised:
     warning: Optional[str] = None
 
 
-def read_profiles(paths: Sequence[Any]) -> tuple["Profile", Optional[str]]:
+def read_profiles(
+    paths: Sequence[Any], mixed_programs: bool = False
+) -> tuple["Profile", Optional[str]]:
     """Profiles merged by site, pool hand-out sites folded into their block
     sites (reader.fold_handouts: what `tierwise run` can place), and the
     LLC warning for them (or None)."""
     from tierwise import reader
     from tierwise.advice import llc_warning
 
-    profile = reader.read_profiles(list(paths))
+    profile = reader.read_profiles(list(paths), mixed_programs)
     # placements are for `tierwise run`: a pool's hand-outs count toward its block
     profile, _ = reader.fold_handouts(profile)
     return profile, llc_warning(profile)
@@ -246,6 +248,7 @@ def advise(
     partial: bool = True,
     target: Optional[str] = None,
     target_llc: Optional[str] = None,
+    mixed_programs: bool = False,
 ) -> Advised:
     """Choose the DRAM sites of the merged PROFILES under BUDGET (a size or
     N% of the peak live footprint); with `target` (an allocation census of a
@@ -264,7 +267,7 @@ def advise(
     elif target_llc:
         raise ValueError("--target-llc needs --target CENSUS")
     else:
-        prof, warn = read_profiles(profiles)
+        prof, warn = read_profiles(profiles, mixed_programs)
     model = tiers.load(tier_model)
     placement, table, sel, costs = choose(
         prof, model, budget, policy, lifetime=lifetime, partial=partial

@@ -71,7 +71,16 @@ class Resolution:
         by_mod: dict[str, list[str]] = {}
         for s in self.symbols:
             by_mod.setdefault(s.module, []).append(s.demangled)
-        return "; ".join(f"{', '.join(sorted(set(v)))} in {m}" for m, v in by_mod.items())
+        return listed(f"{listed(sorted(set(v)), sep=', ')} in {m}" for m, v in by_mod.items())
+
+
+def listed(items: Iterable[str], most: int = 4, sep: str = "; ") -> str:
+    """The first `most` of `items` (duplicates dropped) joined by `sep`, then
+    "and N more": a message names a few, not thousands (issue 36: a warning
+    line of 6,102 characters listed every inlined copy)."""
+    items = list(dict.fromkeys(items))
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return sep.join(items[:most]) + more
 
 
 def program_of(
@@ -457,8 +466,7 @@ def inlined_message(
     holders: dict[str, InlinedCopy] = {}
     for c in copies:
         holders.setdefault(c.holder_symbol, c)
-    shown = "; ".join(c.where() for c in list(holders.values())[:4])
-    shown += f" and {len(holders) - 4} more" if len(holders) > 4 else ""
+    shown = listed(c.where() for c in holders.values())
     regions = " or ".join(f"--roi '{r}'" for r in list(dict.fromkeys(c.region() for c in copies))[:4])
     head = f"{what} {spec}: " + (
         "its out-of-line copy is never called: every call is inlined"

@@ -302,7 +302,7 @@ def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
                 raise ValueError(roi.inlined_message(spec, copies, has_copy=True))
             print(
                 f"tierwise profile: warning: --roi {spec}: also inlined, into "
-                f"{'; '.join(dict.fromkeys(c.where() for c in copies))}: the time spent in "
+                f"{roi.listed(c.where() for c in copies)}: the time spent in "
                 "those copies is not in the region",
                 file=sys.stderr,
             )
@@ -460,7 +460,7 @@ def resolve_pool_fns(args: argparse.Namespace, cmd: Sequence[str]) -> dict[str, 
             if copies and key == "alloc_fn":
                 print(
                     f"tierwise profile: warning: {opt} {name}: inlined at {len(copies)} of its "
-                    f"calls, into {'; '.join(dict.fromkeys(c.where() for c in copies))}: the "
+                    f"calls, into {roi.listed(c.where() for c in copies)}: the "
                     "hand-outs made there are not seen and stay charged to the pool block's "
                     "site",
                     file=sys.stderr,

@@ -90,6 +90,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE.png",
         help="also plot modelled time against DRAM budget for every policy",
     )
+    p.add_argument(
+        "--mixed-programs",
+        action="store_true",
+        help="merge profiles of different programs into one placement (processes of one "
+        "profiled job merge without it); stacks name their modules, so each program's "
+        "sites stay its own",
+    )
     p.add_argument("--top", type=count_option(0), default=30, metavar="N", help="table rows (default 30)")
     return p
 
@@ -104,6 +111,7 @@ def _advise(pipeline: Any, args: argparse.Namespace) -> Any:
         partial=not args.whole_sites,
         target=args.target,
         target_llc=args.target_llc,
+        mixed_programs=args.mixed_programs,
     )
 
 
