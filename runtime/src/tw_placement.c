@@ -251,7 +251,7 @@ static int tw_root_fields(const tw_pjroot *r, int partial, unsigned *done) {
     *done |= 2;
     if (r->version.kind != 1 || r->version.v != 1.0)
       return tw_bad("version",
-                    r->version.kind == 1   ? "(another number)"
+                    r->version.kind == 1   ? "(number)"
                     : r->version.kind == 2 ? "(not a number)"
                                            : "(missing)",
                     "this runtime reads version 1");
