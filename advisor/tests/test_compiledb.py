@@ -38,3 +38,20 @@ def test_select_by_the_binarys_producer_then_target_dir(tmp_path):
     e = entry(tmp_path, "o/e.o", "-O1", "-DK=1")
     keep, notes = compiledb.select([d, e], [tmp_path / "k.c"], [tmp_path / "prog"])
     assert keep == [d, e] and "does not tell" in notes[0]
+
+
+def test_select_by_the_object_named_after_the_binary_in_either_order(tmp_path):
+    """A Makefile's objects (pr-push.o for pr-push) or a one-step compile
+    and link (-o pr-push) name the binary; the order of the entries does
+    not matter."""
+    (tmp_path / "k.c").write_text("int main(void) { return K; }\n")
+    subprocess.run(["gcc", "-g", "-O2", "-DK=0", "k.c", "-o", "pr-push"], cwd=tmp_path, check=True)
+    push = entry(tmp_path, "o/pr-push.o", "-O2", "-DK=0")
+    pull = entry(tmp_path, "o/pr-pull.o", "-O2", "-DK=1")
+    for order in ([push, pull], [pull, push]):
+        keep, notes = compiledb.select(order, [tmp_path / "k.c"], [tmp_path / "pr-push"])
+        assert keep == [push]
+        assert "using the one built with -O2 -DK=0 (its object is named after the binary)" in notes[0]
+    linked = entry(tmp_path, "pr-push", "-O2", "-DK=0")
+    keep, _ = compiledb.select([pull, linked], [tmp_path / "k.c"], [tmp_path / "pr-push"])
+    assert keep == [linked]

@@ -3,7 +3,9 @@
 --option` shown in the README, docs/ and the component READMEs names a verb
 and options the CLI has (its argparse parser, what `tierwise VERB --help`
 prints), and every relative link in them points at a file that exists, and
-at a heading of it when it names one (#anchor, GitHub's heading slugs)."""
+at a heading of it when it names one (#anchor, GitHub's heading slugs). And
+short enough to act on (issue 39): README.md, runtime/README.md and
+docs/numa-tiering.md within their sizes."""
 
 from __future__ import annotations
 
@@ -111,6 +113,18 @@ def test_readme_is_a_guide() -> None:
     assert len(text.encode()) <= 20 * 1024, f"README.md is {len(text.encode())} bytes"
     for must in ("make demo", "make test", "## Install", "make install PREFIX="):
         assert must in text
+
+
+# Documents kept short enough to act on (issue 39, "Docs as contracts"): the
+# runtime's reference and the yardstick's current results; the design of
+# each part has its own page in docs/, earlier runs live in git history.
+SIZE_LIMITS = {"runtime/README.md": 25 * 1024, "docs/numa-tiering.md": 15 * 1024}
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_LIMITS))
+def test_doc_size(name: str) -> None:
+    size, limit = len((ROOT / name).read_text().encode()), SIZE_LIMITS[name]
+    assert size <= limit, f"{name} is {size} bytes (at most {limit})"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))

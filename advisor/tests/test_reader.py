@@ -127,6 +127,20 @@ def test_merge_sums_counts_and_takes_max_peak(tmp_path):
     assert o[o["profile"] == 0]["site"].tolist() == [0]
 
 
+def test_merge_takes_the_first_non_empty_location(tmp_path):
+    """A site without a location in the first profile (not symbolized
+    there) gets the next profile's; one with none anywhere keeps ""."""
+    a = write_profile(tmp_path / "a", [site_row(0, "x+0x10", 64, location=""),
+                                       site_row(1, "x+0x20", 64, location="")])
+    b = write_profile(tmp_path / "b", [site_row(0, "x+0x10", 64, location="g y.c:7"),
+                                       site_row(1, "x+0x20", 64, location="")])
+    c = write_profile(tmp_path / "c", [site_row(0, "x+0x10", 64, location="h z.c:9")])
+    s = reader.read_profiles([a, b, c]).sites.set_index("stack")
+    assert s.at["x+0x10", "location"] == "g y.c:7"
+    assert s.at["x+0x20", "location"] == ""
+    assert s["location"].map(type).eq(str).all()
+
+
 def test_merge_rejects_different_depths(tmp_path):
     a = write_profile(tmp_path / "a", good_rows(), depth=6)
     b = write_profile(tmp_path / "b", good_rows(), depth=4)

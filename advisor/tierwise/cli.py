@@ -36,6 +36,7 @@ VERBS = {
     "run": "run a command with a placement applied",
     "simulate": "modelled time of a placement as the runtime applies it",
     "compare": "compare placements (baselines and advisor policies) across DRAM budgets",
+    "compare-runs": "per site bytes per tier of two run reports (original and rebuilt)",
     "rewrite": "apply a placement as a source patch (Clang rewriter)",
     "report": "tables and plots of a profile",
     "doctor": "what this machine offers and what tierwise will use",

@@ -11,9 +11,12 @@ default) but never -D, -U or -I; Clang records the whole command line only
 with -grecord-command-line. So an entry is kept when its -O and -std (and
 its -D/-U where the producer records them) agree with a compile unit of its
 file, and, for a CMake build, when its object is in the binary's target
-directory (CMakeFiles/<binary>.dir/). Where that still leaves several
-entries, all are kept and tierwise-rewrite parses each and reports where
-they disagree."""
+directory (CMakeFiles/<binary>.dir/), and, for a Makefile's, when its object
+is named after the binary (pr-push.o) or is the binary. Where that still
+leaves several entries, all are kept and tierwise-rewrite parses each,
+whatever their order, reports where they disagree and rewrites the
+allocations of each (a configuration that does not parse is named, and the
+file rewritten from the others)."""
 
 from __future__ import annotations
 
@@ -99,6 +102,16 @@ def _output(entry, args):
     return next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "-o"), "")
 
 
+def _object_of(entry, names, reals):
+    """Whether the entry's output is the binary or named after it (its
+    name up to the first dot, `pr-push.o`, `pr-push.c.o`)."""
+    out = _output(entry, _args(entry))
+    if not out:
+        return False
+    path = os.path.realpath(os.path.join(entry.get("directory", ""), out))
+    return path in reals or Path(out).name.split(".", 1)[0] in names
+
+
 def _describe(entry, others):
     """The flags that tell an entry apart from the others: its -O and the
     -D/-U flags not all of them have."""
@@ -118,6 +131,7 @@ def select(
     (or the CMake target directory) tells; the others are kept as they are."""
     units = [u for b in binaries for u in compile_units(b)]
     names = {Path(b).name for b in binaries}
+    reals = {os.path.realpath(b) for b in binaries}
     wanted = {os.path.realpath(f) for f in files}
     by_file: dict[str, list] = {}
     for e in db_entries:
@@ -141,6 +155,11 @@ def select(
         ]
         if in_target and len(in_target) < len(chosen):
             chosen, why = in_target, why + ["its object is in the binary's CMake target directory"]
+        # A Makefile's: the object named after the binary (pr-push.o for
+        # pr-push), or the binary itself (compiled and linked in one step).
+        own = [e for e in chosen if _object_of(e, names, reals)]
+        if own and len(own) < len(chosen):
+            chosen, why = own, why + ["its object is named after the binary"]
         base = Path(real).name
         if len(chosen) < len(entries):
             picked = "; ".join(_describe(e, entries) for e in chosen)

@@ -151,6 +151,7 @@ def profile(
     if not os.access(outdir, os.W_OK):
         raise UserError(f"{outdir}: profile directory is not writable")
     from tierwise.formats import profile as profile_format
+    from tierwise.progress import Progress
 
     start = datetime.now(timezone.utc)
     t0 = time.monotonic()
@@ -161,47 +162,45 @@ def profile(
             shutil.rmtree(outdir, ignore_errors=True)
         raise
     end = datetime.now(timezone.utc)
-    meta = profile_format.finish_profile(outdir, cmd, name, info, start, end, depth=depth, rank=rank)
-    for child in (info.get("params") or {}).get("children", []):
-        # One profile per process (sim follows fork/exec): finish each too,
-        # with the child's own command line where the backend saw it.
-        kid = dict(
-            info,
-            exit_status=child.get("exit_status"),
-            signal=child.get("signal"),  # the child's own, not the program's
-            pid=child["pid"],
-            params={},
-            complete=child.get("complete"),
+    ran, cpu0 = time.monotonic() - t0, _cpu_seconds()
+    with Progress("tierwise profile: post-processing") as progress:
+        meta = profile_format.finish_profile(
+            outdir, cmd, name, info, start, end, depth=depth, rank=rank, progress=progress
         )
-        profile_format.finish_profile(
-            outdir / child["dir"],
-            child.get("command") or cmd,
-            name,
-            kid,
-            start,
-            end,
-            depth=depth,
-            rank=rank,
-        )
-    warn = None
-    if name == "sim" and meta.get("complete", True):
-        from tierwise import reader
-        from tierwise.advice import llc_warning
+        warn = None
+        if name == "sim" and meta.get("complete", True):
+            from tierwise import reader
+            from tierwise.advice import llc_warning
 
-        try:
-            warn = llc_warning(reader.read_profiles([outdir]))
-        except ValueError:  # no sites: nothing to compare
-            warn = None
-        if warn:
-            _note("profile", f"warning: {warn}")
+            progress.who = Path(cmd[0]).name
+            progress.doing("reading the profile back")
+            try:
+                warn = llc_warning(reader.read_profiles([outdir]))
+            except ValueError:  # no sites: nothing to compare
+                warn = None
+    post = time.monotonic() - t0 - ran
+    _note(
+        "profile",
+        "post-processing "
+        + ", ".join(f"{n:,} sites of {p}" for p, n in meta["processes"])
+        + f": {post:.1f} s ({_cpu_seconds() - cpu0:.1f} s CPU)",
+    )
+    if warn:
+        _note("profile", f"warning: {warn}")
     res = Profiled(outdir, name, info.get("exit_status"), meta, time.monotonic() - t0, warn,
                    info.get("signal"))
     _note(
         "profile",
-        f"{name} backend, {res.seconds:.1f} s, {meta.get('n_sites', '?')} sites, "
-        f"{res.status()} -> {outdir}",
+        f"{name} backend, {res.seconds:.1f} s ({ran:.1f} s the run, {post:.1f} s "
+        f"post-processing), {meta.get('n_sites', '?')} sites, {res.status()} -> {outdir}",
     )
     return res
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its waited-for children so far."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 # ---------------------------------------------------------------- advise
@@ -666,10 +665,11 @@ def compare(
     sites, warn = read_profiles(profiles)
     if warn:
         _note("compare", f"warning: {warn}")
-    from tierwise.progress import ticking
+    from tierwise.progress import Progress
 
     step = "modelling every policy" + (" and the oracle" if oracle else "") + " at each budget"
-    with ticking("compare", step):
+    with Progress("tierwise compare") as progress:
+        progress.doing(step)
         df, notes = compare_table(
             sites, model, fractions, with_oracle=oracle, lifetime=lifetime, partial=partial
         )
@@ -862,6 +862,8 @@ def rewrite(
     dbdir = None
     if build_path and filter_db:
         # Sources compiled more than once: the configuration in the binary.
+        # The patch's root stays the one the user's database gives.
+        cmd += ["--compile-db-dir", build_path]
         dbdir = tempfile.TemporaryDirectory(prefix="tierwise-rewrite-")
         build_path, notes = compiledb.filtered_database(
             build_path, files, list(modules.values()), dbdir.name

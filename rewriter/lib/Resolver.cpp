@@ -309,8 +309,9 @@ public:
            const std::string &Text) {
     if (!Seen.insert({File, Offset, Length, Text}).second)
       return;
-    // Two different edits of one range (configurations of a file that
-    // disagree on a macro, say): the first is kept, and said so.
+    // Two different edits of one range: the first is kept, and both are
+    // named (nothing here knows why they differ: a site's expression that
+    // is another allocation in another configuration, say).
     for (const clang::tooling::Replacement &R : Out.Edits)
       if (R.getFilePath() == File &&
           (R.getOffset() == Offset ||
@@ -318,8 +319,8 @@ public:
             Offset < R.getOffset() + R.getLength()))) {
         Out.Notes.push_back("two different edits of " + base(File) +
                             " at offset " + std::to_string(Offset) +
-                            " (its configurations disagree?): kept \"" +
-                            R.getReplacementText().str() + "\"");
+                            ": kept \"" + R.getReplacementText().str() +
+                            "\", dropped \"" + Text + "\"");
         return;
       }
     Out.Edits.emplace_back(File, Offset, Length, Text);
@@ -395,250 +396,6 @@ std::vector<EditTemplate> passTier(const WrapperFact &W, const CallSiteFact &C,
           {C.File, C.ArgsBegin, 0, Arg + (C.WrittenArgs ? ", " : "")}};
 }
 
-void putVar(std::string &Text, const std::string &Var) {
-  for (size_t P; (P = Text.find("@VAR@")) != std::string::npos;)
-    Text.replace(P, 5, Var);
-}
-
-// One function of a placed call path gains a tier parameter (C++: trailing,
-// defaulted to the placement's default tier; C: a NAME_tier variant taking
-// it first, which the original calls with the default): Inner, the edits in
-// its body, use it (@VAR@). Each call of it that the members reach passes
-// their tier, unless the function that call is in has callers the members
-// do not reach (or reach with different tiers): then that function gains the
-// parameter too and the call passes it on, so a call path the placement does
-// not name keeps the default (a delegating constructor called by both a
-// placed and an unplaced path, say). False when no call passes a tier.
-bool refactorLevel(const WrapperFact &W, const std::vector<PathMember> &Ms,
-                   const std::vector<EditTemplate> &Inner, const Placement &P,
-                   const SourceIndex &Index, Emitter &Emit, Outcome &Out,
-                   std::map<const Site *, std::string> &Failed, unsigned Depth,
-                   bool Place) {
-  std::string Who = W.QualifiedName + " (" + base(W.File) + ":" +
-                    std::to_string(W.Line) + ")";
-  auto FailPlaced = [&](const std::vector<PathMember> &Xs,
-                        const std::string &Why) {
-    for (auto &[L, I] : Xs)
-      if (L->S->Tier != P.DefaultTier)
-        Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
-    return false;
-  };
-  if (W.File.empty())
-    return FailPlaced(Ms, "its definition is not in the given files");
-  if (!W.Problem.empty())
-    return FailPlaced(Ms, "it cannot take a tier parameter: " + W.Problem);
-  // Place: the parameter is a tw_place (tier and DRAM head), as some of the
-  // sites have heads; else a tw_tier.
-  std::string Type = Place ? "tw_place" : "tw_tier";
-  std::string Var = Place ? "place" : "tier";
-  for (const std::string &N : W.ParamNames)
-    if (N == Var)
-      Var = Type + "_arg";
-  auto Arg = [&](const Site &S) {
-    std::string E = *tierEnumName(S.Tier);
-    return Place ? "TW_PLACE(" + E + ", " + std::to_string(headOf(S)) + ")"
-                 : E;
-  };
-  std::string Default = *tierEnumName(P.DefaultTier);
-  if (Place)
-    Default = "TW_PLACE(" + Default + ", 0)";
-
-  std::map<const CallSiteFact *, std::vector<PathMember>> ByCall;
-  for (const PathMember &M : Ms) {
-    std::string Why;
-    if (const CallSiteFact *C = callAt(*M.first->S, M.second, W, Index, Why))
-      ByCall[C].push_back(M);
-    else
-      FailPlaced({M}, Why);
-  }
-  std::vector<std::pair<const CallSiteFact *, const Site *>> Constant;
-  // Functions the tier is passed on to: members (one frame up), the calls.
-  std::map<std::string, std::pair<std::vector<PathMember>,
-                                  std::vector<const CallSiteFact *>>>
-      Up;
-  for (auto &[C, CMs] : ByCall) {
-    std::set<std::string> Tiers;
-    for (auto &[L, I] : CMs)
-      Tiers.insert(Place ? placementOf(*L->S) : L->S->Tier);
-    if (Tiers.size() == 1 && *Tiers.begin() == P.DefaultTier)
-      continue;
-    std::string Where = base(C->File) + ":" + std::to_string(C->Line);
-    const std::string &G = C->FunctionKey;
-    auto GW = Index.Wrappers.find(G);
-    bool Propagate = false;
-    if (!G.empty() && G != W.Key && Depth < 8 && GW != Index.Wrappers.end()) {
-      std::set<const CallSiteFact *> Reached;
-      bool Known = true;
-      for (auto &[L, I] : CMs) {
-        std::string Ignored;
-        const CallSiteFact *GC = callAt(*L->S, I + 1, GW->second, Index, Ignored);
-        Known = Known && GC;
-        Reached.insert(GC);
-      }
-      size_t Calls = 0;
-      for (const CallSiteFact &X : Index.CallSites)
-        Calls += X.CalleeKey == G;
-      Propagate = Known && (Tiers.size() > 1 || Calls > Reached.size());
-    }
-    if (Propagate) {
-      auto &U = Up[G];
-      for (auto &[L, I] : CMs)
-        U.first.push_back({L, I + 1});
-      U.second.push_back(C);
-      continue;
-    }
-    if (Tiers.size() > 1) {
-      for (auto &[L, I] : CMs)
-        if (L->S->Tier != P.DefaultTier)
-          Failed.emplace(L->S, "site needs a wrapper change: " + Who +
-                                   " is called at " + Where +
-                                   " by sites of different tiers (change the "
-                                   "function that call is in as well)");
-      continue;
-    }
-    Constant.push_back({C, CMs.front().first->S});
-  }
-  std::vector<const CallSiteFact *> Passing;
-  for (auto &[G, U] : Up) {
-    std::vector<EditTemplate> GInner;
-    for (const CallSiteFact *C : U.second)
-      for (const EditTemplate &E : passTier(W, *C, "@VAR@"))
-        GInner.push_back(E);
-    if (refactorLevel(Index.Wrappers.at(G), U.first, GInner, P, Index, Emit,
-                      Out, Failed, Depth + 1, Place))
-      Passing.insert(Passing.end(), U.second.begin(), U.second.end());
-  }
-  if (Constant.empty() && Passing.empty())
-    return false;
-
-  // The function's declarations and the edits in its body.
-  if (W.CPlusPlus) {
-    for (const WrapperFact::Decl &D : W.Decls) {
-      std::string Text = std::string(W.NumParams ? ", " : "") + Type + " " +
-                         Var + (D.First ? " = " + Default : "");
-      if (D.VoidList)
-        Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin, Text);
-      else
-        Emit.add(D.File, D.ParamsEnd, 0, Text);
-    }
-    for (EditTemplate E : Inner) {
-      putVar(E.Text, Var);
-      Emit.add(E.File, E.Offset, E.Length, E.Text);
-    }
-  } else {
-    // NAME_tier: a copy of the definition taking the tier first, with the
-    // edits in its body; the original forwards with the default tier.
-    using Edit = std::pair<unsigned, std::pair<unsigned, std::string>>;
-    auto Signature = [&](const WrapperFact::Decl &D, std::vector<Edit> &Edits) {
-      Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
-      if (D.VoidList || !W.NumParams)
-        Edits.push_back(
-            {D.ParamsBegin, {D.ParamsEnd - D.ParamsBegin, Type + " " + Var}});
-      else
-        Edits.push_back({D.ParamsBegin, {0, Type + " " + Var + ", "}});
-    };
-    std::vector<Edit> Edits;
-    const WrapperFact::Decl *Def = nullptr;
-    for (const WrapperFact::Decl &D : W.Decls)
-      if (D.Definition && D.File == W.File)
-        Def = &D;
-    if (!Def || W.DefText.empty() || !W.BodyBegin)
-      return FailPlaced(Ms, "cannot find its definition's text");
-    Signature(*Def, Edits);
-    for (EditTemplate E : Inner) {
-      if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
-        return FailPlaced(Ms, "its allocation is spelled outside it");
-      putVar(E.Text, Var);
-      Edits.push_back({E.Offset, {E.Length, E.Text}});
-    }
-    std::string Variant = applyAt(W.DefText, W.DefBegin, Edits);
-    std::string Args = Default;
-    for (const std::string &N : W.ParamNames)
-      Args += ", " + N;
-    // A static original whose only callers now call its _tier variant
-    // would be an unused function (-Werror=unused-function).
-    std::string Head = W.DefText.substr(0, W.BodyBegin - W.DefBegin);
-    bool Static = llvm::StringRef(Head)
-                      .take_front(W.NameOffset - W.DefBegin)
-                      .contains("static");
-    std::string Forward = (Static ? "__attribute__((unused)) " : "") + Head +
-                          "{\n  " + (W.VoidReturn ? "" : "return ") + W.Name +
-                          "_tier(" + Args + ");\n}";
-    Emit.add(W.File, W.DefBegin, W.DefEnd - W.DefBegin,
-             Variant + "\n\n" + Forward);
-    for (const WrapperFact::Decl &D : W.Decls)
-      if (!D.Definition && !D.Text.empty()) {
-        std::vector<Edit> DE;
-        Signature(D, DE);
-        Emit.add(D.File, D.Begin, 0, applyAt(D.Text, D.Begin, DE) + ";\n");
-      }
-  }
-  std::string List;
-  for (auto &[C, S] : Constant) {
-    for (const EditTemplate &E : passTier(W, *C, Arg(*S)))
-      Emit.add(E.File, E.Offset, E.Length, E.Text);
-    List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
-            std::to_string(C->Line) + " (" + placementOf(*S) + ")";
-  }
-  for (const CallSiteFact *C : Passing)
-    List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
-            std::to_string(C->Line) + " (its caller's tier parameter)";
-  Out.Notes.push_back(
-      "wrapper " + Who +
-      (W.CPlusPlus ? " gains a parameter `" + Type + " " + Var + " = " +
-                         Default + "`"
-                   : " forwards to a new " + W.Name + "_tier(" + Type + " " +
-                         Var + ", ...) with " + Default) +
-      (Depth ? " that it passes on" : " that its allocation uses") +
-      "; callers passing a tier: " + List);
-  return true;
-}
-
-// Wrapper refactoring: a function whose allocation serves sites of
-// different tiers (or callers no site reaches) gains a tier parameter, and
-// the placed call paths pass their tier (refactorLevel). Members: the sites
-// reaching the function's placed allocations.
-void refactorWrapper(const WrapperFact &W, std::vector<Member> &Members,
-                     bool PerUse, const Placement &P, const SourceIndex &Index,
-                     Emitter &Emit, Outcome &Out,
-                     std::map<const Site *, std::string> &Failed) {
-  std::string Who = W.QualifiedName + " (" + base(W.File) + ":" +
-                    std::to_string(W.Line) + ")";
-  auto FailAll = [&](const std::string &Why) {
-    for (auto &[L, A] : Members)
-      Failed.emplace(L->S, "site needs a wrapper change: " + Who + ": " + Why);
-  };
-  // Sites with DRAM heads: the parameter is a tw_place, which carries the
-  // head to the allocation's head form (dram_bytes 0 on the other paths).
-  int64_t MaxHead = 0;
-  for (auto &[L, A] : Members)
-    MaxHead = std::max(MaxHead, headOf(*L->S));
-  bool Place = MaxHead > 0;
-  std::set<const AllocExpr *> Allocs;
-  for (auto &[L, A] : Members) {
-    Allocs.insert(A);
-    if (std::string Why = cannotPlace(*A, L->S->Tier, MaxHead); !Why.empty()) {
-      if (L->S->Tier != P.DefaultTier)
-        return FailAll(Why);
-    } else if (PerUse && !A->Macro.empty() && !A->UseProblem.empty()) {
-      return FailAll("macro " + A->Macro + ": " + A->UseProblem);
-    }
-  }
-  std::vector<EditTemplate> Inner;
-  TierSpelling Param =
-      Place ? TierSpelling{"@VAR@.tier", "", "@VAR@.dram_bytes"}
-            : TierSpelling{"@VAR@", "tw::tier_tag{@VAR@}", ""};
-  for (const AllocExpr *A : Allocs)
-    for (EditTemplate E : editsOf(*A, PerUse)) {
-      E.Text = fillWith(E.Text, Param);
-      Inner.push_back(E);
-    }
-  std::vector<PathMember> Ms;
-  for (auto &[L, A] : Members)
-    Ms.push_back({L, L->FrameIdx});
-  refactorLevel(W, Ms, Inner, P, Index, Emit, Out, Failed, 0, Place);
-}
-
 // Uses of a macro's allocation (the edit at Key) that no member reaches.
 bool unreachedUses(const SourceIndex &Index,
                    const std::pair<std::string, unsigned> &Key,
@@ -711,9 +468,545 @@ bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
   return unreachedPaths(Index, Key, Ms, 0);
 }
 
+
+// Wrapper refactoring. A function whose allocation serves sites of
+// different tiers (or callers no placed site reaches) gains a parameter
+// (C++: trailing, defaulted to the placement's default tier on its first
+// declaration; C: a NAME_tier variant taking it first, which the original
+// calls with the default), and each placed call of it passes the tier of
+// the sites through that call; unless the function that call is in has
+// callers the sites do not reach (or reach with different tiers): then that
+// function gains the parameter too and passes it on, up the sites' frames,
+// so a call path the placement does not name keeps the default (a
+// delegating constructor called by both a placed and an unplaced path).
+//
+// Everything is planned before anything is emitted, one level (function)
+// at a time, callees before callers, so a function that both allocates for
+// some sites and passes a tier on to callees for others (a builder that
+// allocates a headed array and calls helpers) gets ONE parameter: a
+// tw_place when an allocation on its paths takes its DRAM head from it
+// (its own, or a callee's it passes the parameter on to), else a tw_tier;
+// a callee taking a tw_tier is passed the tw_place's `.tier`. A call
+// serving several sites passes one value: they must agree on the tier, and
+// on the head where an allocation takes it from the parameter.
+class Refactoring {
+public:
+  Refactoring(const Placement &P, const SourceIndex &Index, Emitter &Emit,
+              Outcome &Out, std::map<const Site *, std::string> &Failed)
+      : P(P), Index(Index), Emit(Emit), Out(Out), Failed(Failed) {}
+
+  // W's allocations serve Members (PerUse: the allocation is a macro use
+  // inside it).
+  void addWrapper(const WrapperFact &W, const std::vector<Member> &Members,
+                  bool PerUse) {
+    auto FailAll = [&](const std::string &Why) {
+      for (auto &[L, A] : Members)
+        Failed.emplace(L->S, "site needs a wrapper change: " + who(W) + ": " +
+                                 Why);
+    };
+    // Sites with DRAM heads: the allocation takes its head form with the
+    // parameter's dram_bytes (0 on the other paths).
+    int64_t MaxHead = 0;
+    for (auto &[L, A] : Members)
+      MaxHead = std::max(MaxHead, headOf(*L->S));
+    std::set<const AllocExpr *> Allocs;
+    for (auto &[L, A] : Members) {
+      Allocs.insert(A);
+      if (std::string Why = cannotPlace(*A, L->S->Tier, MaxHead);
+          !Why.empty()) {
+        if (L->S->Tier != P.DefaultTier)
+          return FailAll(Why);
+      } else if (PerUse && !A->Macro.empty() && !A->UseProblem.empty()) {
+        return FailAll("macro " + A->Macro + ": " + A->UseProblem);
+      }
+    }
+    Level &V = Levels[W.Key];
+    V.W = &W;
+    V.OwnHead = MaxHead > 0;
+    for (const AllocExpr *A : Allocs)
+      for (const EditTemplate &E : editsOf(*A, PerUse))
+        V.Alloc.push_back(E);
+    for (auto &[L, A] : Members)
+      V.Ms.push_back({L, L->FrameIdx, V.OwnHead});
+  }
+
+  void run() {
+    // Callees before callers: the functions up each site's frames.
+    std::map<std::string, std::set<std::string>> Callers;
+    std::map<std::string, unsigned> Pending;
+    for (auto &[K, V] : Levels)
+      for (const Path &M : V.Ms) {
+        std::string Key = K;
+        for (size_t I = M.I; I < M.I + 8; ++I) {
+          const CallSiteFact *C = callAtKey(*M.L->S, I, Key, Index);
+          if (!C || C->FunctionKey.empty() || C->FunctionKey == Key ||
+              !Index.Wrappers.count(C->FunctionKey))
+            break;
+          if (Callers[Key].insert(C->FunctionKey).second)
+            ++Pending[C->FunctionKey];
+          Key = C->FunctionKey;
+        }
+      }
+    std::vector<std::string> Order;
+    std::vector<std::string> Ready;
+    for (auto &[K, V] : Levels)
+      if (!Pending[K])
+        Ready.push_back(K);
+    std::set<std::string> Seen;
+    while (!Ready.empty()) {
+      std::string K = Ready.back();
+      Ready.pop_back();
+      if (!Seen.insert(K).second)
+        continue;
+      Order.push_back(K);
+      for (const std::string &G : Callers[K])
+        if (--Pending[G] == 0)
+          Ready.push_back(G);
+    }
+    // Decide in that order; a level the order missed (recursion, a frame
+    // the chain could not follow) after it.
+    for (bool Again = true; Again;) {
+      Again = false;
+      for (const std::string &K : Order)
+        if (Levels.count(K) && !Levels[K].Decided)
+          decide(K), Again = true;
+      for (auto &[K, V] : Levels)
+        if (!V.Decided) {
+          decide(K);
+          Again = true;
+          break;
+        }
+    }
+    // A level gets its parameter when a call passes it a constant, or its
+    // caller's parameter that the caller gets.
+    for (bool Changed = true; Changed;) {
+      Changed = false;
+      for (auto &[K, V] : Levels) {
+        bool Active = !V.Failed && !V.Constant.empty();
+        for (auto &[C, G] : V.Passing)
+          Active = Active || (!V.Failed && Levels[G].Active);
+        if (Active != V.Active)
+          V.Active = Active, Changed = true;
+      }
+    }
+    // Callers first, as the notes read best.
+    for (auto It = Decided.rbegin(); It != Decided.rend(); ++It)
+      if (Levels[*It].Active)
+        emit(Levels[*It]);
+  }
+
+private:
+  // A placed call path through a level: the site, the level's frame in its
+  // frames, and whether its allocation takes its DRAM head from the
+  // parameter.
+  struct Path {
+    const Located *L;
+    size_t I;
+    bool Cares;
+  };
+  struct Level {
+    const WrapperFact *W = nullptr;
+    std::vector<Path> Ms;
+    std::vector<EditTemplate> Alloc; ///< its own allocations' edits (holes)
+    bool OwnHead = false; ///< they take their DRAM head from the parameter
+    /// Calls in its body of these functions, which pass its parameter on.
+    std::vector<std::pair<const CallSiteFact *, std::string>> PassOn;
+    unsigned Depth = 0;
+    bool Decided = false, Failed = false, Active = false;
+    bool Place = false; ///< the parameter is a tw_place
+    std::string Type, Var;
+    /// Calls of it passing a constant (the argument, and for the note).
+    std::vector<std::tuple<const CallSiteFact *, std::string, std::string>>
+        Constant;
+    /// Calls of it in function G passing G's parameter.
+    std::vector<std::pair<const CallSiteFact *, std::string>> Passing;
+    /// Calls beyond library code that set the tier scope (scopeThrough).
+    std::vector<std::pair<const ScopeCallFact *, std::string>> Scopes;
+  };
+
+  const Placement &P;
+  const SourceIndex &Index;
+  Emitter &Emit;
+  Outcome &Out;
+  std::map<const Site *, std::string> &Failed;
+  std::map<std::string, Level> Levels;
+  std::vector<std::string> Decided; ///< the order decide() ran in
+
+  static std::string who(const WrapperFact &W) {
+    return W.QualifiedName + " (" + base(W.File) + ":" +
+           std::to_string(W.Line) + ")";
+  }
+
+  void failPlaced(Level &V, const std::vector<Path> &Xs,
+                  const std::string &Why) {
+    for (const Path &M : Xs)
+      if (M.L->S->Tier != P.DefaultTier)
+        Failed.emplace(M.L->S,
+                       "site needs a wrapper change: " + who(*V.W) + ": " + Why);
+  }
+
+  void decide(const std::string &K) {
+    Level &V = Levels[K];
+    V.Decided = true;
+    Decided.push_back(K);
+    const WrapperFact &W = *V.W;
+    if (W.File.empty() || !W.Problem.empty()) {
+      V.Failed = true;
+      return failPlaced(V, V.Ms,
+                        W.File.empty()
+                            ? "its definition is not in the given files"
+                            : "it cannot take a tier parameter: " + W.Problem);
+    }
+    V.Place = V.OwnHead;
+    for (auto &[C, H] : V.PassOn)
+      V.Place = V.Place || Levels[H].Place;
+    V.Type = V.Place ? "tw_place" : "tw_tier";
+    V.Var = V.Place ? "place" : "tier";
+    for (const std::string &N : W.ParamNames)
+      if (N == V.Var)
+        V.Var = V.Type + "_arg";
+
+    std::map<const CallSiteFact *, std::vector<Path>> ByCall;
+    for (const Path &M : V.Ms) {
+      std::string Why;
+      if (const CallSiteFact *C = callAt(*M.L->S, M.I, W, Index, Why))
+        ByCall[C].push_back(M);
+      else
+        failPlaced(V, {M}, Why);
+    }
+    for (auto &[C, CMs] : ByCall) {
+      // One value passes here: the sites' tier, and the head of those whose
+      // allocation takes it from the parameter.
+      std::set<std::string> Tiers;
+      std::set<int64_t> Heads;
+      for (const Path &M : CMs) {
+        Tiers.insert(M.L->S->Tier);
+        if (M.Cares)
+          Heads.insert(headOf(*M.L->S));
+      }
+      int64_t Head = Heads.empty() ? 0 : *Heads.rbegin();
+      if (Tiers.size() == 1 && *Tiers.begin() == P.DefaultTier && !Head)
+        continue;
+      bool Conflict = Tiers.size() > 1 || Heads.size() > 1;
+      std::string Where = base(C->File) + ":" + std::to_string(C->Line);
+      const std::string &G = C->FunctionKey;
+      auto GW = Index.Wrappers.find(G);
+      bool Propagate = false;
+      if (!G.empty() && G != K && V.Depth < 8 && GW != Index.Wrappers.end() &&
+          !(Levels.count(G) && Levels[G].Decided)) {
+        std::set<const CallSiteFact *> Reached;
+        bool Known = true;
+        for (const Path &M : CMs) {
+          std::string Ignored;
+          const CallSiteFact *GC =
+              callAt(*M.L->S, M.I + 1, GW->second, Index, Ignored);
+          Known = Known && GC;
+          Reached.insert(GC);
+        }
+        size_t Calls = 0;
+        for (const CallSiteFact &X : Index.CallSites)
+          Calls += X.CalleeKey == G;
+        Propagate = Known && (Conflict || Calls > Reached.size());
+      }
+      if (Propagate) {
+        Level &U = Levels[G];
+        U.W = &GW->second;
+        U.Depth = std::max(U.Depth, V.Depth + 1);
+        for (const Path &M : CMs)
+          U.Ms.push_back({M.L, M.I + 1, M.Cares});
+        U.PassOn.push_back({C, K});
+        V.Passing.push_back({C, G});
+        continue;
+      }
+      std::string NoScope;
+      if (Conflict && scopeThrough(V, C, CMs, Where, NoScope))
+        continue;
+      if (Conflict) {
+        failPlaced(V, CMs,
+                   "it is called at " + Where + " by sites of different " +
+                       (Tiers.size() > 1 ? "tiers" : "DRAM heads") +
+                       " (change the function that call is in as well)" +
+                       (NoScope.empty() ? "" : "; no tier scope: " + NoScope));
+        continue;
+      }
+      const std::string &Tier = *Tiers.begin();
+      std::string E = *tierEnumName(Tier);
+      V.Constant.emplace_back(
+          C, V.Place ? "TW_PLACE(" + E + ", " + std::to_string(Head) + ")" : E,
+          Where + " (" + Tier +
+              (Head ? " with dram_bytes " + std::to_string(Head) : "") + ")");
+    }
+  }
+
+  // The sites through call C of V (in function G) cannot pass their tiers
+  // to G by parameter: they reach G through library code (frames in no
+  // given file: a std::vector's allocator_traits calling a pool's
+  // allocator), or G cannot take one (a replaced operator new, called by
+  // new-expressions). Then C passes the
+  // thread's tier scope, tw::scope_tier(<default>), and each placed site's
+  // first call in a given file beyond the library frames (the vector's
+  // construction, or the new-expression) makes a tw::tier_scope temporary
+  // in its first argument, or around the new-expression, which lasts for
+  // that call: `cold((tw::tier_scope(TW_TIER_PMEM), n))`.
+  // A call that sites of different tiers share, or that is in a function
+  // with callers no site there takes (a helper that builds every array),
+  // would scope them all: those sites' scopes go one call further out.
+  // False, and why, where that cannot be done.
+  bool scopeThrough(Level &V, const CallSiteFact *C,
+                    const std::vector<Path> &CMs, const std::string &Where,
+                    std::string &Why) {
+    if (!V.W->CPlusPlus)
+      return Why = "tierwise.h's tier scope is C++", false;
+    if (V.Place)
+      return Why = "a DRAM head does not pass through a tier scope", false;
+    // Per site: its frames in given files beyond the library ones, outward,
+    // and which of them its scope is at (K).
+    struct Walk {
+      const Located *L;
+      std::vector<size_t> Js;
+      size_t K = 0;
+      const ScopeCallFact *X = nullptr;
+    };
+    std::vector<Walk> Ws;
+    for (const Path &M : CMs) {
+      const Site &S = *M.L->S;
+      auto InGiven = [&](size_t K) {
+        return Index.resolveFile(S.Frames[K].File).size() == 1;
+      };
+      size_t J = M.I + 2; // the frame above the function C is in
+      Walk W{M.L, {}};
+      for (; J < S.Frames.size(); ++J)
+        if (InGiven(J))
+          W.Js.push_back(J);
+      if (W.Js.empty())
+        return Why = "the call paths of " + S.name() +
+                     " do not come back to the given files",
+               false;
+      Ws.push_back(std::move(W));
+    }
+    auto ScopeAt = [&](const Walk &W) -> const ScopeCallFact * {
+      const Frame &F = W.L->S->Frames[W.Js[W.K]];
+      std::string File = Index.resolveFile(F.File)[0];
+      std::string At = base(File) + ":" + std::to_string(F.Line);
+      std::vector<const ScopeCallFact *> Cands;
+      for (const ScopeCallFact &X : Index.ScopeCalls)
+        if (X.File == File && X.Line == F.Line)
+          Cands.push_back(&X);
+      const ScopeCallFact *Best = Cands.size() == 1 ? Cands[0] : nullptr;
+      if (F.Column)
+        for (const ScopeCallFact *X : Cands)
+          if (X->Col <= F.Column && F.Column < X->EndCol &&
+              (!Best || X->EndCol - X->Col < Best->EndCol - Best->Col))
+            Best = X;
+      if (Best && !Best->CPlusPlus)
+        return Why = At + " is C, and tierwise.h's tier scope is C++",
+               nullptr;
+      if (!Best)
+        Why = (Cands.empty() ? "no call with an argument at " + At
+                             : std::to_string(Cands.size()) + " calls at " +
+                                   At + " and no column to pick one") +
+              " to give the scope of " + W.L->S->name();
+      return Best;
+    };
+    for (unsigned Round = 0; Round < 8; ++Round) {
+      std::map<const ScopeCallFact *, std::vector<Walk *>> At;
+      for (Walk &W : Ws) {
+        if (!(W.X = ScopeAt(W)))
+          return false;
+        At[W.X].push_back(&W);
+      }
+      bool Moved = false;
+      for (auto &[X, Group] : At) {
+        std::set<std::string> Ts;
+        std::vector<PathMember> Ms;
+        for (Walk *W : Group) {
+          Ts.insert(W->L->S->Tier);
+          Ms.push_back({W->L, W->Js[W->K]});
+        }
+        if (Ts.size() == 1 && *Ts.begin() == P.DefaultTier)
+          continue;
+        if (Ts.size() == 1 && (X->FunctionKey.empty() ||
+                               !unreachedPaths(Index, X->FunctionKey, Ms, 0)))
+          continue;
+        for (Walk *W : Group) {
+          if (W->K + 1 >= W->Js.size())
+            return Why = "the call at " + base(X->File) + ":" +
+                         std::to_string(X->Line) + " is shared by " +
+                         (Ts.size() > 1 ? "sites of different tiers"
+                                        : "call paths no placed site takes") +
+                         ", and no call further out sets a scope for " +
+                         W->L->S->name() + " alone",
+                   false;
+          ++W->K;
+        }
+        Moved = true;
+      }
+      if (!Moved)
+        break;
+      if (Round == 7)
+        return Why = "no call separates the sites' scopes", false;
+    }
+    std::string Default = *tierEnumName(P.DefaultTier);
+    V.Constant.emplace_back(C, "tw::scope_tier(" + Default + ")",
+                            Where + " (the tier scope of its callers)");
+    for (const Walk &W : Ws)
+      if (W.L->S->Tier != P.DefaultTier &&
+          std::find(V.Scopes.begin(), V.Scopes.end(),
+                    std::make_pair(W.X, W.L->S->Tier)) == V.Scopes.end())
+        V.Scopes.push_back({W.X, W.L->S->Tier});
+    return true;
+  }
+
+  // The argument level V passes on to callee H: its parameter, or the
+  // tw_place's tier for a callee that takes a tw_tier.
+  static std::string passedOn(const Level &V, const Level &H) {
+    return V.Place && !H.Place ? V.Var + ".tier" : V.Var;
+  }
+
+  void emit(Level &V) {
+    const WrapperFact &W = *V.W;
+    std::string Default = *tierEnumName(P.DefaultTier);
+    if (V.Place)
+      Default = "TW_PLACE(" + Default + ", 0)";
+    // Its own allocations: the head form when they take the head from it.
+    TierSpelling Own =
+        V.OwnHead  ? TierSpelling{V.Var + ".tier", "", V.Var + ".dram_bytes"}
+        : V.Place ? TierSpelling{V.Var + ".tier",
+                                 "tw::tier_tag{" + V.Var + ".tier}", ""}
+                  : TierSpelling{V.Var, "tw::tier_tag{" + V.Var + "}", ""};
+    std::vector<EditTemplate> Inner;
+    for (EditTemplate E : V.Alloc) {
+      E.Text = fillWith(E.Text, Own);
+      Inner.push_back(E);
+    }
+    for (auto &[C, H] : V.PassOn)
+      if (Levels[H].Active)
+        for (const EditTemplate &E :
+             passTier(*Levels[H].W, *C, passedOn(V, Levels[H])))
+          Inner.push_back(E);
+
+    if (W.CPlusPlus) {
+      for (const WrapperFact::Decl &D : W.Decls) {
+        std::string Text = std::string(W.NumParams ? ", " : "") + V.Type +
+                           " " + V.Var + (D.First ? " = " + Default : "");
+        if (D.VoidList)
+          Emit.add(D.File, D.ParamsBegin, D.ParamsEnd - D.ParamsBegin, Text);
+        else
+          Emit.add(D.File, D.ParamsEnd, 0, Text);
+      }
+      for (const EditTemplate &E : Inner)
+        Emit.add(E.File, E.Offset, E.Length, E.Text);
+    } else {
+      // NAME_tier: a copy of the definition taking the parameter first, with
+      // the edits in its body; the original forwards with the default.
+      using Edit = std::pair<unsigned, std::pair<unsigned, std::string>>;
+      auto Signature = [&](const WrapperFact::Decl &D,
+                           std::vector<Edit> &Edits) {
+        Edits.push_back({D.NameOffset + (unsigned)W.Name.size(), {0, "_tier"}});
+        if (D.VoidList || !W.NumParams)
+          Edits.push_back({D.ParamsBegin,
+                           {D.ParamsEnd - D.ParamsBegin, V.Type + " " + V.Var}});
+        else
+          Edits.push_back({D.ParamsBegin, {0, V.Type + " " + V.Var + ", "}});
+      };
+      std::vector<Edit> Edits;
+      const WrapperFact::Decl *Def = nullptr;
+      for (const WrapperFact::Decl &D : W.Decls)
+        if (D.Definition && D.File == W.File)
+          Def = &D;
+      if (!Def || W.DefText.empty() || !W.BodyBegin)
+        return failPlaced(V, V.Ms, "cannot find its definition's text");
+      Signature(*Def, Edits);
+      for (const EditTemplate &E : Inner) {
+        if (E.File != W.File || E.Offset < W.DefBegin || E.Offset > W.DefEnd)
+          return failPlaced(V, V.Ms, "its allocation is spelled outside it");
+        Edits.push_back({E.Offset, {E.Length, E.Text}});
+      }
+      std::string Variant = applyAt(W.DefText, W.DefBegin, Edits);
+      std::string Args = Default;
+      for (const std::string &N : W.ParamNames)
+        Args += ", " + N;
+      // A static original whose only callers now call its _tier variant
+      // would be an unused function (-Werror=unused-function).
+      std::string Head = W.DefText.substr(0, W.BodyBegin - W.DefBegin);
+      bool Static = llvm::StringRef(Head)
+                        .take_front(W.NameOffset - W.DefBegin)
+                        .contains("static");
+      std::string Forward = (Static ? "__attribute__((unused)) " : "") + Head +
+                            "{\n  " + (W.VoidReturn ? "" : "return ") + W.Name +
+                            "_tier(" + Args + ");\n}";
+      Emit.add(W.File, W.DefBegin, W.DefEnd - W.DefBegin,
+               Variant + "\n\n" + Forward);
+      for (const WrapperFact::Decl &D : W.Decls)
+        if (!D.Definition && !D.Text.empty()) {
+          std::vector<Edit> DE;
+          Signature(D, DE);
+          Emit.add(D.File, D.Begin, 0, applyAt(D.Text, D.Begin, DE) + ";\n");
+        }
+    }
+    std::string List;
+    for (auto &[C, Arg, Note] : V.Constant) {
+      for (const EditTemplate &E : passTier(W, *C, Arg))
+        Emit.add(E.File, E.Offset, E.Length, E.Text);
+      List += (List.empty() ? "" : ", ") + Note;
+    }
+    for (auto &[X, Tier] : V.Scopes) {
+      std::string E = *tierEnumName(Tier);
+      Emit.add(X->File, X->ArgBegin, 0, "(tw::tier_scope(" + E + "), ");
+      Emit.add(X->File, X->ArgEnd, 0, ")");
+      List += (List.empty() ? "" : ", ") + base(X->File) + ":" +
+              std::to_string(X->Line) + " (" + Tier +
+              ", a tw::tier_scope for the call)";
+    }
+    for (auto &[C, G] : V.Passing)
+      if (Levels[G].Active)
+        List += (List.empty() ? "" : ", ") + base(C->File) + ":" +
+                std::to_string(C->Line) + " (its caller's " +
+                (Levels[G].Place ? "tw_place" : "tier") + " parameter)";
+    std::string Uses = !V.Alloc.empty() && !V.PassOn.empty()
+                           ? "that its allocation uses and it passes on"
+                       : V.Alloc.empty() ? "that it passes on"
+                                         : "that its allocation uses";
+    Out.Notes.push_back(
+        "wrapper " + who(W) +
+        (W.CPlusPlus ? " gains a parameter `" + V.Type + " " + V.Var + " = " +
+                           Default + "`"
+                     : " forwards to a new " + W.Name + "_tier(" + V.Type +
+                           " " + V.Var + ", ...) with " + Default) +
+        " " + Uses + "; callers passing a tier: " + List);
+  }
+};
+
+// GCC's debug info may give a function inlined into itself (an outlined
+// part of it inlined back: `allocate` at its allocation, inlined into
+// `allocate` at its opening line): one frame of that function, not a call.
+// Collapsed where the outer frame's line calls nothing of that name.
+Placement collapseSelfInlined(const Placement &P, const SourceIndex &Index) {
+  Placement Q = P;
+  for (Site &S : Q.Sites)
+    for (size_t I = 0; I + 1 < S.Frames.size();) {
+      const Frame &In = S.Frames[I], &Out = S.Frames[I + 1];
+      bool Same = In.Inlined && In.Function == Out.Function &&
+                  In.File == Out.File && In.Function != "??";
+      std::vector<std::string> Files =
+          Same ? Index.resolveFile(Out.File) : std::vector<std::string>{};
+      std::string Name = baseFunctionName(llvm::demangle(Out.Function));
+      for (const CallFact &C : Index.Calls)
+        Same = Same && !(Files.size() == 1 && C.File == Files[0] &&
+                         C.Line == Out.Line &&
+                         baseFunctionName(C.Callee) == Name);
+      if (Same)
+        S.Frames.erase(S.Frames.begin() + I + 1);
+      else
+        ++I;
+    }
+  return Q;
+}
+
 } // namespace
 
-Outcome resolve(const Placement &P, const SourceIndex &Index) {
+Outcome resolve(const Placement &Original, const SourceIndex &Index) {
+  Placement P = collapseSelfInlined(Original, Index);
   Outcome Out;
   Emitter Emit(Out);
   std::vector<Located> All;
@@ -875,6 +1168,7 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
                           " sites, all " + *Placements.begin());
     Placed(Members, Tier, Head, false);
   }
+  Refactoring Refactor(P, Index, Emit, Out, Failed);
   for (auto &[Key, Wr] : Wrappers) {
     auto It = Index.Wrappers.find(Key);
     if (It == Index.Wrappers.end()) {
@@ -882,9 +1176,9 @@ Outcome resolve(const Placement &P, const SourceIndex &Index) {
         Failed.emplace(L->S, sharedBy(*A, *L, Index));
       continue;
     }
-    refactorWrapper(It->second, Wr.first, Wr.second, P, Index, Emit, Out,
-                    Failed);
+    Refactor.addWrapper(It->second, Wr.first, Wr.second);
   }
+  Refactor.run();
   if (P.DefaultTier != "dram")
     Out.Notes.push_back("default_tier is '" + P.DefaultTier +
                         "': allocations the placement does not list stay in "

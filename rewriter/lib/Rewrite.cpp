@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -29,28 +30,91 @@ std::string realOr(const std::string &Path) {
   return llvm::sys::fs::real_path(Path, Real) ? Path : Real.str().str();
 }
 
-// The directory the patch's paths are relative to: --root, else the git
-// work tree (a directory with .git) holding the first file, else the
-// working directory. A real path: files are named by theirs.
+// The directory the patch's paths are relative to, and why: --root, else
+// the git work tree (a directory with .git) holding the first file, else
+// the compile database's directory when it holds every file (a database at
+// the project's top), else the deepest directory holding it and every file
+// (a build directory inside the project), else the deepest holding every
+// file (Files, and Patched, the headers the patch edits, unless that is /).
+// Never the working directory: the patch must apply from the project
+// whatever directory the rewrite ran in. A real path: files are named by
+// theirs.
 std::string projectRoot(const RewriteOptions &Opts,
-                        const std::vector<std::string> &Files) {
-  if (!Opts.Root.empty())
+                        const std::vector<std::string> &Files,
+                        const std::vector<std::string> &Patched,
+                        std::string &Why) {
+  if (!Opts.Root.empty()) {
+    Why = "--root";
     return realOr(Opts.Root);
-  if (!Files.empty()) {
-    llvm::SmallString<256> Dir(realOr(Files.front()));
+  }
+  auto DirOf = [](const std::string &F) {
+    llvm::SmallString<256> Dir(realOr(F));
     llvm::sys::path::remove_filename(Dir);
-    for (llvm::StringRef D = Dir; !D.empty();
-         D = llvm::sys::path::parent_path(D)) {
-      llvm::SmallString<256> Git(D);
-      llvm::sys::path::append(Git, ".git");
-      if (llvm::sys::fs::exists(Git))
-        return D.str();
+    return Dir.str().str();
+  };
+  std::vector<std::string> Dirs;
+  for (const std::string &F : Files)
+    Dirs.push_back(DirOf(F));
+  if (Dirs.empty())
+    return "";
+  // As git looks for a repository: not up into GIT_CEILING_DIRECTORIES.
+  std::set<std::string> Ceilings;
+  if (const char *C = std::getenv("GIT_CEILING_DIRECTORIES")) {
+    llvm::SmallVector<llvm::StringRef, 4> Parts;
+    llvm::StringRef(C).split(Parts, ':', -1, false);
+    for (llvm::StringRef Part : Parts)
+      Ceilings.insert(realOr(Part.str()));
+  }
+  for (llvm::StringRef D = Dirs.front(); !D.empty();) {
+    llvm::SmallString<256> Git(D);
+    llvm::sys::path::append(Git, ".git");
+    if (llvm::sys::fs::exists(Git)) {
+      Why = "the git work tree holding " +
+            llvm::sys::path::filename(Files.front()).str();
+      return D.str();
+    }
+    if (Ceilings.count(D.str()))
+      break; // the start may be one: it is searched, nothing above it
+    D = llvm::sys::path::parent_path(D);
+    if (Ceilings.count(D.str()))
+      break;
+  }
+  // The deepest directory holding Top and every directory of Ds.
+  auto Common = [](std::string Top, const std::vector<std::string> &Ds) {
+    auto Holds = [&](llvm::StringRef T) {
+      for (const std::string &D : Ds)
+        if (D != T && !llvm::StringRef(D).starts_with(
+                          T.str() + (T.ends_with("/") ? "" : "/")))
+          return false;
+      return true;
+    };
+    llvm::StringRef C = Top;
+    while (!Holds(C) && !llvm::sys::path::parent_path(C).empty())
+      C = llvm::sys::path::parent_path(C);
+    return C.str();
+  };
+  std::vector<std::string> All = Dirs;
+  for (const std::string &F : Patched)
+    All.push_back(DirOf(F));
+  if (!Opts.DatabaseDir.empty()) {
+    std::string Db = realOr(Opts.DatabaseDir);
+    std::string C = Common(Db, All);
+    if (C == Db) {
+      Why = "the compile database's directory";
+      return C;
+    }
+    if (C != "/") {
+      Why = "the deepest directory holding the compile database and the "
+            "files";
+      return C;
     }
   }
-  llvm::SmallString<256> Cwd;
-  if (llvm::sys::fs::current_path(Cwd))
-    return "";
-  return realOr(Cwd.str().str());
+  std::string C = Common(All.front(), All);
+  if (C == "/")
+    C = Common(Dirs.front(), Dirs);
+  Why = "the deepest directory holding the files (no git work tree or "
+        "compile database above them)";
+  return C;
 }
 
 // Path under Root, relative to it, or "".
@@ -187,7 +251,12 @@ bool parseWithRetry(const tooling::CompilationDatabase &DB,
                                     "-Wno-unknown-warning-option",
                                     "-Wno-ignored-optimization-argument",
                                     "-Wno-unused-command-line-argument",
-                                    "-Wno-error", "-fno-caret-diagnostics"};
+                                    "-Wno-error", "-fno-caret-diagnostics",
+                                    // A framework's many GCC-style atomics
+                                    // must not stop the parse at 20 errors
+                                    // ("too many errors emitted"), which
+                                    // is fatal and leaves the AST short.
+                                    "-ferror-limit=0"};
   SourceIndex Tolerated;
   std::string TolNote;
   for (int Attempt = 0; Attempt < 2; ++Attempt) {
@@ -275,23 +344,38 @@ bool indexFile(const tooling::CompilationDatabase &DB, const std::string &File,
   if (Cmds.size() < 2) {
     OK = parseWithRetry(DB, File, Opts, Index, First, Err);
   } else {
-    // Several configurations: each parsed on its own, the allocations
-    // each sees compared, all of them kept.
+    // Several configurations: each parsed on its own, whatever their
+    // order, the allocations each sees compared, all of them kept. One
+    // that does not parse is named; the file is rewritten from the others.
     std::vector<std::set<std::string>> Seen;
+    std::vector<tooling::CompileCommand> Parsed;
+    std::vector<std::pair<std::string, std::string>> Broken;
     for (const tooling::CompileCommand &C : Cmds) {
       SourceIndex One;
-      if (!parseWithRetry(OneCommand(C), File, Opts, One, First, Err)) {
-        OK = false;
-        break;
+      std::string Why;
+      if (!parseWithRetry(OneCommand(C), File, Opts, One, Why, Err)) {
+        Broken.push_back({ownDefines(C, Cmds), Why});
+        if (First.empty())
+          First = Why;
+        continue;
       }
       std::set<std::string> Keys;
       for (const AllocExpr &A : One.Allocs)
         Keys.insert(llvm::sys::path::filename(A.File).str() + ":" +
                     std::to_string(A.Line) + " (" + A.Callee + ")");
       Seen.push_back(std::move(Keys));
+      Parsed.push_back(C);
       Index.merge(One);
     }
-    for (size_t I = 0; OK && I < Cmds.size(); ++I) {
+    OK = !Parsed.empty();
+    if (OK)
+      for (auto &[Which, Why] : Broken)
+        Err << "tierwise-rewrite: note: " << File
+            << ": its configuration with " << Which
+            << " does not parse, also in GNU mode (" << Why
+            << "); rewritten from the other " << Parsed.size() << "\n";
+    Cmds = Parsed;
+    for (size_t I = 0; OK && Cmds.size() > 1 && I < Cmds.size(); ++I) {
       std::string Only;
       unsigned N = 0;
       for (const std::string &K : Seen[I]) {
@@ -349,7 +433,11 @@ int runRewrite(const RewriteOptions &Opts,
   for (const tooling::Replacement &E : R.Edits)
     ByFile[E.getFilePath().str()].push_back(E);
   std::string Patch;
-  std::string Root = projectRoot(Opts, Files);
+  std::vector<std::string> Patched;
+  for (auto &[File, Edits] : ByFile)
+    Patched.push_back(File);
+  std::string RootWhy;
+  std::string Root = projectRoot(Opts, Files, Patched, RootWhy);
   std::vector<std::string> PathNotes;
   for (auto &[File, Edits] : ByFile) {
     auto New = rewriteFile(File, Edits);
@@ -387,7 +475,8 @@ int runRewrite(const RewriteOptions &Opts,
 
   if (!ByFile.empty() && !Opts.InPlace)
     Err << "tierwise-rewrite: note: the patch's paths are relative to "
-        << Root << " (apply there with `git apply` or `patch -p1`)\n";
+        << Root << " (" << RootWhy
+        << "; apply there with `git apply` or `patch -p1`)\n";
   for (const std::string &N : PathNotes)
     Err << "tierwise-rewrite: note: " << N << "\n";
   for (const std::string &N : R.Notes)

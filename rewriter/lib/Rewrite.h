@@ -19,8 +19,13 @@ struct RewriteOptions {
   bool InPlace = false;    ///< -i: edit the files
   std::string ResourceDir; ///< clang's builtin headers
   /// --root: the directory the patch's paths are relative to; "" picks the
-  /// git work tree holding the first file, else the working directory.
+  /// git work tree holding the first file, else the compile database's
+  /// directory when it holds every file, else the deepest directory holding
+  /// them all; never the working directory.
   std::string Root;
+  /// The compile database's directory (-p, or what `tierwise rewrite` was
+  /// given when it passes the tool a narrowed copy); "" without one.
+  std::string DatabaseDir;
 };
 
 class SourceIndex;

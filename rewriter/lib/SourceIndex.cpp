@@ -87,6 +87,11 @@ void SourceIndex::addCallSite(CallSiteFact C) {
     CallSites.push_back(std::move(C));
 }
 
+void SourceIndex::addScopeCall(ScopeCallFact C) {
+  if (ScopeCallKeys.insert(C.File + ":" + std::to_string(C.ArgBegin)).second)
+    ScopeCalls.push_back(std::move(C));
+}
+
 void SourceIndex::merge(const SourceIndex &O) {
   for (const AllocExpr &A : O.Allocs)
     addAlloc(A);
@@ -99,6 +104,8 @@ void SourceIndex::merge(const SourceIndex &O) {
       addWrapperDecl(W, D, D.Definition);
   for (const CallSiteFact &C : O.CallSites)
     addCallSite(C);
+  for (const ScopeCallFact &C : O.ScopeCalls)
+    addScopeCall(C);
   Files.insert(O.Files.begin(), O.Files.end());
   Reached.insert(O.Reached.begin(), O.Reached.end());
 }
@@ -319,6 +326,21 @@ public:
   }
 
   bool VisitCXXNewExpr(CXXNewExpr *NE) {
+    // A scope around the whole expression lasts through its operator new.
+    SourceRange R = NE->getSourceRange();
+    if (R.getBegin().isFileID() && R.getEnd().isFileID() &&
+        userLoc(R.getBegin()) &&
+        SM.getFileID(R.getBegin()) == SM.getFileID(R.getEnd())) {
+      SourceLocation E = Lexer::getLocForEndOfToken(R.getEnd(), 0, SM, LO);
+      unsigned Line = SM.getExpansionLineNumber(R.getBegin());
+      Index.addScopeCall({pathOf(SM.getFileID(R.getBegin())), Line,
+                          SM.getExpansionColumnNumber(R.getBegin()),
+                          SM.getExpansionLineNumber(E) == Line
+                              ? SM.getExpansionColumnNumber(E)
+                              : ~0u,
+                          offset(R.getBegin()), offset(E), enclosingKey(),
+                          true});
+    }
     AllocExpr A;
     if (!start(A, NE->getSourceRange(), NE->isArray() ? "new[]" : "new"))
       return true;
@@ -491,7 +513,7 @@ private:
                    SourceLocation ArgsEnd, const char *NoParens) {
     std::string Key = functionKey(Callee);
     SourceLocation B = SM.getExpansionLoc(R.getBegin());
-    if (Key.empty() || !userLoc(B))
+    if (!userLoc(B))
       return;
     CallSiteFact C;
     C.File = pathOf(SM.getFileID(B));
@@ -503,6 +525,22 @@ private:
             ? SM.getExpansionColumnNumber(E) +
                   Lexer::MeasureTokenLength(E, SM, LO)
             : ~0u;
+    // Any callee's: where a tier scope can last for the call.
+    for (const Expr *A : Arguments) {
+      if (isa<CXXDefaultArgExpr>(A))
+        break;
+      SourceRange AR = A->getSourceRange();
+      if (AR.getBegin().isFileID() && AR.getEnd().isFileID() &&
+          SM.getFileID(AR.getBegin()) == SM.getFileID(B) &&
+          SM.getFileID(AR.getEnd()) == SM.getFileID(B))
+        Index.addScopeCall(
+            {C.File, C.Line, C.Col, C.EndCol, offset(AR.getBegin()),
+             offset(Lexer::getLocForEndOfToken(AR.getEnd(), 0, SM, LO)),
+             enclosingKey(), (bool)LO.CPlusPlus});
+      break;
+    }
+    if (Key.empty())
+      return;
     C.CalleeKey = Key;
     C.FunctionKey = enclosingKey();
     for (const Expr *A : Arguments)

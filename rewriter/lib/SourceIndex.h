@@ -95,6 +95,19 @@ struct CallSiteFact {
   std::string FunctionKey;
 };
 
+/// Where a tier scope can be put for the length of a call (Resolver.cpp: a
+/// pool reached through library code or a replaced operator new): around
+/// the first written argument of a call or construction of any function, a
+/// library's too, `v((tw::tier_scope(TW_TIER_PMEM), n))`, or around a whole
+/// new-expression, `(tw::tier_scope(TW_TIER_PMEM), new T(a))`.
+struct ScopeCallFact {
+  std::string File;
+  unsigned Line = 0, Col = 0, EndCol = 0;
+  unsigned ArgBegin = 0, ArgEnd = 0; ///< the text the scope goes around
+  std::string FunctionKey; ///< the function it is in (CallSiteFact's)
+  bool CPlusPlus = false;  ///< tw::tier_scope is C++
+};
+
 /// A call or construction that is not an allocation (for messages).
 struct CallFact {
   std::string File;
@@ -118,6 +131,7 @@ public:
   std::vector<FunctionFact> Functions;
   std::map<std::string, WrapperFact> Wrappers; ///< by Key
   std::vector<CallSiteFact> CallSites;
+  std::vector<ScopeCallFact> ScopeCalls;
   std::set<std::string> Files; ///< real paths of user files seen
   /// Real path -> the absolute path the compiler reached it by (through a
   /// symlink, say), first seen: what the patch names when the real path is
@@ -132,6 +146,7 @@ public:
   void addWrapperDecl(const WrapperFact &W, const WrapperFact::Decl &D,
                       bool Definition);
   void addCallSite(CallSiteFact C);
+  void addScopeCall(ScopeCallFact C);
   /// Adds every fact of \p Other (a translation unit indexed on its own).
   void merge(const SourceIndex &Other);
 
@@ -143,7 +158,7 @@ public:
 
 private:
   std::map<std::string, size_t> AllocKeys;
-  std::set<std::string> CallKeys, FunctionKeys, CallSiteKeys;
+  std::set<std::string> CallKeys, FunctionKeys, CallSiteKeys, ScopeCallKeys;
 };
 
 /// A FrontendActionFactory whose actions fill \p Index.

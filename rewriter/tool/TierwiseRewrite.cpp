@@ -26,8 +26,18 @@ static cl::opt<std::string>
 static cl::opt<std::string> Root(
     "root",
     cl::desc("name the patch's files relative to DIR (default: the git work "
-             "tree of the first file, else the working directory)"),
+             "tree of the first file, else the compile database's directory "
+             "when it holds the files, else the deepest directory holding "
+             "them; never the working directory)"),
     cl::value_desc("DIR"), cl::cat(Category));
+// `tierwise rewrite` gives the tool a narrowed copy of the compile database
+// (advisor/tierwise/compiledb.py) and the directory the user gave here, for
+// the patch's root.
+static cl::opt<std::string> DatabaseDir(
+    "compile-db-dir",
+    cl::desc("the compile database's directory for the patch's root "
+             "(default: -p's)"),
+    cl::value_desc("DIR"), cl::cat(Category), cl::Hidden);
 
 static cl::extrahelp MoreHelp(R"(
 For every placement site whose tier differs from default_tier, finds the
@@ -41,8 +51,9 @@ Example: tierwise-rewrite --placement placement.json -p build src/bfs.cc
 // CommonOptionsParser falls back to "running without flags" (after several
 // lines of noise) when it finds no compilation database; for a rewrite that
 // is a setup error, so check first and say so on one line.
-static std::string checkCompilationDatabase(int argc, const char **argv) {
-  std::string BuildPath, FirstFile;
+static std::string checkCompilationDatabase(int argc, const char **argv,
+                                            std::string &BuildPath) {
+  std::string FirstFile;
   for (int I = 1; I < argc; ++I) {
     StringRef A = argv[I];
     if (A == "--")
@@ -53,7 +64,8 @@ static std::string checkCompilationDatabase(int argc, const char **argv) {
       BuildPath = A.str();
     else if ((A == "--placement" || A == "-placement" || A == "-o" ||
               A == "--extra-arg" || A == "--extra-arg-before" ||
-              A == "--root" || A == "-root") &&
+              A == "--root" || A == "-root" || A == "--compile-db-dir" ||
+              A == "-compile-db-dir") &&
              I + 1 < argc)
       ++I;
     else if (!A.starts_with("-") && FirstFile.empty())
@@ -76,7 +88,8 @@ static std::string checkCompilationDatabase(int argc, const char **argv) {
 }
 
 int main(int argc, const char **argv) {
-  std::string DBError = checkCompilationDatabase(argc, argv);
+  std::string BuildPath;
+  std::string DBError = checkCompilationDatabase(argc, argv, BuildPath);
   if (!DBError.empty()) {
     errs() << "tierwise-rewrite: error: " << DBError << "\n";
     return 2;
@@ -109,6 +122,7 @@ int main(int argc, const char **argv) {
   Opts.PatchPath = PatchPath;
   Opts.InPlace = InPlace;
   Opts.Root = Root;
+  Opts.DatabaseDir = DatabaseDir.empty() ? BuildPath : DatabaseDir;
   Opts.ResourceDir = TW_CLANG_RESOURCE_DIR;
   return tierwise::runRewrite(Opts, Parser->getCompilations(),
                               Parser->getSourcePathList(), outs(), errs());

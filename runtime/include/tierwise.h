@@ -202,6 +202,39 @@ struct head_tag {
 };
 } // namespace tw
 
+namespace tw {
+/* The tier of the innermost live tier_scope on this thread, -1: none. One
+ * object in the program (an inline function's static). */
+inline int &scope_slot_() noexcept {
+  static thread_local int tier = -1;
+  return tier;
+}
+/** \brief The tier the innermost live tw::tier_scope of this thread sets, or
+ * \p otherwise when there is none. `tierwise rewrite` passes it to a pool's
+ * allocate that the placed call paths reach through library code (a
+ * std::vector calling its allocator), where no parameter can carry a tier:
+ * `pool().allocate(n * sizeof(T), tw::scope_tier(TW_TIER_DRAM))`. */
+inline tw_tier scope_tier(tw_tier otherwise) noexcept {
+  return scope_slot_() < 0 ? otherwise : static_cast<tw_tier>(scope_slot_());
+}
+/** \brief Sets the tier scope_tier() gives on this thread while it lives.
+ * `tierwise rewrite` makes one a temporary in the first argument of a placed
+ * call, `cold((tw::tier_scope(TW_TIER_PMEM), n))`, so it lasts for exactly
+ * that call (to the end of the full expression). */
+class tier_scope {
+public:
+  explicit tier_scope(tw_tier tier) noexcept : saved_(scope_slot_()) {
+    scope_slot_() = static_cast<int>(tier);
+  }
+  ~tier_scope() { scope_slot_() = saved_; }
+  tier_scope(const tier_scope &) = delete;
+  tier_scope &operator=(const tier_scope &) = delete;
+
+private:
+  int saved_;
+};
+} // namespace tw
+
 /* Release with plain delete / delete[]: libtierwise's free owns every tier. */
 void *operator new(std::size_t size, tw::tier_tag tier);
 void *operator new[](std::size_t size, tw::tier_tag tier);

@@ -8,10 +8,12 @@
  */
 #pragma once
 
+#include <sched.h> /* cpu_set_t (_GNU_SOURCE) */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "tierwise.h" /* enum tw_tier: the one tier numbering */
 #include "tw_sitekey.h"
@@ -51,7 +53,32 @@ typedef struct tw_config {
   int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
   size_t slow_cache; /* TIERWISE_SLOW_CACHE: per thread and slow tier */
+  /* the room's scheme (tw_room.c; tw_options: units, defaults, what each
+   * answers to) */
+  uint64_t room_min, room_margin, room_pcp_min, room_ask_wait_ms;
+  unsigned room_wait_max, room_idle_share;
 } tw_config;
+
+/* The runtime's numeric settings, one table (tw_config.c) with each one's
+ * environment name, unit, default and bounds; read once into tw_cfg
+ * (tw_config_read). A value that is not a number/size, or out of bounds,
+ * is said in one line and the default is used. The run report prints the
+ * room's (its "scheme"). */
+enum tw_opt_id {
+  TW_O_DEPTH, TW_O_OBJECTS_MIN, TW_O_FASTPATH_MAX, TW_O_FASTPATH_LEARN,
+  TW_O_FASTPATH_CHECK, TW_O_UNMATCHED_MIN, TW_O_SLOW_CACHE, TW_O_ROOM,
+  TW_O_ROOM_INTERVAL, TW_O_ROOM_MIN, TW_O_ROOM_MARGIN, TW_O_ROOM_PCP_MIN,
+  TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE, TW_O_ROOM_ASK_WAIT, TW_O_COUNT
+};
+#define TW_O_ROOM_FIRST TW_O_ROOM /* the room's: TW_O_ROOM.. the last */
+typedef struct tw_option {
+  const char *env;    /* TIERWISE_... */
+  const char *key;    /* its name in the run report */
+  const char *unit;   /* bytes (the size grammar), ms, or a count */
+  uint64_t dflt, min, max;
+} tw_option;
+TW_HIDDEN extern const tw_option tw_options[TW_O_COUNT];
+TW_HIDDEN extern uint64_t tw_opt[TW_O_COUNT]; /* the values in use */
 
 TW_HIDDEN extern tw_config tw_cfg;
 TW_HIDDEN extern volatile int tw_mode_now; /* enum tw_mode, OFF until init */
@@ -118,6 +145,11 @@ TW_HIDDEN const char *tw_warning(int i);
 TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
                             off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
+TW_HIDDEN void tw_sys_futex_wait(unsigned *word, unsigned seen,
+                                 const struct timespec *timeout);
+TW_HIDDEN void tw_sys_futex_wake(unsigned *word, int n);
+TW_HIDDEN int tw_sys_affinity(cpu_set_t *get, const cpu_set_t *set);
+TW_HIDDEN int tw_sys_pin(int cpu);
 TW_HIDDEN long tw_sys_mbind(void *addr, size_t len, int mode,
                             const unsigned long *mask, unsigned long maxnode,
                             unsigned flags);

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #define TW_NUMA_CHECK_MIN ((size_t)1 << 20)
-/* Blocks of this size and more are their own mapping (README: measured). */
+/* Blocks of this size and more are their own mapping (docs/tiers.md: measured). */
 #define TW_NUMA_OWN_MIN ((size_t)256 << 10)
 #define TW_PAGE ((size_t)4096)
 #define TW_GIB ((size_t)1 << 30)

@@ -97,6 +97,85 @@ void tw_warn(const char *a, const char *b, const char *c) {
     return;
 }
 
+/* Each setting answers to something: a kernel behaviour (cited), or the
+ * cost it bounds. Units: bytes take the size grammar (4K, 1MiB, ...). */
+const tw_option tw_options[TW_O_COUNT] = {
+    /* frames of a site's stack (a placement's `depth` overrides it) */
+    [TW_O_DEPTH] = {"TIERWISE_DEPTH", "depth", "frames", TW_DEFAULT_DEPTH, 1,
+                    TW_MAX_DEPTH},
+    /* census: objects recorded one by one from this size */
+    [TW_O_OBJECTS_MIN] = {"TIERWISE_OBJECTS_MIN", "objects_min", "bytes",
+                          4096, 0, UINT64_MAX},
+    /* allocations this big are always unwound (the fast path's cost) */
+    [TW_O_FASTPATH_MAX] = {"TIERWISE_FASTPATH_MAX", "fastpath_max", "bytes",
+                           64 << 10, 0, UINT64_MAX},
+    [TW_O_FASTPATH_LEARN] = {"TIERWISE_FASTPATH_LEARN", "fastpath_learn",
+                             "unwinds", 8, 0, 1u << 20},
+    [TW_O_FASTPATH_CHECK] = {"TIERWISE_FASTPATH_CHECK", "fastpath_check",
+                             "hits", 1024, 1, 1u << 30},
+    /* the run report's unmatched stacks from this size */
+    [TW_O_UNMATCHED_MIN] = {"TIERWISE_UNMATCHED_MIN", "unmatched_min",
+                            "bytes", 1 << 20, 0, UINT64_MAX},
+    /* slow-tier blocks kept per thread and tier (tw_tcache.c) */
+    [TW_O_SLOW_CACHE] = {"TIERWISE_SLOW_CACHE", "slow_cache", "bytes",
+                         4 << 20, 0, (uint64_t)1 << 40},
+    /* ---- the room (tw_room.c) ---- */
+    [TW_O_ROOM] = {"TIERWISE_ROOM", "on", "0/1", 1, 0, 1},
+    /* the watcher's tick: DAMON's default aggregation interval
+     * (Documentation/admin-guide/mm/damon/usage.rst, aggr_us 100 ms) */
+    [TW_O_ROOM_INTERVAL] = {"TIERWISE_ROOM_INTERVAL", "interval_ms", "ms",
+                            100, 0, 60000},
+    /* DRAM parts tracked and given room; the room's growth that makes a
+     * pass (the cost of a pass: move_pages over each tracked object) */
+    [TW_O_ROOM_MIN] = {"TIERWISE_ROOM_MIN", "min_bytes", "bytes", 1 << 20,
+                       4096, UINT64_MAX},
+    /* kept free above the node's low watermark, below which an allocation
+     * wakes kswapd (mm/page_alloc.c; Documentation/admin-guide/sysctl/
+     * vm.rst, watermark_scale_factor) */
+    [TW_O_ROOM_MARGIN] = {"TIERWISE_ROOM_MARGIN", "margin_bytes", "bytes",
+                          1 << 20, 0, UINT64_MAX},
+    /* a CPU's per-CPU page lists worth a pass pinned to it: free pages
+     * that MemFree does not count (mm/page_alloc.c pcp lists;
+     * Documentation/admin-guide/sysctl/vm.rst, percpu_pagelist_high_fraction) */
+    [TW_O_ROOM_PCP_MIN] = {"TIERWISE_ROOM_PCP_MIN", "pcp_min_bytes", "bytes",
+                           256 << 10, 4096, UINT64_MAX},
+    /* ticks between passes while they move nothing (back-off) */
+    [TW_O_ROOM_WAIT_MAX] = {"TIERWISE_ROOM_WAIT_MAX", "wait_max_ticks",
+                            "ticks", 8, 1, 1u << 20},
+    /* idle passes take at most 1/N of a CPU: a time quota, as DAMON's
+     * (Documentation/mm/damon/design.rst, "Quotas") */
+    [TW_O_ROOM_IDLE_SHARE] = {"TIERWISE_ROOM_IDLE_SHARE", "idle_share",
+                              "1/CPU", 50, 1, 1u << 20},
+    /* most a ranked object's allocation, or a large free, waits for the
+     * watcher's page work (its room, its sample, the free's pass): moves of
+     * a few hundred MiB at ~1 GiB/s (migrate_pages copies each page) */
+    [TW_O_ROOM_ASK_WAIT] = {"TIERWISE_ROOM_ASK_WAIT", "ask_wait_ms", "ms",
+                            1000, 0, 60000},
+};
+uint64_t tw_opt[TW_O_COUNT];
+
+/* Option \p i from the environment, its default when unset or bad. */
+static uint64_t tw_env_opt(int i) {
+  const tw_option *o = &tw_options[i];
+  const char *s = secure_getenv(o->env);
+  uint64_t v;
+  if (!s || !*s)
+    return o->dflt;
+  if (tw_parse_size(s, &v)) {
+    tw_warn(o->env, ": not a number or size, the default is used: ", s);
+    return o->dflt;
+  }
+  if (v < o->min || v > o->max) {
+    char lo[24], hi[24], why[96] = " out of [";
+    tw_fmt_u64(lo, o->min);
+    tw_fmt_u64(hi, o->max);
+    strcat(strcat(strcat(strcat(why, lo), ", "), hi), "], the default is used: ");
+    tw_warn(o->env, why, s);
+    return o->dflt;
+  }
+  return v;
+}
+
 static size_t tw_env_size(const char *name, size_t dflt) {
   const char *s = secure_getenv(name);
   uint64_t v;
@@ -329,27 +408,33 @@ void tw_config_read(void) {
   tw_cfg.report_path = secure_getenv("TIERWISE_REPORT");
   tw_cfg.maps_copy = secure_getenv("TIERWISE_MAPS_COPY");
   tw_cfg.sysfs_node = secure_getenv("TIERWISE_SYSFS_NODE");
-  tw_cfg.depth = (int)tw_env_size("TIERWISE_DEPTH", TW_DEFAULT_DEPTH);
-  if (tw_cfg.depth < 1 || tw_cfg.depth > TW_MAX_DEPTH)
-    tw_cfg.depth = TW_DEFAULT_DEPTH;
-  tw_cfg.objects_min = tw_env_size("TIERWISE_OBJECTS_MIN", 4096);
-  tw_cfg.fast_max = tw_env_size("TIERWISE_FASTPATH_MAX", 64 << 10);
-  tw_cfg.fast_learn = (unsigned)tw_env_size("TIERWISE_FASTPATH_LEARN", 8);
-  tw_cfg.fast_check = (unsigned)tw_env_size("TIERWISE_FASTPATH_CHECK", 1024);
+  for (int i = 0; i < TW_O_COUNT; i++)
+    tw_opt[i] = tw_env_opt(i);
+  tw_cfg.depth = (int)tw_opt[TW_O_DEPTH];
+  tw_cfg.objects_min = tw_opt[TW_O_OBJECTS_MIN];
+  tw_cfg.fast_max = tw_opt[TW_O_FASTPATH_MAX];
+  tw_cfg.fast_learn = (unsigned)tw_opt[TW_O_FASTPATH_LEARN];
+  tw_cfg.fast_check = (unsigned)tw_opt[TW_O_FASTPATH_CHECK];
   const char *lim = secure_getenv("TIERWISE_DRAM_LIMIT");
   tw_cfg.dram_limit_auto = lim && !strcmp(lim, "auto");
   /* auto: set from the DRAM node's room when the placement loads
    * (tw_room.c) */
   tw_cfg.dram_limit =
       tw_cfg.dram_limit_auto ? 0 : tw_env_size("TIERWISE_DRAM_LIMIT", 0);
-  tw_cfg.room = tw_env_size("TIERWISE_ROOM", 1) != 0;
-  tw_cfg.room_interval_ms = tw_env_size("TIERWISE_ROOM_INTERVAL", 100);
+  tw_cfg.room = tw_opt[TW_O_ROOM] != 0;
+  tw_cfg.room_interval_ms = tw_opt[TW_O_ROOM_INTERVAL];
+  tw_cfg.room_min = tw_opt[TW_O_ROOM_MIN];
+  tw_cfg.room_margin = tw_opt[TW_O_ROOM_MARGIN];
+  tw_cfg.room_pcp_min = tw_opt[TW_O_ROOM_PCP_MIN];
+  tw_cfg.room_wait_max = (unsigned)tw_opt[TW_O_ROOM_WAIT_MAX];
+  tw_cfg.room_idle_share = (unsigned)tw_opt[TW_O_ROOM_IDLE_SHARE];
+  tw_cfg.room_ask_wait_ms = tw_opt[TW_O_ROOM_ASK_WAIT];
   const char *nm = secure_getenv("TIERWISE_NUMA_MODE");
   tw_cfg.numa_migrate = nm && !strcmp(nm, "migrate");
   if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))
     tw_warn("TIERWISE_NUMA_MODE: not policy or migrate: ", nm, "");
-  tw_cfg.unmatched_min = tw_env_size("TIERWISE_UNMATCHED_MIN", 1 << 20);
-  tw_cfg.slow_cache = tw_env_size("TIERWISE_SLOW_CACHE", 4 << 20);
+  tw_cfg.unmatched_min = tw_opt[TW_O_UNMATCHED_MIN];
+  tw_cfg.slow_cache = tw_opt[TW_O_SLOW_CACHE];
 #ifdef TW_WITH_PMU
   /* libtierwise-pmu.so: the pmu profiler is the census into
    * TIERWISE_PMU_OUT plus sampling (tw_sample.c); objects below

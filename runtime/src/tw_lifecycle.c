@@ -188,6 +188,7 @@ static void tw_init(void) {
     if (tw_cfg.report_path && !tw_cfg.census_dir) {
       tw_in_core++;
       tw_report_claim();
+      tw_catch_signals(); /* (a job ended by SIGTERM says it stood down) */
       tw_in_core--;
     }
     return;

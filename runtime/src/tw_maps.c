@@ -86,9 +86,15 @@ void tw_maps_live(void (*row)(uint32_t, uint64_t, uint64_t)) {
       row(tw_maps.e[i].site, tw_maps.e[i].len, tw_maps.e[i].t0);
 }
 
+int (*tw_sample_by)(uint32_t site, const void *p, size_t len);
+
 void tw_site_sample_pages(uint32_t site, const void *p, size_t len) {
   if (site == TW_SITE_NONE || !tw_cfg.report_path ||
       tw_cfg.mode != TW_MODE_PLACE)
+    return;
+  int (*by)(uint32_t, const void *, size_t) =
+      __atomic_load_n(&tw_sample_by, __ATOMIC_ACQUIRE);
+  if (by && by(site, p, len))
     return;
   uint64_t nodes[TW_REPORT_NODES] = {0};
   size_t n = tw_numa_pages(p, len, nodes, TW_REPORT_NODES, TW_SAMPLE_PAGES);

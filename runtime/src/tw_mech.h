@@ -372,6 +372,10 @@ TW_HIDDEN int tw_obj_take(uintptr_t a, tw_map *out);
 /* The run report: sample the pages of [p, p+len) of \p site (at most 1024,
  * evenly spaced) into its node_pages (only with a run report). */
 TW_HIDDEN void tw_site_sample_pages(uint32_t site, const void *p, size_t len);
+/* Where the policy has an owner of page work (the room's watcher,
+ * tw_room.c): it samples [p, p+len) for the calling thread, which waits for
+ * it, bounded, and returns 1; 0: sampled by the caller. NULL: none. */
+TW_HIDDEN extern int (*tw_sample_by)(uint32_t site, const void *p, size_t len);
 /* At exit: sample the tracked mappings and large blocks still live (split
  * objects: tw_split_each). */
 TW_HIDDEN void tw_maps_sample_live(void);

@@ -258,10 +258,10 @@ static void tw_pl_resized(void *p, void *q, size_t size, tw_site *s,
     tw_obj_put((uintptr_t)q, size, site, tier);
 }
 
-/* A glibc block large enough for tw_room.c to track (one load of its
- * chunk header, so that small frees skip the table). */
+/* A glibc block large enough for tw_room.c to track (TIERWISE_ROOM_MIN;
+ * one load of its chunk header, so that small frees skip the table). */
 static int tw_pl_room_big(void *p) {
-  return p && tw_glibc_usable(p) >= ((size_t)1 << 20);
+  return p && tw_glibc_usable(p) >= tw_cfg.room_min;
 }
 
 /* free() of a block of \p owner (not glibc's). */

@@ -119,7 +119,14 @@ typedef struct tw_room_stats {
   uint64_t pcp_passes;               /* of them, into per-CPU lists */
   uint64_t kernel_demotes;           /* tw_kernel_demotes(): no pcp passes */
   uint64_t migrate_bytes;            /* TIERWISE_NUMA_MODE=migrate tails */
+  /* per action (enum tw_room_action), as DAMON's schemes count theirs: the
+   * objects an action was tried on, and those it moved pages of */
+  uint64_t tried[4], applied[4];
+  uint64_t asks;                     /* allocations that asked the watcher */
+  uint64_t ask_timeouts;             /* of them, gone on before its answer */
 } tw_room_stats;
+enum tw_room_action { TW_RA_DEMOTE, TW_RA_RESTORE, TW_RA_EXCHANGE,
+                      TW_RA_PROMOTE };
 /* After the placement is loaded, before the DRAM limit's reservations:
  * the DRAM node's room (TIERWISE_DRAM_LIMIT=auto takes it as the limit). */
 TW_HIDDEN void tw_room_init(void);
@@ -140,6 +147,9 @@ TW_HIDDEN void tw_room_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
  * the totals (live DRAM objects sampled first). */
 TW_HIDDEN void tw_room_site(int slot, uint64_t out[3]);
 TW_HIDDEN const tw_room_stats *tw_room_report(void);
+/* The report is being written: its sampling of live objects is done in
+ * place from now on, not by the watcher. */
+TW_HIDDEN void tw_room_end(void);
 /* TIERWISE_NUMA_MODE=migrate: split object \p p of \p size was made with
  * its tail (after \p head) in NUMA tier \p tier: its pages are faulted
  * onto the slow node now and its policy set back to the default, so that

@@ -193,14 +193,16 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                      "exchanged_bytes", "promoted_bytes",
                      "promoted_moved_bytes", "phases",
                      "watched",         "grown",
-                     "pcp_passes",      "migrate_bytes"};
+                     "pcp_passes",      "migrate_bytes",
+                     "asks",            "ask_timeouts"};
   const uint64_t v[] = {r->room_bytes,      r->free_bytes,
                         r->watermark_bytes, r->asked_bytes,
                         r->demoted_bytes,   r->restored_bytes,
                         r->exchanged_bytes, r->promoted_bytes,
                         r->promoted_moved_bytes, r->phases,
                         r->watched,         r->grown,
-                        r->pcp_passes,      r->migrate_bytes};
+                        r->pcp_passes,      r->migrate_bytes,
+                        r->asks,            r->ask_timeouts};
   if (r->node < 0)
     return;
   tw_out_str(o, ",\n \"room\": {\"active\": ");
@@ -220,7 +222,27 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
     tw_out_str(o, "\": ");
     tw_out_u64(o, v[i]);
   }
-  tw_out_str(o, "}");
+  /* its scheme (the knobs in use: tw_options) and each action's counts */
+  tw_out_str(o, ",\n  \"scheme\": {");
+  for (int i = TW_O_ROOM_FIRST; i < TW_O_COUNT; i++) {
+    tw_out_str(o, i > TW_O_ROOM_FIRST ? ", \"" : "\"");
+    tw_out_str(o, tw_options[i].key);
+    tw_out_str(o, "\": ");
+    tw_out_u64(o, tw_opt[i]);
+  }
+  static const char *const act[] = {"demote", "restore", "exchange",
+                                    "promote"};
+  tw_out_str(o, "},\n  \"actions\": {");
+  for (int i = 0; i < 4; i++) {
+    tw_out_str(o, i ? ", \"" : "\"");
+    tw_out_str(o, act[i]);
+    tw_out_str(o, "\": {\"tried\": ");
+    tw_out_u64(o, r->tried[i]);
+    tw_out_str(o, ", \"applied\": ");
+    tw_out_u64(o, r->applied[i]);
+    tw_out_str(o, "}");
+  }
+  tw_out_str(o, "}}");
 }
 
 /* A placement site's pages moved by tw_room.c, where any moved. */
@@ -315,6 +337,7 @@ void tw_report_write(void) {
             " allocation(s) formatted their call path instead of finding it "
             "there (slower, same sites)");
   }
+  tw_room_end();         /* (sampled here, not by the watcher) */
   tw_maps_sample_live(); /* where the live objects' pages are */
   tw_split_each(tw_sample_split);
   const tw_room_stats *room = tw_room_report(); /* its DRAM objects too */

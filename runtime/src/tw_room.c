@@ -46,21 +46,22 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define TW_ROOM_MIN ((uint64_t)1 << 20)    /* DRAM parts tracked, room made */
-#define TW_ROOM_SLOTS 256                  /* live objects tracked */
-#define TW_ROOM_MARGIN ((uint64_t)1 << 20) /* kept free above the watermark */
+/* The scheme: tw_cfg.room_* (tw_options in tw_config.c: each knob's
+ * environment name, unit, default and what it answers to) */
+#define TW_ROOM_MIN tw_cfg.room_min         /* DRAM parts tracked, room made */
+#define TW_ROOM_MARGIN tw_cfg.room_margin   /* kept free above the watermark */
+#define TW_ROOM_PCP_MIN tw_cfg.room_pcp_min /* a CPU's lists worth a pass */
+#define TW_ROOM_WAIT_MAX tw_cfg.room_wait_max /* ticks between idle passes */
+#define TW_ROOM_IDLE_SHARE tw_cfg.room_idle_share /* ...at most 1/N of a CPU */
+#define TW_ROOM_SLOTS 256 /* live objects tracked */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
-#define TW_ROOM_PCP_MIN ((uint64_t)256 << 10) /* a CPU's lists worth a pass */
-#define TW_ROOM_WAIT_MAX 8u /* ticks between the watcher's idle passes */
-#define TW_ROOM_IDLE_SHARE 50u /* ...and at most 1/50 of a CPU for them */
 
 typedef struct tw_room_blk {
   uintptr_t p;      /* the program's pointer; 0: free slot */
+  uint64_t id;      /* which tracking of p (the view's write-back) */
   uintptr_t lo, hi; /* the DRAM part (pages inside it) */
   uintptr_t grown;  /* split: [hi, grown) of the tail promoted to DRAM */
   uintptr_t end;    /* split: end of the tail; plain block: hi */
@@ -78,14 +79,46 @@ typedef struct tw_room_blk {
 
 int tw_room_on;
 static int tw_room_local = -1, tw_room_slow = -1;
+/* The tracked objects: tracking and forgetting change them under
+ * tw_room_lock, held only for that (never across page work). The passes
+ * work on tw_view, a copy taken and put back under it (tw_view_take,
+ * tw_view_put), one executor at a time (tw_room_exec): the watcher, the
+ * owner of the page work - or, where there is none (TIERWISE_ROOM_INTERVAL=0,
+ * a fork child), the thread that allocates or frees. */
 static tw_room_blk tw_rb[TW_ROOM_SLOTS];
+static tw_room_blk tw_view[TW_ROOM_SLOTS], tw_view0[TW_ROOM_SLOTS];
+static uint64_t tw_rb_ids;
 static int tw_rb_live;
 static pthread_mutex_t tw_room_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t tw_room_exec = PTHREAD_MUTEX_INITIALIZER;
+/* Room asked for by ranked objects about to be allocated (tw_room_before),
+ * made by the watcher while the allocating thread waits, bounded; under
+ * tw_room_lock. tw_ask_done: the last ticket answered (a futex). */
+#define TW_ROOM_ASKS 64
+enum { TW_ASK_ROOM, TW_ASK_SAMPLE, TW_ASK_PHASE };
+static struct tw_room_ask {
+  int kind;        /* room for a ranked object, a page sample, a free's
+                      pass with promotions */
+  int rank;        /* room: the object's rank */
+  uint64_t n;      /* room, sample: its bytes */
+  uint32_t site;   /* a sample's site and object */
+  const void *p;
+  unsigned ticket;
+} tw_asks[TW_ROOM_ASKS];
+static int tw_nasks;
+static unsigned tw_ask_ticket, tw_ask_done;
+/* a sample whose thread stopped waiting (its object may be gone): its
+ * ticket, at ticket % TW_ROOM_ASKS */
+static unsigned tw_ask_dropped[TW_ROOM_ASKS];
+static __thread int tw_room_owner; /* this thread is the watcher */
+static int tw_room_ending;         /* the report is being written */
 static tw_room_stats tw_rs;
 static uint64_t *tw_rs_site; /* per placement site: demoted, restored,
                                 promoted (3 each) */
-static unsigned tw_room_gen; /* objects tracked or forgotten (the watcher;
-                                a futex: an object tracked wakes it) */
+static unsigned tw_room_gen;  /* objects tracked (the watcher; those
+                                 forgotten: tw_room_freed's pass) */
+static unsigned tw_room_bell; /* anything posted to the watcher: tw_room_gen's
+                                 steps, asks, frees (a futex it sleeps on) */
 static int tw_room_watching; /* the watcher was started */
 static int tw_room_unsettled; /* ranked objects not settled at the last pass */
 static void tw_room_watch_start(void);
@@ -93,7 +126,15 @@ static void tw_room_watch_start(void);
 /* The room lock in the fork handlers (tw_lifecycle.c): taken before the
  * DRAM limit's (tw_room_demote gives back under it; no lock of the limit's
  * is taken for a give without a block, nor the room's under another). */
-void tw_room_atfork(int phase) { tw_mutex_atfork(&tw_room_lock, phase); }
+void tw_room_atfork(int phase) {
+  tw_mutex_atfork(&tw_room_exec, phase); /* (no pass in flight) */
+  tw_mutex_atfork(&tw_room_lock, phase);
+  if (phase == 2) { /* a child has no watcher: its own threads do the work */
+    __atomic_store_n(&tw_room_watching, 0, __ATOMIC_RELAXED);
+    tw_nasks = 0;
+    tw_ask_done = tw_ask_ticket;
+  }
+}
 
 /* The slow NUMA node the placement's tiers name (numa:N, or kmem's first
  * memory-only node), -1: none. */
@@ -174,6 +215,13 @@ static uint64_t tw_room_owed(tw_room_blk *b) {
   return absent;
 }
 
+/* An action tried on one object, \p applied: it moved pages (or took back
+ * the room of untouched ones). */
+static void tw_room_tally(int action, int applied) {
+  tw_rs.tried[action]++;
+  tw_rs.applied[action] += applied != 0;
+}
+
 static void tw_room_count(int slot, int what, uint64_t bytes) {
   if (slot >= 0 && bytes)
     tw_rs_site[3 * slot + what] += bytes;
@@ -186,13 +234,13 @@ static void tw_room_demote(int rank, uint64_t need) {
   while (need >= TW_ROOM_PAGE) {
     int v = -1;
     for (int i = 0; i < TW_ROOM_SLOTS; i++)
-      if (tw_rb[i].p && !tried[i] && tw_rb[i].rank > rank &&
-          (v < 0 || tw_rb[i].rank > tw_rb[v].rank))
+      if (tw_view[i].p && !tried[i] && tw_view[i].rank > rank &&
+          (v < 0 || tw_view[i].rank > tw_view[v].rank))
         v = i;
     if (v < 0)
       break;
     tried[v] = 1;
-    tw_room_blk *b = &tw_rb[v];
+    tw_room_blk *b = &tw_view[v];
     /* its untouched pages give up the room they were owed: their first
      * touches go to the slow node (the range's policy; until a free gives
      * it room again) */
@@ -213,6 +261,7 @@ static void tw_room_demote(int rank, uint64_t need) {
     if (moved < need)
       moved += tw_pages_move(b->lo, b->hi, tw_room_local, tw_room_slow,
                              need - moved, 1, NULL);
+    tw_room_tally(TW_RA_DEMOTE, moved || b->retracted);
     tw_rs.demoted_bytes += moved;
     tw_room_count(b->slot, 0, moved);
     b->settled = 0;
@@ -234,21 +283,54 @@ static void tw_room_exchange(tw_room_blk *b) {
   }
   uint64_t before = tw_rs.demoted_bytes;
   tw_room_demote(b->rank, away);
+  /* (tallied below, with what came back) */
   uint64_t freed = tw_rs.demoted_bytes - before;
   size_t in = freed ? tw_pages_move(b->lo, b->hi, -1, tw_room_local, freed, 0,
                                     NULL)
                     : 0;
+  tw_room_tally(TW_RA_EXCHANGE, in);
   tw_rs.restored_bytes += in;
   tw_rs.exchanged_bytes += in;
   tw_room_count(b->slot, 1, in);
   b->settled = b->touched && in >= away;
 }
 
-void tw_room_before(const tw_site *s, uint64_t n) {
-  int rank = tw_room_rank(s);
-  if (n < TW_ROOM_MIN || rank == INT_MAX)
-    return; /* only ranked data makes room */
+/* The executor's copy of the tracked objects (tw_room_exec held). */
+static void tw_view_take(void) {
   pthread_mutex_lock(&tw_room_lock);
+  memcpy(tw_view, tw_rb, sizeof(tw_view));
+  pthread_mutex_unlock(&tw_room_lock);
+  memcpy(tw_view0, tw_view, sizeof(tw_view));
+}
+
+/* Back into the table: what the pass learned and changed of each object
+ * still tracked; of one forgotten meanwhile (freed while its pages moved),
+ * the DRAM it was promoted since is given back (tw_room_forget gave what
+ * it had) and its range's policy reset. */
+static void tw_view_put(void) {
+  int open = 0;
+  pthread_mutex_lock(&tw_room_lock);
+  for (int i = 0; i < TW_ROOM_SLOTS; i++) {
+    tw_room_blk *v = &tw_view[i], *was = &tw_view0[i], *now = &tw_rb[i];
+    if (!v->p)
+      continue;
+    if (now->p == v->p && now->id == v->id) {
+      *now = *v;
+      open += v->rank != INT_MAX && !v->settled;
+      continue;
+    }
+    if (v->charged > was->charged)
+      tw_dram_give(NULL, v->charged - was->charged);
+    if (v->grown != was->grown || v->retracted != was->retracted)
+      tw_range_prefer(v->lo, v->grown > v->hi ? v->grown : v->hi, -1);
+  }
+  pthread_mutex_unlock(&tw_room_lock);
+  __atomic_store_n(&tw_room_unsettled, open, __ATOMIC_RELAXED);
+}
+
+/* Room for \p n bytes of a \p rank object about to be allocated (the
+ * executor, on tw_view). */
+static void tw_room_make(int rank, uint64_t n) {
   /* (what every tracked object will still take at first touch: a worse
    * ranked one touched first would take this one's room - it gives it up
    * in tw_room_demote) */
@@ -259,13 +341,108 @@ void tw_room_before(const tw_site *s, uint64_t n) {
       !tw_rs.kernel_demotes && tw_range_prefer_many() ? 0 : TW_ROOM_MARGIN;
   uint64_t room = tw_room_now(), need = n + margin;
   for (int i = 0; i < TW_ROOM_SLOTS; i++)
-    if (tw_rb[i].p)
-      need += tw_room_owed(&tw_rb[i]);
+    if (tw_view[i].p)
+      need += tw_room_owed(&tw_view[i]);
   if (room < need) {
     tw_rs.asked_bytes += need - room;
     tw_room_demote(rank, need - room);
   }
+}
+
+static uint64_t tw_room_pass(int watched, uint64_t extra);
+
+/* The watcher's answer to the asks (tw_room_exec held): samples first
+ * (their objects are about to be freed), then room, then one pass with
+ * promotions for the frees that asked. 1: that pass ran. */
+static int tw_room_answer(void) {
+  struct tw_room_ask asks[TW_ROOM_ASKS];
+  pthread_mutex_lock(&tw_room_lock);
+  int n = tw_nasks;
+  unsigned ticket = tw_ask_ticket;
+  memcpy(asks, tw_asks, (size_t)n * sizeof(*asks));
+  tw_nasks = 0;
   pthread_mutex_unlock(&tw_room_lock);
+  int room = 0, phase = 0;
+  for (int i = 0; i < n; i++) {
+    room |= asks[i].kind == TW_ASK_ROOM;
+    phase |= asks[i].kind == TW_ASK_PHASE;
+    unsigned t = asks[i].ticket;
+    if (asks[i].kind == TW_ASK_SAMPLE &&
+        __atomic_load_n(&tw_ask_dropped[t % TW_ROOM_ASKS], __ATOMIC_ACQUIRE) != t)
+      tw_site_sample_pages(asks[i].site, asks[i].p, asks[i].n);
+  }
+  if (room) {
+    tw_view_take();
+    for (int i = 0; i < n; i++)
+      if (asks[i].kind == TW_ASK_ROOM)
+        tw_room_make(asks[i].rank, asks[i].n);
+    tw_view_put();
+  }
+  if (phase)
+    tw_room_pass(0, 0);
+  __atomic_store_n(&tw_ask_done, ticket, __ATOMIC_RELEASE);
+  tw_sys_futex_wake(&tw_ask_done, INT_MAX); /* (its waiters) */
+  return phase;
+}
+
+/* Posts an ask to the watcher and waits for its answer, bounded
+ * (TIERWISE_ROOM_ASK_WAIT: after that the thread goes on - a ranked
+ * object's first touches find what room there is, a sample is not taken).
+ * 0: not posted (no watcher, or TW_ROOM_ASKS asks waiting). */
+static int tw_room_ask(struct tw_room_ask a) {
+  unsigned ticket = 0;
+  if (!__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED) || tw_room_owner)
+    return 0;
+  pthread_mutex_lock(&tw_room_lock);
+  if (tw_nasks < TW_ROOM_ASKS) {
+    ticket = a.ticket = ++tw_ask_ticket;
+    tw_asks[tw_nasks++] = a;
+    tw_rs.asks++;
+    __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&tw_room_lock);
+  if (!ticket)
+    return 0;
+  tw_sys_futex_wake(&tw_room_bell, 1);
+  uint64_t end = tw_now_ns() + tw_cfg.room_ask_wait_ms * 1000000u;
+  for (;;) {
+    unsigned done = __atomic_load_n(&tw_ask_done, __ATOMIC_ACQUIRE);
+    if ((int)(done - ticket) >= 0)
+      return 1;
+    uint64_t now = tw_now_ns();
+    if (now >= end) {
+      __atomic_store_n(&tw_ask_dropped[ticket % TW_ROOM_ASKS], ticket,
+                       __ATOMIC_RELEASE);
+      __atomic_fetch_add(&tw_rs.ask_timeouts, 1, __ATOMIC_RELAXED);
+      return 1;
+    }
+    struct timespec left = {(time_t)((end - now) / 1000000000u),
+                            (long)((end - now) % 1000000000u)};
+    tw_sys_futex_wait(&tw_ask_done, done, &left);
+  }
+}
+
+void tw_room_before(const tw_site *s, uint64_t n) {
+  int rank = tw_room_rank(s);
+  if (n < TW_ROOM_MIN || rank == INT_MAX)
+    return; /* only ranked data makes room */
+  if (tw_room_ask((struct tw_room_ask){.kind = TW_ASK_ROOM, .rank = rank, .n = n}))
+    return; /* made by the watcher */
+  pthread_mutex_lock(&tw_room_exec); /* no watcher: made here */
+  tw_view_take();
+  tw_room_make(rank, n);
+  tw_view_put();
+  pthread_mutex_unlock(&tw_room_exec);
+}
+
+/* tw_sample_by: an object of the room's size or more is sampled by the
+ * watcher (a free or realloc waits for it); the report's own sampling at
+ * exit, and the watcher's, are done in place. */
+static int tw_room_sample(uint32_t site, const void *p, size_t len) {
+  if (len < TW_ROOM_MIN || __atomic_load_n(&tw_room_ending, __ATOMIC_RELAXED))
+    return 0;
+  return tw_room_ask((struct tw_room_ask){
+      .kind = TW_ASK_SAMPLE, .n = len, .site = site, .p = p});
 }
 
 void tw_room_track(const tw_site *s, const void *p, size_t size,
@@ -298,9 +475,11 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
   pthread_mutex_lock(&tw_room_lock);
   for (int i = 0; i < TW_ROOM_SLOTS && !added; i++)
     if (!tw_rb[i].p) {
+      b.id = ++tw_rb_ids;
       tw_rb[i] = b;
       tw_rb_live++;
       __atomic_fetch_add(&tw_room_gen, 1, __ATOMIC_RELAXED); /* (watcher) */
+      __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
       added = 1;
     }
   pthread_mutex_unlock(&tw_room_lock);
@@ -310,7 +489,7 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
    * and fwlike-bfs on 6.12 started their 1 s kernels with 336 and 858
    * pages of their edges on the slow node, back by the kernels' ends */
   if (added && __atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED))
-    syscall(SYS_futex, &tw_room_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    tw_sys_futex_wake(&tw_room_bell, 1);
 }
 
 int tw_room_tracked(const void *p) {
@@ -333,8 +512,7 @@ int tw_room_forget(const void *p) {
     if (tw_rb[i].p == (uintptr_t)p) {
       b = tw_rb[i];
       tw_rb[i].p = 0;
-      tw_rb_live--;
-      __atomic_fetch_add(&tw_room_gen, 1, __ATOMIC_RELAXED); /* (watcher) */
+      tw_rb_live--; /* (its pass: tw_room_freed's, which follows) */
       break;
     }
   pthread_mutex_unlock(&tw_room_lock);
@@ -355,7 +533,7 @@ int tw_room_forget(const void *p) {
  * limit's unreserved rest; \p extra bytes more (free pages the room does
  * not count: tw_room_pcp_passes). */
 static uint64_t tw_room_pass(int watched, uint64_t extra) {
-  pthread_mutex_lock(&tw_room_lock);
+  tw_view_take();
   uint64_t moved0 = tw_rs.restored_bytes + tw_rs.promoted_bytes;
   uint64_t room = tw_room_now();
   uint64_t budget = (room > TW_ROOM_MARGIN ? room - TW_ROOM_MARGIN : 0) + extra;
@@ -363,12 +541,13 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   for (;;) {
     int v = -1;
     for (int i = 0; i < TW_ROOM_SLOTS; i++)
-      if (tw_rb[i].p && !done[i] && (v < 0 || tw_rb[i].rank < tw_rb[v].rank))
+      if (tw_view[i].p && !done[i] &&
+          (v < 0 || tw_view[i].rank < tw_view[v].rank))
         v = i;
     if (v < 0)
       break;
     done[v] = 1;
-    tw_room_blk *b = &tw_rb[v];
+    tw_room_blk *b = &tw_view[v];
     if (budget < TW_ROOM_PAGE) { /* the room is spent: exchanges only */
       if (!b->settled && b->rank != INT_MAX) {
         tw_room_owed(b); /* (is it all touched) */
@@ -388,6 +567,8 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
     size_t back = was ? 0
                       : tw_pages_move(b->lo, b->hi, -1, tw_room_local,
                                       budget, 0, NULL);
+    if (!was)
+      tw_room_tally(TW_RA_RESTORE, back);
     tw_rs.restored_bytes += back;
     tw_room_count(b->slot, 1, back);
     budget -= back < budget ? back : budget;
@@ -407,13 +588,19 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
     }
     grow &= ~(uint64_t)(TW_ROOM_PAGE - 1);
     tw_dram_ticket t;
-    if (grow < TW_ROOM_PAGE || !tw_dram_take(NULL, grow, &t))
+    if (grow < TW_ROOM_PAGE)
       continue;
+    if (!tw_dram_take(NULL, grow, &t)) {
+      tw_room_tally(TW_RA_PROMOTE, 0);
+      continue;
+    }
     tw_dram_keep(&t, NULL, grow); /* (no block: not recorded) */
     if (tw_range_prefer(b->grown, b->grown + grow, tw_room_local)) {
       tw_dram_give(NULL, grow);
+      tw_room_tally(TW_RA_PROMOTE, 0);
       continue;
     }
+    tw_room_tally(TW_RA_PROMOTE, 1);
     size_t moved = tw_pages_move(b->grown, b->grown + grow, -1, tw_room_local,
                                  grow, 0, NULL);
     b->grown += grow;
@@ -423,20 +610,24 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
     tw_room_count(b->slot, 2, grow);
     budget -= grow; /* its untouched pages will fault into DRAM too */
   }
-  int open = 0;
-  for (int i = 0; i < TW_ROOM_SLOTS; i++)
-    open += tw_rb[i].p && tw_rb[i].rank != INT_MAX && !tw_rb[i].settled;
-  __atomic_store_n(&tw_room_unsettled, open, __ATOMIC_RELAXED);
   if (watched)
     tw_rs.watched++;
   else
     tw_rs.phases++;
-  uint64_t moved = tw_rs.restored_bytes + tw_rs.promoted_bytes - moved0;
-  pthread_mutex_unlock(&tw_room_lock);
-  return moved;
+  tw_view_put();
+  return tw_rs.restored_bytes + tw_rs.promoted_bytes - moved0;
 }
 
-void tw_room_freed(void) { tw_room_pass(0, 0); }
+/* A large DRAM object was freed: the pass with promotions, the owner's
+ * (the freeing thread waits for it, bounded: the program's next phase
+ * finds the room it left), or the freeing thread's where there is none. */
+void tw_room_freed(void) {
+  if (tw_room_ask((struct tw_room_ask){.kind = TW_ASK_PHASE}))
+    return;
+  pthread_mutex_lock(&tw_room_exec);
+  tw_room_pass(0, 0);
+  pthread_mutex_unlock(&tw_room_exec);
+}
 
 /* The room is spent and ranked objects still have pages elsewhere: the
  * DRAM node may still have free pages in the kernel's per-CPU lists, which
@@ -453,8 +644,8 @@ void tw_room_freed(void) { tw_room_pass(0, 0); }
  * pages demoted, 1.224x against 1.005x without Linux's tiering). */
 static uint64_t tw_room_pcp_passes(void) {
   static uint64_t pcp[TW_CPUS_MAX]; /* (the watcher's only) */
-  cpu_set_t mine, one;
-  if (sched_getaffinity(0, sizeof mine, &mine))
+  cpu_set_t mine;
+  if (tw_sys_affinity(&mine, NULL))
     return 0;
   tw_node_pcp((unsigned)tw_room_local, pcp);
   /* the margin the other passes keep above the watermark goes too: the
@@ -466,15 +657,13 @@ static uint64_t tw_room_pcp_passes(void) {
   for (int c = 0; c < TW_CPUS_MAX && c < CPU_SETSIZE; c++) {
     if (pcp[c] < TW_ROOM_PCP_MIN || !CPU_ISSET(c, &mine))
       continue;
-    CPU_ZERO(&one);
-    CPU_SET(c, &one);
-    if (sched_setaffinity(0, sizeof one, &one))
+    if (tw_sys_pin(c))
       continue;
     moved += tw_room_pass(1, pcp[c] - TW_ROOM_PCP_MIN / 2 + margin);
     margin = 0;
     tw_rs.pcp_passes++;
   }
-  sched_setaffinity(0, sizeof mine, &mine);
+  tw_sys_affinity(NULL, &mine);
   if (margin >= TW_ROOM_PCP_MIN)
     moved += tw_room_pass(1, margin);
   return moved;
@@ -492,33 +681,52 @@ static uint64_t tw_room_pcp_passes(void) {
  * the graph was built). A quiet program costs one meminfo read per tick. */
 static void *tw_room_watch(void *arg) {
   (void)arg;
+  tw_room_owner = 1;
   uint64_t ms = tw_cfg.room_interval_ms;
   struct timespec tick = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
   uint64_t ns = ms * 100000u; /* a tenth of a tick */
   struct timespec brief = {(time_t)(ns / 1000000000u),
                            (long)(ns % 1000000000u)};
   uint64_t low = UINT64_MAX;
-  unsigned seen = 0, idle = 0, wait = 1;
+  unsigned seen = 0, rung = 0, idle = 0, wait = 1;
   for (;;) {
-    /* a tick, ended early when an object is tracked; a tenth of one when
-     * objects came while the last pass ran (a burst: one pass per that) */
-    if (__atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED) == seen)
-      syscall(SYS_futex, &tw_room_gen, FUTEX_WAIT_PRIVATE, seen, &tick,
-              NULL, 0);
-    else
+    /* a tick, ended early by the bell (an object tracked, an ask, a large
+     * free); a tenth of one when objects came while the last pass ran (a
+     * burst: one pass per that); none while asks or a free's pass wait
+     * (posted after the bell was last read: not slept on) */
+    int posted = __atomic_load_n(&tw_ask_done, __ATOMIC_RELAXED) !=
+                 __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED);
+    unsigned was = rung;
+    if (posted)
+      ;
+    else if (__atomic_load_n(&tw_room_bell, __ATOMIC_RELAXED) == rung)
+      tw_sys_futex_wait(&tw_room_bell, rung, &tick);
+    else if (__atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED) != seen)
       nanosleep(&brief, NULL);
+    rung = __atomic_load_n(&tw_room_bell, __ATOMIC_RELAXED);
+    int ticked = !posted && rung == was; /* (a tick, not the bell) */
+    /* asks first (their threads wait), then a free's pass with promotions */
+    pthread_mutex_lock(&tw_room_exec);
+    if (__atomic_load_n(&tw_ask_done, __ATOMIC_RELAXED) !=
+        __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED)) {
+      unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
+      if (tw_room_answer())
+        seen = gen; /* (objects came before a free's pass: it was theirs) */
+    }
+    pthread_mutex_unlock(&tw_room_exec);
     uint64_t room = tw_room_now();
     low = room < low ? room : low;
     unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
     int grew = room >= TW_ROOM_MARGIN + TW_ROOM_MIN && room >= low + TW_ROOM_MIN;
     int due = __atomic_load_n(&tw_room_unsettled, __ATOMIC_RELAXED) &&
-              ++idle >= wait;
+              ticked && ++idle >= wait;
     if (!grew && gen == seen && !due)
       continue;
     if (grew)
       tw_rs.grown++; /* (the watcher's own count: only it writes it) */
     struct timespec c0, c1;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    pthread_mutex_lock(&tw_room_exec);
     uint64_t moved = tw_room_pass(1, 0);
     /* (a pass that gives a worse-ranked object pages before a better one
      * is allocated is undone when it is: its room is made by demotions,
@@ -528,6 +736,7 @@ static void *tw_room_watch(void *arg) {
         __atomic_load_n(&tw_room_unsettled, __ATOMIC_RELAXED) &&
         tw_room_now() < TW_ROOM_MARGIN + TW_ROOM_MIN)
       moved += tw_room_pcp_passes();
+    pthread_mutex_unlock(&tw_room_exec);
     /* (an idle pass costs at most 1/TW_ROOM_IDLE_SHARE of a CPU: a large
      * object never all touched is read page by page at each) */
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
@@ -551,8 +760,10 @@ static void *tw_room_watch(void *arg) {
 static void tw_room_watch_start(void) {
   if (!tw_cfg.room_interval_ms)
     return;
-  if (!tw_sys_thread(tw_room_watch))
+  if (!tw_sys_thread(tw_room_watch)) {
     __atomic_store_n(&tw_room_watching, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&tw_sample_by, tw_room_sample, __ATOMIC_RELEASE);
+  }
   else
     tw_warn("room: no watcher thread (", "pthread_create failed",
             "): spilled pages come back at large frees only");
@@ -566,6 +777,10 @@ void tw_room_site(int slot, uint64_t out[3]) {
 /* (Where the live DRAM objects' pages are, and the warning for a dram site
  * whose pages are mostly off the CPUs' nodes: the report's DRAM sampling,
  * tw_place.c and tw_report.c.) */
+void tw_room_end(void) {
+  __atomic_store_n(&tw_room_ending, 1, __ATOMIC_RELAXED);
+}
+
 const tw_room_stats *tw_room_report(void) {
   tw_rs.on = tw_room_on;
   return &tw_rs;

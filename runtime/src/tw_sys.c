@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Layer 0 (base): raw system calls (mmap/munmap/mbind, so that the
- * runtime's own mappings never pass through its interposed mmap), the
+ * runtime's own mappings never pass through its interposed mmap; futex and
+ * CPU affinity for the room's watcher), the
  * internal bump allocator for tables that live until exit, the page-owner
  * map, and the debug copies of /proc/self/maps (TIERWISE_MAPS_COPY) the
  * tests read.
@@ -12,7 +13,9 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,6 +35,32 @@ int tw_sys_munmap(void *addr, size_t len) {
 long tw_sys_mbind(void *addr, size_t len, int mode, const unsigned long *mask,
                   unsigned long maxnode, unsigned flags) {
   return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
+}
+
+/* The room's watcher's waits and wakes (tw_room.c): a private futex. */
+void tw_sys_futex_wait(unsigned *word, unsigned seen,
+                       const struct timespec *timeout) {
+  syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, timeout, NULL, 0);
+}
+
+void tw_sys_futex_wake(unsigned *word, int n) {
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* The calling thread's CPU affinity: read into \p get, then set to \p set
+ * (either NULL). 0: done. */
+int tw_sys_affinity(cpu_set_t *get, const cpu_set_t *set) {
+  if (get && sched_getaffinity(0, sizeof(*get), get))
+    return -1;
+  return set ? sched_setaffinity(0, sizeof(*set), set) : 0;
+}
+
+/* The calling thread onto CPU \p cpu alone. 0: done. */
+int tw_sys_pin(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return tw_sys_affinity(NULL, &one);
 }
 
 static pthread_mutex_t tw_internal_lock = PTHREAD_MUTEX_INITIALIZER;

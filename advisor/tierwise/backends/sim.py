@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from tierwise import paths
 from tierwise.backends import add_objects_min
-from tierwise.progress import ticking
+from tierwise.progress import Progress
 from tierwise.sizes import count_option, parse_size, size_option
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
@@ -626,7 +626,8 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         file=sys.stderr,
     )
     proc = subprocess.Popen(vcmd, env=env)
-    with ticking("profile", "sim", alive=lambda: proc.poll() is None):
+    with Progress("tierwise profile: sim") as progress:
+        progress.doing("running the program under Valgrind")
         rc = proc.wait()
     if rc == -signal.SIGILL:  # "Process terminating with ... signal 4 (SIGILL)"
         shutil.rmtree(raw_dir, ignore_errors=True)

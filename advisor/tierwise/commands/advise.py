@@ -118,9 +118,10 @@ def _advise(pipeline: Any, args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from tierwise import pipeline
     from tierwise.advice import format_partial, format_size, format_table
-    from tierwise.progress import ticking
+    from tierwise.progress import Progress
 
-    with ticking("advise", "reading the profiles and choosing the DRAM sites"):
+    with Progress("tierwise advise") as progress:
+        progress.doing("reading the profiles and choosing the DRAM sites")
         adv = _advise(pipeline, args)
     if adv.warning:
         print(f"tierwise advise: warning: {adv.warning}", file=sys.stderr)

@@ -47,8 +47,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--root",
         metavar="DIR",
         help="name the patch's files relative to DIR (default: the git work tree "
-        "of the first file, else the working directory); apply there with "
-        "`git apply` or `patch -p1`",
+        "of the first file, else the compile database's directory when it holds "
+        "the files, else the deepest directory holding them; never the working "
+        "directory); apply there with `git apply` or `patch -p1`",
     )
     p.add_argument(
         "--binary",

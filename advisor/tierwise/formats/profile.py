@@ -8,7 +8,8 @@
   ValueError naming the file, column, row and value on any broken contract.
 - `finish_profile(DIR, ...)`: turns a backend's raw output (sites.csv with
   `location` empty, objects.csv, modules.csv, backend.json) into a complete
-  profile: symbolizes `location`, fills missing build-ids, writes meta.json.
+  profile: symbolizes `location`, fills missing build-ids, writes meta.json;
+  the same for each child process's under DIR/children/.
 - `read_sites_by_tier()`: sites_by_tier.csv of a placed sim profile;
   `backend_params()`: meta.json's backend parameters, where readable.
 Merging several profiles is reader.merge()."""
@@ -22,12 +23,15 @@ import socket
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, List, Optional
+from typing import IO, TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 import numpy as np
 import pandas as pd
 
 from tierwise import __version__
+
+if TYPE_CHECKING:
+    from tierwise.progress import Progress
 
 FORMAT = "tierwise-profile"
 VERSION = 1
@@ -387,12 +391,45 @@ def finish_profile(
     end: datetime,
     depth: int = 6,
     rank: Optional[int] = None,
+    known: Optional[dict] = None,
+    progress: Optional["Progress"] = None,
 ) -> dict:
-    """Complete the profile in `outdir` (see module doc); returns the meta
-    dict plus `n_sites`. `info`: the backend's {"exit_status", "params",
-    "clock", "estimated", "pid"}; `rank`: the MPI rank, or None."""
+    """Complete the profile in `outdir` (see module doc) and those of the
+    child processes the backend followed (info["params"]["children"]: one
+    profile per process, each with its own command line where the backend
+    saw it); returns the program's meta dict plus `n_sites` and
+    `processes`, [(command name, sites)] of the program and each child.
+    `info`: the backend's {"exit_status", "params", "clock", "estimated",
+    "pid"}; `rank`: the MPI rank, or None; `known`: frames already
+    symbolized (symbolize.Symbolizer), shared by the program and its
+    children, whose libraries are mostly the same; `progress` is told what
+    it does."""
+    cmd, known = list(cmd), {} if known is None else known
+    meta = _finish_one(outdir, cmd, backend, info, start, end, depth, rank, known, progress)
+    processes = [(Path(cmd[0]).name, meta["n_sites"])]
+    for child in (info.get("params") or {}).get("children", []):
+        kid = dict(
+            info,
+            exit_status=child.get("exit_status"),
+            signal=child.get("signal"),  # the child's own, not the program's
+            pid=child["pid"],
+            params={},
+            complete=child.get("complete"),
+        )
+        kid_cmd = child.get("command") or cmd
+        km = _finish_one(Path(outdir) / child["dir"], kid_cmd, backend, kid, start, end, depth,
+                         rank, known, progress, f" (child process {child['pid']})")
+        processes.append((Path(kid_cmd[0]).name, km["n_sites"]))
+    return dict(meta, processes=processes)
+
+
+def _finish_one(outdir, cmd, backend, info, start, end, depth, rank, known, progress, which=""):
+    """finish_profile() of one process's raw output."""
     from tierwise.symbolize import Symbolizer
 
+    if progress:
+        progress.who = f"{Path(cmd[0]).name}{which}"
+        progress.doing("reading the raw profile")
     outdir = Path(outdir)
     params = dict(info.get("params") or {})
     bj = outdir / "backend.json"
@@ -404,11 +441,12 @@ def finish_profile(
     modules = read_modules(outdir)
     sites_path = outdir / "sites.csv"
     sites = read_rows(sites_path, REQUIRED_SITE_COLUMNS) if sites_path.exists() else []
-    sym = Symbolizer({m["module"]: m["path"] for m in modules})
+    sym = Symbolizer({m["module"]: m["path"] for m in modules}, known=known)
     todo = [s for s in sites if not s.get("location") and not s["stack"].startswith("[")]
-    sym.resolve([f for s in todo for f in s["stack"].split(";")])
-    for s, loc in zip(todo, sym.locations([s["stack"] for s in todo])):
+    for s, loc in zip(todo, sym.locations([s["stack"] for s in todo], progress)):
         s["location"] = loc
+    if progress:
+        progress.doing("writing the profile")
     if sites_path.exists():
         extra = [c for c in OPTIONAL_COLUMNS if sites and c in sites[0]]
         write_rows(sites_path, REQUIRED_SITE_COLUMNS + extra, sites)

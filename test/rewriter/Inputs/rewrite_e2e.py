@@ -1,25 +1,28 @@
 # SPDX-License-Identifier: MIT
 """End to end check of `tierwise rewrite` on one example kernel:
 
-    rewrite_e2e.py [--head] [--odd] [--advise=BUDGET] [--bytes-min=PCT] TIERWISE EXE ARGS... -- WORKDIR
+    rewrite_e2e.py [--head | --head-in=FUNCTION] [--odd | --all-pmem] [--advise=BUDGET] [--bytes-min=PCT] [--werror] TIERWISE EXE ARGS... -- WORKDIR
 
 1. allocation census (`tierwise profile --backend alloc`); 2. a placement of
 the example's big sites (>= 16 KiB) in its sources, alternately pmem and dram, largest
-first (with --odd the other half: dram, pmem, ...); with --head every pmem site gets a DRAM head (`dram_bytes`: a
-quarter of its mean object size, in whole pages; none where that is 0), and
+first (with --odd the other half: dram, pmem, ...; with --all-pmem every one pmem); with --head every pmem site gets a DRAM head (`dram_bytes`: a
+quarter of its mean object size, in whole pages; none where that is 0; with --head-in=FUNCTION only
+the sites whose innermost frame is in FUNCTION), and
 each must be rewritten to its head form (tw_malloc_head, ...,
 tw_realloc_head, tw_aligned_alloc_head, new (tw::head_tag{...}));
-3. `tierwise rewrite -o PATCH` over the example's sources; sites it
+3. `tierwise rewrite -o PATCH` over the example's sources, run from /; sites it
 reports as not rewritable (e.g. anonymous mmap) are dropped from the
 placement and the rewrite repeated, which must then succeed; 4. the patch is
 applied to a copy of examples/ and the kernel rebuilt from the copy with the
-build's compile commands plus `tierwise config --cflags --libs`; 5. the
+build's compile commands plus `tierwise config --cflags --libs` (and with --werror
+`-Wall -Werror`); 5. the
 original runs with `tierwise run` (LD_PRELOAD) and the rebuilt one without
 LD_PRELOAD, both with a run report. Checks: the rebuilt program's checksum
 equals the unplaced run's, and for every placed (pmem) site the rebuilt
 report's bytes per tier (its sites symbolized, inline frames expanded, and
-summed per innermost frame and caller frame: function without parameters,
-file, line, lines mapped through the patch) equal the
+summed per first three user frames: function, file, line, lines mapped
+through the patch; tierwise.compare_runs, also run as `tierwise
+compare-runs`) equal the
 LD_PRELOAD report's (for the head's site: its DRAM and pmem bytes, both
 non-zero). With --advise=BUDGET the placement is instead the advisor's
 (`tierwise profile --backend sim`, `tierwise advise --dram-budget BUDGET`:
@@ -41,9 +44,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tierwise.symbolize import innermost_line, split_location
+from tierwise.compare_runs import bytes_by_site, patch_line_map, site_key
+from tierwise.symbolize import Symbolizer, innermost_line, split_location
 
-SYMBOLIZER = "/usr/lib/llvm-19/bin/llvm-symbolizer"
 BIG = 16 << 10
 
 
@@ -61,60 +64,6 @@ def checksum(out):
     return m[1]
 
 
-def base_function(name):
-    """ns::f<T>(unsigned long) [clone .isra.0] -> ns::f<T>: a wrapper that
-    gained a tier parameter is still the same function, and so is a C
-    wrapper's f_tier variant (its body, with the tier passed in)."""
-    name = re.sub(r" (\[clone [^]]*\]|\(\.\w+\.\d+\))$", "", name or "")  # GCC clones
-    depth, end = 0, len(name)
-    for i in range(len(name) - 1, -1, -1):  # the trailing parameter list
-        if name[i] == ")":
-            depth += 1
-        elif name[i] == "(":
-            depth -= 1
-            if depth == 0:
-                end = i
-                break
-    name = name[:end] if name.endswith(")") or name.endswith("const") else name
-    # Unqualified, without a return type or template arguments: an inline
-    # frame is named "safe_malloc", the same function out of line
-    # "fwlike::safe_malloc" (it may stop being inlined once it takes a tier).
-    depth, start, cut = 0, 0, len(name)
-    for i, c in enumerate(name):
-        if c == "<":
-            depth += 1
-            cut = min(cut, i) if depth == 1 and i > start else cut
-        elif c == ">":
-            depth -= 1
-        elif depth == 0 and (c == " " or name.startswith("::", i)):
-            start, cut = i + (2 if c == ":" else 1), len(name)
-    name = name[start:cut]
-    return name[: -len("_tier")] if name.endswith("_tier") else name
-
-
-def frames_of(binary, stacks, depth=3):
-    """stack -> its first DEPTH symbolized frames (inline frames expanded),
-    each (function without parameters, file basename, line): a site is told
-    apart from the others that share its innermost line (a wrapper's) by
-    its callers' (two levels: a delegating constructor's callers)."""
-    mod = Path(binary).name  # frames of the program itself, not of libc
-    offs = {s: [f.split("+", 1)[1] for f in s.split(";") if f.startswith(mod + "+")] for s in stacks}
-    allo = sorted({o for os_ in offs.values() for o in os_})
-    out = run([SYMBOLIZER, "--output-style=JSON", "--obj", str(binary)] + allo)
-    table = {}
-    for e in json.loads(out.stdout or "[]"):
-        table[e["Address"]] = [
-            (base_function(y.get("FunctionName")), Path(y.get("FileName", "")).name, y.get("Line"))
-            for y in e.get("Symbol") or []
-            if y.get("Line")  # not _start: no line information
-        ]
-    res = {}
-    for s, os_ in offs.items():
-        fr = [f for o in os_ for f in table.get(o, [])]
-        res[s] = tuple(fr[:depth])
-    return res
-
-
 def line_map(old_dir, new_dir, names):
     """(basename, new line) -> old line, for lines the patch kept or
     replaced one for one."""
@@ -130,7 +79,8 @@ def line_map(old_dir, new_dir, names):
 
 
 def main(argv):
-    head = odd = False
+    head = odd = all_pmem = werror = False
+    head_in = None
     advise = bytes_min = None
     while argv[0].startswith("--"):
         opt, argv = argv[0], argv[1:]
@@ -138,6 +88,12 @@ def main(argv):
             head = True
         elif opt == "--odd":
             odd = True
+        elif opt == "--werror":
+            werror = True
+        elif opt == "--all-pmem":
+            all_pmem = True
+        elif opt.startswith("--head-in="):
+            head, head_in = True, opt.split("=", 1)[1]
         elif opt.startswith("--advise="):
             advise = opt.split("=", 1)[1]
         elif opt.startswith("--bytes-min="):
@@ -171,11 +127,18 @@ def main(argv):
         key=lambda r: -int(r["bytes_allocated"]),
     )
     sites = [
-        {"stack": r["stack"], "location": r["location"], "tier": "pmem" if i % 2 == odd else "dram"}
+        {
+            "stack": r["stack"],
+            "location": r["location"],
+            "tier": "pmem" if all_pmem or i % 2 == odd else "dram",
+        }
         for i, r in enumerate(big)
     ]
     for r, s in zip(big, sites):
         n = int(r["bytes_allocated"]) // int(r["allocs"]) // 4 // 4096 * 4096
+        fn = (split_location(r["location"]) or ("",))[0]
+        if head_in and not re.match(rf"(.*::)?{re.escape(head_in)}\b", fn):
+            continue
         if head and s["tier"] == "pmem" and n:
             s["dram_bytes"] = n
     # Each site's bytes (the census's), for the share of placed bytes
@@ -221,7 +184,7 @@ def main(argv):
             ]
             + files,
             ok=ok,
-            cwd=src,
+            cwd="/",  # the patch must not depend on where the rewrite runs
         )
 
     if advise:
@@ -313,7 +276,7 @@ def main(argv):
         k = args.index("-o")
         args[k + 1] = str(work / f"u{i}.o")
         objs.append(args[k + 1])
-        run(args + cflags, cwd=e["directory"])
+        run(args + cflags + (["-Wall", "-Werror"] if werror else []), cwd=e["directory"])
     # The head sites' lines in the rewritten copy: the _head form with N.
     patched = re.findall(r"^\+\+\+ b/examples/(\S+)", (work / "rewrite.patch").read_text(), re.M)
     lmap = line_map(
@@ -377,27 +340,18 @@ def main(argv):
 
     pre = json.loads(preload_rep.read_text())
     reb = json.loads(rebuilt_rep.read_text())
-    where_pre = frames_of(exe, [s["stack"] for s in pre["sites"]])
-    where_reb = frames_of(rebuilt, [s["stack"] for s in reb["unmatched"]])
-
-    # Both sides per site: its innermost frame and two callers' (lines of
-    # the rebuilt program mapped through the patch), so the callers of a
-    # shared wrapper or macro are told apart.
-    def per_location(entries, where, field, lines=None):
-        acc = {}
-        for s in entries:
-            key = tuple(
-                (fn, f, lines.get((f, line)) if lines is not None and f in mapped else line)
-                for fn, f, line in where[s["stack"]]
-            )
-            d = acc.setdefault(key, {})
-            for t, b in s[field].items():
-                d[t] = d.get(t, 0) + b
-        return {k: {t: b for t, b in d.items() if b} for k, d in acc.items()}
-
-    mapped = {f for f, _ in lmap}  # files the patch may have moved lines in
-    want_all = per_location([s for s in pre["sites"] if s["tier"] == "pmem"], where_pre, "bytes")
-    got_all = per_location(reb["unmatched"], where_reb, "tier_bytes", lmap)
+    # Both sides per location (tierwise.compare_runs, as `compare-runs`
+    # keys them): the first three user frames, inline frames expanded,
+    # the rebuilt program's lines mapped back through the patch, so the
+    # callers of a shared wrapper, macro or pool are told apart.
+    sym_pre = Symbolizer({exe.name: str(exe)})
+    sym_reb = Symbolizer({rebuilt.name: str(rebuilt)})
+    want_all = bytes_by_site(
+        {"sites": [s for s in pre["sites"] if s["tier"] == "pmem"]}, sym_pre
+    )
+    got_all = bytes_by_site(
+        {"sites": [], "unmatched": reb["unmatched"]}, sym_reb, lines=patch_line_map(patch_text)
+    )
     for key, want in want_all.items():
         got = got_all.get(key, {})
         if want != got:
@@ -407,6 +361,16 @@ def main(argv):
     print(
         f"ok {name}: rebuilt report has the LD_PRELOAD bytes per tier at all {len(want_all)} placed locations"
     )
+    # The same by `tierwise compare-runs`, lines mapped through the patch.
+    cr = run(
+        [tierwise, "compare-runs", preload_rep, rebuilt_rep, "--binary-a", exe, "--binary-b", rebuilt,
+         "--patch", work / "rewrite.patch"],
+        ok=(0, 1),
+    )
+    (work / "compare-runs.txt").write_text(cr.stdout)
+    if cr.returncode:
+        sys.exit(f"FAIL {name}: compare-runs: {cr.stdout.splitlines()[-1]}\n{cr.stdout[-3000:]}")
+    print(f"ok {name}: compare-runs: {cr.stdout.splitlines()[-1]}")
     # Nothing else moved: every other call path of the rebuilt program (the
     # placement's dram sites, paths nobody profiled) allocates in DRAM only.
     moved = {k: v for k, v in got_all.items() if k not in want_all and set(v) - {"dram"}}
@@ -415,7 +379,7 @@ def main(argv):
         sys.exit(f"FAIL {name}: {key}: not placed, rebuilt {got} ({len(moved)} such call paths)")
     print(f"ok {name}: the other {len(got_all) - len(want_all)} call paths of the rebuilt program allocate in DRAM only")
     for s in headed:
-        key = where_pre[s["stack"]]
+        key = site_key(sym_pre, s["stack"])
         want = want_all.get(key, {})
         if not (want.get("dram") and want.get("pmem")):
             sys.exit(f"FAIL {name}: {key}: the DRAM head was not applied under LD_PRELOAD: {want}")

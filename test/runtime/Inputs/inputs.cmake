@@ -78,7 +78,9 @@ foreach(alloc jemalloc tcmalloc_minimal tcmalloc mimalloc)
   add_executable(tw_foreign_c_${alloc} ${TW_RT_IN}/tw_foreign.c)
   add_executable(tw_foreign_cc_${alloc} ${TW_RT_IN}/tw_foreign.cc)
   add_executable(tw_foreign_hello_${alloc} ${TW_RT_IN}/tw_foreign_hello.c)
-  foreach(t tw_foreign_c_${alloc} tw_foreign_cc_${alloc} tw_foreign_hello_${alloc})
+  add_executable(tw_signal_${alloc} ${TW_RT_IN}/tw_signal.c) # (signals.test)
+  foreach(t tw_foreign_c_${alloc} tw_foreign_cc_${alloc} tw_foreign_hello_${alloc}
+          tw_signal_${alloc})
     target_compile_options(${t} PRIVATE -O1 -g)
     # (no --as-needed: the library stays linked even where the program's
     # calls would bind elsewhere)
