@@ -2,7 +2,7 @@
 # `make install PREFIX=...` / `cmake --install build --prefix ...`: everything
 # an installed tierwise needs, so that PREFIX/bin/tierwise works with the
 # source and build trees gone. The layout (advisor/tierwise/paths.py INSTALLED):
-#   bin/tierwise             the CLI (a shell launcher, written at install time)
+#   bin/tierwise             the CLI (cmake/tierwise-launcher.sh)
 #   bin/tierwise-rewrite     the source rewriter
 #   include/tierwise.h       the API of libtierwise
 #   lib/libtierwise*.so      runtime (LD_PRELOAD), libtierwise, pmu profiler
@@ -33,15 +33,17 @@ install(TARGETS pagerank-push pagerank-pull bfs sssp spmv-pagerank adjlist
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/advisor/tierwise DESTINATION lib/tierwise/python
         PATTERN __pycache__ EXCLUDE)
 
-# The pkg-config file, the venv and the launcher name the prefix, known
-# only at install time (cmake --install --prefix).
+# Nothing installed names the prefix, so that an install moved or copied
+# elsewhere works (issue 36): bin/tierwise finds it from its own path,
+# tierwise.pc from pkg-config's ${pcfiledir}, and the venv from its
+# pyvenv.cfg (its python is a link to TIERWISE_INSTALL_PYTHON, which stays).
+install(FILES ${CMAKE_SOURCE_DIR}/advisor/tierwise-boot.py DESTINATION lib/tierwise/python)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/cmake/tierwise-launcher.sh DESTINATION bin RENAME tierwise)
+set(prefix "\${pcfiledir}/../..")
+configure_file(${CMAKE_SOURCE_DIR}/runtime/tierwise.pc.in ${CMAKE_BINARY_DIR}/tierwise.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/tierwise.pc DESTINATION lib/pkgconfig)
 install(CODE "
 set(tw_root \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}\")
-set(prefix \"\${CMAKE_INSTALL_PREFIX}\")
-set(PROJECT_VERSION \"${PROJECT_VERSION}\")
-message(STATUS \"Installing: \${tw_root}/lib/pkgconfig/tierwise.pc\")
-configure_file(\"${CMAKE_SOURCE_DIR}/runtime/tierwise.pc.in\"
-               \"\${tw_root}/lib/pkgconfig/tierwise.pc\" @ONLY)
 set(tw_venv \"\${tw_root}/lib/tierwise/venv\")
 message(STATUS \"Creating: \${tw_venv} (pip: pandas, numpy, ... from advisor/pyproject.toml)\")
 execute_process(COMMAND \"${TIERWISE_INSTALL_PYTHON}\" -m venv \"\${tw_venv}\"
@@ -53,20 +55,4 @@ execute_process(COMMAND \"\${tw_venv}/bin/python\" -c
 execute_process(COMMAND \"\${tw_venv}/bin/python\" -m pip install -q
                 --disable-pip-version-check -r \"\${tw_venv}/requirements.txt\"
                 COMMAND_ERROR_IS_FATAL ANY)
-set(tw_p \"\${CMAKE_INSTALL_PREFIX}\")
-set(tw_cli \"\${tw_root}/bin/tierwise\")
-message(STATUS \"Installing: \${tw_cli}\")
-file(WRITE \"\${tw_cli}\" \"#!/bin/sh
-# The tierwise CLI, installed by make install / cmake --install.
-# run and config start Python without site (-S): see advisor/CMakeLists.txt.
-TIERWISE_PREFIX='\${tw_p}'
-export TIERWISE_PREFIX
-unset TIERWISE_BUILD_DIR
-PYTHONPATH=\\\"\${tw_p}/lib/tierwise/python\\\${PYTHONPATH:+:\\\$PYTHONPATH}\\\"
-export PYTHONPATH
-case \\\"\\\$1\\\" in run|config) exec '\${tw_p}/lib/tierwise/venv/bin/python' -S -m tierwise \\\"\\\$@\\\" ;; esac
-exec '\${tw_p}/lib/tierwise/venv/bin/python' -m tierwise \\\"\\\$@\\\"
-\")
-file(CHMOD \"\${tw_cli}\" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
-     GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 ")

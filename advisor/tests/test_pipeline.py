@@ -83,7 +83,7 @@ def test_report_coverage_splits_every_llc_miss(prof):
 
 def test_backend_options_are_the_backends_own(tmp_path):
     opts = pipeline.backend_options("sim", ["--llc-size", "256K", "--roi", "markers"])
-    assert opts.llc_size == "256K" and opts.roi == "markers" and opts.backend == "sim"
+    assert opts.llc_size == 256 << 10 and opts.roi == "markers" and opts.backend == "sim"
     assert pipeline.backend_options("sim").roi in (None, "all")
     with pytest.raises(UserError, match="--nope: not an option of the sim backend"):
         pipeline.backend_options("sim", ["--nope"])

@@ -113,7 +113,7 @@ def test_dram_head_is_accepted(tmp_path):
         (-4096, "pmem", "sites[0].dram_bytes = -4096: must be a positive multiple of 4096"),
         (0, "pmem", "sites[0].dram_bytes = 0: must be a positive"),
         ("8K", "pmem", "sites[0].dram_bytes = '8K': must be a positive"),
-        (8192.0, "pmem", "sites[0].dram_bytes = 8192.0: must be a positive"),
+        (8192.5, "pmem", "sites[0].dram_bytes = 8192.5: must be a positive"),
         (True, "pmem", "sites[0].dram_bytes = True: must be a positive"),
         (6000, "pmem", "sites[0].dram_bytes = 6000: must be a positive multiple of 4096"),
         (8192, "dram", "sites[0].dram_bytes = 8192: only for a site whose tier is not dram"),

@@ -113,3 +113,34 @@ def test_bad_pool_fn_names(spec):
 
     with pytest.raises(ValueError, match="expected a function name"):
         split_pool_fn(spec)
+
+
+def test_misspelt_names_get_close_suggestions(tmp_path):
+    # issue 36: BFS_runer and pagerankpullgs got no suggestion (substrings
+    # only), a C++ kernel's misspelling got libc's names
+    import subprocess
+
+    from tierwise import roi
+
+    if not shutil.which("c++"):
+        pytest.skip("no C++ compiler")
+    src = tmp_path / "k.cc"
+    src.write_text(
+        "namespace gap { struct G {}; int BFS_runner(G &g) { return 1; }\n"
+        "int PageRankPullGS(G &g, int n) { return n + 1; } }\n"
+        "int main() { gap::G g; return gap::BFS_runner(g) + gap::PageRankPullGS(g, 2); }\n"
+    )
+    prog = tmp_path / "k"
+    subprocess.run(["c++", "-O0", "-o", str(prog), str(src)], check=True)
+    assert roi.resolve("BFS_runer", [str(prog)]).near == ["BFS_runner"]
+    assert roi.resolve("pagerankpullgs", [str(prog)]).near == ["PageRankPullGS"]
+    assert roi.resolve("trunk", [str(prog)]).near == []  # not libc's trunc
+
+
+def test_listed_names_a_few():
+    # issue 36: one warning line of 6,102 characters listed every inlined copy
+    from tierwise.roi import listed
+
+    assert listed(["a", "b", "a"]) == "a; b"
+    assert listed(f"f{i}" for i in range(1000)) == "f0; f1; f2; f3 and 996 more"
+    assert len(listed(f"fn_{i} x.cc:{i}" for i in range(5000))) < 80

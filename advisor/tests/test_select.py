@@ -218,7 +218,7 @@ def test_parse_budget(text, total, expect):
 
 
 @pytest.mark.parametrize(
-    "text,err", [("120%", "between 0% and 100%"), ("lots", "expected a number"), ("-5%", "between")]
+    "text,err", [("120%", "between 0% and 100%"), ("lots", "expected a size"), ("-5%", "between")]
 )
 def test_bad_budget(text, err):
     with pytest.raises(ValueError, match=err):

@@ -267,10 +267,10 @@ def bfs_like(tmp_path):
     frontier arrays fit and 512 KiB is left for the adjacency array's head."""
     mib = 1 << 20
     adj = site_row(0, "bfs+0x10;bfs+0x1", 4 * mib, 400000, 0, 200000, location="build adj.c:10")
-    # the two frontier arrays: the same counts
+    # the two frontier arrays: the same counts (stacks unlike adj's: one stack is one site)
     counts = (768 << 10, 300000, 100000, 150000, 50000, 20000)
     rows = [adj] + [
-        site_row(i, f"bfs+0x{i}0;bfs+0x1", *counts, location=f"bfs bfs.c:{19 + i}") for i in (1, 2)
+        site_row(i, f"bfs+0x{i}00;bfs+0x1", *counts, location=f"bfs bfs.c:{19 + i}") for i in (1, 2)
     ]
     objs = [(0, 4 * mib, 0, None), (1, 768 << 10, 1, None), (2, 768 << 10, 2, None)]
     return write_profile(tmp_path / "bfs", rows, objs)

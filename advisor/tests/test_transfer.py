@@ -150,9 +150,9 @@ def test_target_needs_counted_small_profiles(runs):
         ("dram_fraction", "half", "must be a number in (0, 1]"),
         ("rank", 0, "must be a positive integer"),
         ("planned_bytes", -1, "must be an integer >= 0"),
-        ("planned_live", [], "must be a non-empty list"),
-        ("planned_live", [1, "2"], "must be a non-empty list"),
-        ("planned_live", [4097], "must be a non-empty list"),  # over planned_bytes
+        ("planned_live", [], "must be a list of 1 to 64"),
+        ("planned_live", [1, "2"], "must be a list of 1 to 64"),
+        ("planned_live", [4097], "must be a list of 1 to 64"),  # over planned_bytes
     ],
 )
 def test_placement_fields_validated(field, value, msg):

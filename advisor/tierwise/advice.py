@@ -12,7 +12,14 @@ import pandas as pd
 
 from tierwise import cost
 from tierwise.formats import placement as placement_format
-from tierwise.select import Selection, parse_budget, peak_footprint, select, split_supported
+from tierwise.select import (
+    Selection,
+    parse_budget,
+    peak_footprint,
+    select,
+    split_supported,
+    unused_budget,
+)
 from tierwise.sizes import format_size  # noqa: F401 (advice.format_size)
 from tierwise.symbolize import fit_location, short_location
 
@@ -78,6 +85,8 @@ def advise(
     budget = parse_budget(budget_spec, total)
     split = partial and split_supported(model)
     sel = select(profile, costs, budget, policy, lifetime=lifetime, partial=split)
+    if policy == "cost":
+        sel.notes += unused_budget(profile, costs, sel, partial, split_supported(model))
     tier_of = {
         i: (model.fast.name if i in sel.fast else model.slow.name)
         for i in costs.index[costs["placeable"]]

@@ -223,14 +223,16 @@ class Advised:
     warning: Optional[str] = None
 
 
-def read_profiles(paths: Sequence[Any]) -> tuple["Profile", Optional[str]]:
+def read_profiles(
+    paths: Sequence[Any], mixed_programs: bool = False
+) -> tuple["Profile", Optional[str]]:
     """Profiles merged by site, pool hand-out sites folded into their block
     sites (reader.fold_handouts: what `tierwise run` can place), and the
     LLC warning for them (or None)."""
     from tierwise import reader
     from tierwise.advice import llc_warning
 
-    profile = reader.read_profiles(list(paths))
+    profile = reader.read_profiles(list(paths), mixed_programs)
     # placements are for `tierwise run`: a pool's hand-outs count toward its block
     profile, _ = reader.fold_handouts(profile)
     return profile, llc_warning(profile)
@@ -245,6 +247,7 @@ def advise(
     partial: bool = True,
     target: Optional[str] = None,
     target_llc: Optional[str] = None,
+    mixed_programs: bool = False,
 ) -> Advised:
     """Choose the DRAM sites of the merged PROFILES under BUDGET (a size or
     N% of the peak live footprint); with `target` (an allocation census of a
@@ -263,7 +266,7 @@ def advise(
     elif target_llc:
         raise ValueError("--target-llc needs --target CENSUS")
     else:
-        prof, warn = read_profiles(profiles)
+        prof, warn = read_profiles(profiles, mixed_programs)
     model = tiers.load(tier_model)
     placement, table, sel, costs = choose(
         prof, model, budget, policy, lifetime=lifetime, partial=partial
@@ -662,9 +665,14 @@ def compare(
     sites, warn = read_profiles(profiles)
     if warn:
         _note("compare", f"warning: {warn}")
-    df, notes = compare_table(
-        sites, model, fractions, with_oracle=oracle, lifetime=lifetime, partial=partial
-    )
+    from tierwise.progress import Progress
+
+    step = "modelling every policy" + (" and the oracle" if oracle else "") + " at each budget"
+    with Progress("tierwise compare") as progress:
+        progress.doing(step)
+        df, notes = compare_table(
+            sites, model, fractions, with_oracle=oracle, lifetime=lifetime, partial=partial
+        )
     if simulate_cost:
         if not cmd:
             raise UserError("--simulate needs the command: tierwise compare ... -- CMD ARGS...")

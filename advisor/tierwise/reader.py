@@ -10,6 +10,8 @@ per-process quantity. Each profile's objects timeline is kept apart (column
 `profile`) so lifetime-aware packing checks every run's timeline on its own.
 """
 
+import os
+from pathlib import Path
 from typing import Iterable, List
 
 import numpy as np
@@ -57,7 +59,42 @@ def _same_llc(profiles: List[Profile]) -> None:
         )
 
 
-def merge(profiles: List[Profile]) -> Profile:
+def program(meta: dict) -> str:
+    """The program a profile ran: its command's first word, without the
+    directory ('' if the meta data does not say)."""
+    cmd = meta.get("command")
+    return os.path.basename(str(cmd[0])) if isinstance(cmd, list) and cmd else ""
+
+
+def _job(path: Path) -> Path:
+    """The profile directory of the job a profile belongs to: DIR for DIR
+    and for each DIR/children/<command>.<pid> (the processes `tierwise
+    profile` followed)."""
+    path = Path(path)
+    return path.parent.parent if path.parent.name == "children" else path
+
+
+def _same_program(profiles: List[Profile]) -> None:
+    """Refuse to merge the profiles of different programs (issue 36: they
+    were merged without a word, their tables showing pairs of like rows),
+    unless all are processes of one profiled job (one placement serves the
+    job: stacks name their modules) or advise --mixed-programs asks."""
+    if len({_job(q) for p in profiles for q in p.paths}) == 1:
+        return
+    seen: dict = {}
+    for p in profiles:
+        for path, meta in zip(p.paths, p.meta):
+            seen.setdefault(program(meta), str(path))
+    seen.pop("", None)
+    if len(seen) > 1:
+        which = ", ".join(f"{path} ({prog})" for prog, path in seen.items())
+        raise ValueError(
+            f"the profiles are of different programs: {which}; advise each program on its "
+            "own, or pass --mixed-programs for one placement that serves them all"
+        )
+
+
+def merge(profiles: List[Profile], mixed_programs: bool = False) -> Profile:
     """Merge profiles by site `stack`: counts summed, peak_bytes max,
     location the first non-empty one; objects keep their own profile index."""
     if len(profiles) == 1:
@@ -69,6 +106,8 @@ def merge(profiles: List[Profile]) -> Profile:
             "profile again with the same --depth"
         )
     _same_llc(profiles)
+    if not mixed_programs:
+        _same_program(profiles)
     frames = []
     for i, p in enumerate(profiles):
         s = p.sites.reset_index(drop=True).copy()
@@ -182,9 +221,10 @@ def fold_handouts(profile: Profile) -> tuple[Profile, list]:
     )
 
 
-def read_profiles(paths: Iterable) -> Profile:
-    """Read one or more profile directories and merge them by site."""
+def read_profiles(paths: Iterable, mixed_programs: bool = False) -> Profile:
+    """Read one or more profile directories and merge them by site
+    (profiles of different programs only with `mixed_programs`)."""
     paths = list(paths)
     if not paths:
         raise ValueError("no profile directory given")
-    return merge([read_profile(p) for p in paths])
+    return merge([read_profile(p) for p in paths], mixed_programs)

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from tierwise.symbolize import short_function
 
@@ -71,7 +71,16 @@ class Resolution:
         by_mod: dict[str, list[str]] = {}
         for s in self.symbols:
             by_mod.setdefault(s.module, []).append(s.demangled)
-        return "; ".join(f"{', '.join(sorted(set(v)))} in {m}" for m, v in by_mod.items())
+        return listed(f"{listed(sorted(set(v)), sep=', ')} in {m}" for m, v in by_mod.items())
+
+
+def listed(items: Iterable[str], most: int = 4, sep: str = "; ") -> str:
+    """The first `most` of `items` (duplicates dropped) joined by `sep`, then
+    "and N more": a message names a few, not thousands (issue 36: a warning
+    line of 6,102 characters listed every inlined copy)."""
+    items = list(dict.fromkeys(items))
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return sep.join(items[:most]) + more
 
 
 def program_of(
@@ -365,11 +374,49 @@ def resolve(
                 res.aliases += [a for a, v in names.items() if v == names[n] and a != n]
             elif key and key in _untemplate(short_function(d)).split("::")[-1]:
                 near.append((rank, short_function(d)))
+        if key and not near and rank < 2:
+            near += [(rank, n) for n in _close_names(key, names)]
     from tierwise.symbolize import cut_function
 
     ranked = sorted(set(near), key=lambda rn: (rn[0], len(rn[1]), rn[1]))
+    if any(r < 2 for r, _ in ranked):  # libc's trunc is no help for a kernel's name
+        ranked = [(r, n) for r, n in ranked if r < 2]
     res.near = list(dict.fromkeys(cut_function(n, 80) for _, n in ranked))[:5]
     return res
+
+
+# an identifier in a mangled name: its length, then the identifier
+MANGLED_ID_RE = re.compile(r"(\d+)(?=[A-Za-z_])")
+
+
+def _mangled_ids(name: str) -> list:
+    """The source names in an Itanium-mangled name (_ZN3gap10BFS_runnerE...:
+    gap, BFS_runner): each is its length in digits, then that many characters."""
+    ids, at = [], 0
+    while (m := MANGLED_ID_RE.search(name, at)) is not None:
+        end = m.end() + int(m[1])
+        ids.append(name[m.end() : end])
+        at = max(end, m.end() + 1)
+    return ids
+
+
+def _close_names(key: str, names: Iterable[str]) -> list:
+    """Identifiers of `names` (plain or mangled) that are close to `key`
+    ignoring case (difflib: a misspelling, BFS_runer for BFS_runner, or
+    another case, pagerankpullgs for PageRankPullGS); at most 5."""
+    import difflib
+
+    ids = set()
+    for n in names:
+        if n.startswith("_Z"):
+            ids.update(_mangled_ids(n))
+        else:
+            ids.add(n.split(".")[0])  # top_down._omp_fn.0: top_down
+    by_lower: dict[str, str] = {}
+    for i in sorted(ids):
+        by_lower.setdefault(i.lower(), i)
+    close = difflib.get_close_matches(key.lower(), list(by_lower), n=5, cutoff=0.75)
+    return [by_lower[c] for c in close]
 
 
 # ---------------------------------------------------------------- inlined copies
@@ -419,8 +466,7 @@ def inlined_message(
     holders: dict[str, InlinedCopy] = {}
     for c in copies:
         holders.setdefault(c.holder_symbol, c)
-    shown = "; ".join(c.where() for c in list(holders.values())[:4])
-    shown += f" and {len(holders) - 4} more" if len(holders) > 4 else ""
+    shown = listed(c.where() for c in holders.values())
     regions = " or ".join(f"--roi '{r}'" for r in list(dict.fromkeys(c.region() for c in copies))[:4])
     head = f"{what} {spec}: " + (
         "its out-of-line copy is never called: every call is inlined"

@@ -80,39 +80,12 @@ class Selection:
 
 
 def parse_budget(text: str, total_bytes: int) -> int:
-    """'--dram-budget' value: SIZE with a unit (512M, 2G, 4096B), 0, or N% of
-    the peak (live) footprint."""
-    from tierwise.sizes import GRAMMAR, parse_size
+    """'--dram-budget' value (sizes.parse_share): SIZE, 0, or N% of the
+    peak (live) footprint `total_bytes`."""
+    from tierwise.sizes import parse_share
 
-    s = str(text).strip()
-    if s.endswith("%"):
-        try:
-            pct = float(s[:-1])
-        except ValueError:
-            raise ValueError(
-                f"--dram-budget '{text}': not a percentage (expected N% with N a number, "
-                "e.g. 20%"
-                + ("; the % is doubled, as a printf format or Makefile writes it" if s.endswith("%%") else "")
-                + ")"
-            ) from None
-        if not 0 <= pct <= 100:
-            raise ValueError(f"--dram-budget {text}: a percentage must be between 0% and 100%")
-        return int(total_bytes * pct / 100)
-    if s.isdigit() and int(s):
-        # the size grammar reads a bare number as bytes, but a DRAM budget
-        # of a few bytes is never meant: say which of the two was (0 is 0
-        # in any unit)
-        raise ValueError(
-            f"--dram-budget '{text}': a number needs a unit here: {s}% of the peak "
-            f"footprint, or a size such as {s}M, {s}GiB ({s}B for bytes)"
-        )
-    try:
-        return parse_size(s, "--dram-budget")
-    except ValueError:
-        raise ValueError(
-            f"--dram-budget '{text}': expected {GRAMMAR} "
-            "(advisor/FORMATS.md \"Sizes\"), or N% of the footprint (e.g. 20%)"
-        ) from None
+    v = parse_share(text, "--dram-budget")
+    return int(total_bytes * v / 100) if isinstance(v, float) else v
 
 
 def sum_of_peaks(profile: Profile) -> int:
@@ -666,6 +639,58 @@ def more_heads(
         keep = np.arange(len(cand)) != k
         cand, cap, curve = cand[keep], cap[keep], curve[keep]
     return heads, False
+
+
+UNUSED_SHARE = 0.1  # unused_budget: said when more than this share of the budget is left
+UNUSED_SITES = 3  # ... naming at most this many sites
+
+
+def unused_budget(
+    profile: Profile, costs: pd.DataFrame, sel: Selection, heads: bool, model_splits: bool
+) -> list:
+    """When the chosen sites leave more than UNUSED_SHARE of the budget
+    unused: one line for each of the (at most UNUSED_SITES) slow sites of
+    most benefit, saying why it did not get that DRAM and what would place
+    it (issue 36: 4.5 KiB of a 12.8 MiB budget used, and nothing said).
+    `heads`: DRAM heads asked for (not --whole-sites); `model_splits`: the
+    tier model's slow tier can hold the tail of a split object."""
+    from tierwise.symbolize import short_location
+    from tierwise.sizes import format_size
+
+    left = sel.budget - sel.used_bytes
+    if sel.budget <= 0 or left <= max(UNUSED_SHARE * sel.budget, PAGE):
+        return []
+    cand = costs[costs["placeable"] & (costs["benefit"] > 0)]
+    cand = cand[~cand.index.isin(list(sel.fast)) & ~cand.index.isin(list(sel.partial))]
+    if cand.empty:
+        return [f"{format_size(left)} of the {format_size(sel.budget)} budget unused: every "
+                "site with a modelled benefit is in DRAM already"]
+    cand = cand.sort_values("benefit", ascending=False).head(UNUSED_SITES)
+    eligible = split_eligible(profile, cand)
+    together = ~one_at_a_time(profile, cand.index)
+    lines = []
+    for s in cand.index:
+        size = int(cand.at[s, "bytes"])
+        whole = (f"too large to go whole ({format_size(size)})" if size > sel.budget
+                 else f"its {format_size(size)} do not fit beside the chosen sites at their peak")
+        if not heads:
+            head = "no DRAM head asked for (--whole-sites)"
+        elif not model_splits:
+            head = "no DRAM head: this tier model's slow tier cannot hold a split object's tail"
+        elif bool(eligible.get(s, False)):
+            head = "a DRAM head did not pay (its misses are not in its first bytes)"
+        elif bool(together.get(s, False)):
+            head = ("no DRAM head: its objects are live at the same time (a head is per "
+                    "object, one object at a time)")
+        else:
+            head = "no DRAM head: it is placed whole (a pool block) or smaller than a page"
+        lines.append(
+            f"{format_size(left)} of the {format_size(sel.budget)} budget unused; site {s} "
+            f"({short_location(profile.sites.at[s, 'location'] or profile.sites.at[s, 'stack'])}"
+            f", modelled benefit {cand.at[s, 'benefit'] * 1e3:.3g} ms) did not get it: {whole}; "
+            f"{head}; a --dram-budget of {format_size(sel.used_bytes + size)} would place it whole"
+        )
+    return lines
 
 
 def scores(sites: pd.DataFrame, policy: str) -> pd.Series:

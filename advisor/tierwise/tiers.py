@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 # The tier file's schema and reader: formats.tiers.
 from tierwise.formats.tiers import TIER_FIELDS, Tier, TierModel  # noqa: F401
+from tierwise.formats.placement import valid_tier
 from tierwise.formats.tiers import read as read_file
 
 PRESET_DIR = Path(__file__).resolve().parent / "tiers"
@@ -42,7 +43,14 @@ def named_slow(spec: str) -> bool:
     """`kmem` or `numa:N` (and no file of that name): a preset of the
     NAMED_SLOW_BASE preset's numbers with that slow tier."""
     named = spec == "kmem" or re.fullmatch(r"numa:\d+", spec) is not None
-    return named and not Path(spec).exists()
+    if not named or Path(spec).exists():
+        return False
+    if not valid_tier(spec):
+        raise ValueError(
+            f"--tiers {spec}: no such tier: numa:N names nodes 0 to 15 (advisor/FORMATS.md "
+            '"Tier names"), and no tier file of that name exists'
+        )
+    return True
 
 
 def load(spec: str | None = None, sysfs: str | os.PathLike[str] | None = None) -> TierModel:

@@ -45,7 +45,7 @@ typedef struct tw_pjlist {
  * absent for an element that is not an object). */
 typedef struct tw_pjsite {
   tw_pjstr stack, location, tier;
-  tw_pjnum dram_bytes, dram_fraction, rank, planned_bytes;
+  tw_pjnum bytes, dram_bytes, dram_fraction, rank, planned_bytes;
   tw_pjlist planned_live; /* last: only its kind and n are cleared */
 } tw_pjsite;
 

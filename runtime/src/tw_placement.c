@@ -241,13 +241,19 @@ static int tw_root_fields(const tw_pjroot *r, int partial, unsigned *done) {
     *done |= 1;
     f = r->format.kind == 1 ? tw_cstr(&r->format) : NULL;
     if (!f || strcmp(f, "tierwise-placement"))
-      return tw_bad("format", f ? f : "(missing)",
+      return tw_bad("format",
+                    f                        ? f
+                    : r->format.kind == 2    ? "(not a string)"
+                                             : "(missing)",
                     "expected \"tierwise-placement\"");
   }
   if ((r->version.kind || !partial) && !(*done & 2)) {
     *done |= 2;
-    if (r->version.kind != 1 || tw_int(r->version.v) != 1)
-      return tw_bad("version", r->version.kind == 1 ? "(number)" : "(missing)",
+    if (r->version.kind != 1 || r->version.v != 1.0)
+      return tw_bad("version",
+                    r->version.kind == 1   ? "(number)"
+                    : r->version.kind == 2 ? "(not a number)"
+                                           : "(missing)",
                     "this runtime reads version 1");
   }
   if ((r->default_tier.kind || !partial) && !(*done & 4)) {
@@ -259,7 +265,8 @@ static int tw_root_fields(const tw_pjroot *r, int partial, unsigned *done) {
       return 0;
   }
   if (r->depth.kind && (r->depth.kind != 1 || tw_int(r->depth.v) < 1 ||
-                        tw_int(r->depth.v) > TW_MAX_DEPTH))
+                        tw_int(r->depth.v) > TW_MAX_DEPTH ||
+                        r->depth.v != (double)tw_int(r->depth.v)))
     return tw_bad("depth", "(not 1..64)", "must be an integer 1..64");
   tw_pdepth = r->depth.kind ? tw_int(r->depth.v) : 0;
   return 1;
@@ -281,8 +288,16 @@ static int tw_site_read(void *ctx, const tw_pjsite *s) {
   if (!r->n && !tw_root_fields(r->root, 1, &r->done))
     return 0;
   if (s->stack.kind != 1 || !s->stack.n)
-    return tw_bad(tw_field(&f, r->n, "stack"), "(missing)",
+    return tw_bad(tw_field(&f, r->n, "stack"),
+                  s->stack.kind == 2   ? "(not a string)"
+                  : s->stack.kind == 1 ? "(empty)"
+                                       : "(missing)",
                   "must be a non-empty stack string");
+  const tw_pjnum *b = &s->bytes; /* informational, but checked as the CLI does */
+  if (b->kind && (b->kind != 1 || b->v < 0 || b->v > 9.0e18 ||
+                  b->v != (double)(uint64_t)b->v))
+    return tw_bad(tw_field(&f, r->n, "bytes"), "(not an integer >= 0)",
+                  "must be an integer >= 0");
   if ((size_t)r->n == r->cap)
     return tw_bad(tw_field(&f, r->n, "stack"), "(past the sites counted)",
                   "cannot be kept");
@@ -318,7 +333,7 @@ static void tw_module_read(void *ctx, const tw_pjstr *m, const tw_pjstr *b) {
   tw_pmods[tw_npmods++].build_id = tw_cstr(b);
 }
 
-static void tw_phash_build(void);
+static int tw_phash_build(void);
 
 /* Parse the placement in \p buf (\p len bytes, TW_PJSON_PADDING more
  * writable; kept by the sites). */
@@ -351,8 +366,7 @@ static int tw_parse(char *buf, size_t len) {
   if (root.sites != 1)
     return tw_bad("sites", "(missing)", "must be a list");
   tw_npsites = rd.n;
-  tw_phash_build();
-  return 1;
+  return tw_phash_build();
 }
 
 /* Parse placement text (\p name names it in messages). Callable on a
@@ -438,13 +452,16 @@ static int tw_plead_has(const uint64_t *set, uint64_t h) {
 
 /* The hash table of the placement's stacks, built once after parsing (a
  * repeated stack keeps its first entry, as the linear rule did). */
-static void tw_phash_build(void) {
+/* The stack index; 0 (said) when two sites name one stack in different
+ * tiers (which one would win is not the user's choice; the CLI refuses the
+ * same, formats/placement.py). */
+static int tw_phash_build(void) {
   uint32_t cap = 16;
   while (cap < 2u * (uint32_t)tw_npsites)
     cap <<= 1;
   tw_phash = tw_internal_alloc(cap * sizeof(*tw_phash));
   if (!tw_phash)
-    return;
+    return 1;
   memset(tw_phash, 0xff, cap * sizeof(*tw_phash));
   tw_phash_mask = cap - 1;
   for (int i = 0; i < tw_npsites; i++) {
@@ -456,6 +473,11 @@ static void tw_phash_build(void) {
           !memcmp(q->stack, p->stack, p->len))
         break;
     }
+    if (tw_phash[k] >= 0 && tw_psites[tw_phash[k]].tier != p->tier) {
+      tw_fname f;
+      return tw_bad(tw_field(&f, i, "tier"), tw_tier_str(p->tier),
+                    "an earlier site has the same stack in another tier");
+    }
     if (tw_phash[k] < 0)
       tw_phash[k] = i;
   }
@@ -463,7 +485,7 @@ static void tw_phash_build(void) {
   tw_plead_frame = tw_internal_alloc(cap * sizeof(*tw_plead_frame));
   if (!tw_plead || !tw_plead_frame) {
     tw_plead = tw_plead_frame = NULL; /* (every call may match) */
-    return;
+    return 1;
   }
   memset(tw_plead, 0, cap * sizeof(*tw_plead));
   memset(tw_plead_frame, 0, cap * sizeof(*tw_plead_frame));
@@ -484,6 +506,7 @@ static void tw_phash_build(void) {
     else
       tw_ptier_mod[t][tw_ptier_nmod[t]++] = h;
   }
+  return 1;
 }
 
 int tw_placement_tier_starts_in(int tier, const char *module) {

@@ -196,6 +196,7 @@ struct reader {
         {"stack", 's', offsetof(tw_pjsite, stack)},
         {"location", 's', offsetof(tw_pjsite, location)},
         {"tier", 's', offsetof(tw_pjsite, tier)},
+        {"bytes", 'n', offsetof(tw_pjsite, bytes)},
         {"dram_bytes", 'n', offsetof(tw_pjsite, dram_bytes)},
         {"dram_fraction", 'n', offsetof(tw_pjsite, dram_fraction)},
         {"rank", 'n', offsetof(tw_pjsite, rank)},
@@ -203,7 +204,7 @@ struct reader {
         {"planned_live", 'l', offsetof(tw_pjsite, planned_live)}};
     tw_pjsite s;
     memset(&s, 0, offsetof(tw_pjsite, planned_live.v)); // v: 512 bytes
-    SIMDJSON_TRY(fields(v, sp, 8, &s, sink));
+    SIMDJSON_TRY(fields(v, sp, sizeof(sp) / sizeof(*sp), &s, sink));
     if (sink->site(sink->ctx, &s))
       return SUCCESS;
     refused = true;

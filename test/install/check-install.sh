@@ -5,7 +5,8 @@
 # away, the installed tierwise on Inputs/prog.c built with `pkg-config --cflags
 # --libs tierwise`: doctor, config, profile --backend sim, advise, run
 # (checksum equal to the unplaced run, bytes in pmem), rewrite (the rebuilt
-# program, without LD_PRELOAD, puts the same site in pmem; same checksum).
+# program, without LD_PRELOAD, puts the same site in pmem; same checksum);
+# then the prefix copied and moved elsewhere (check-relocate.sh).
 # The tree is moved back on exit, whatever happens. ~1-3 min.
 #   test/install/check-install.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
@@ -23,6 +24,7 @@ make -C "$src" --no-print-directory install PREFIX="$prefix" BUILD="$build" >"$t
   { tail -30 "$tmp/install.log"; fail "make install"; }
 mkdir -p "$work"
 cp "$src/test/install/Inputs/prog.c" "$work/"
+cp "$src/test/install/check-relocate.sh" "$tmp/"
 case "$build/" in "$src/"*) ;; *) fail "$build is outside $src: it would not be moved away" ;; esac
 if grep -rls "$src" "$prefix/bin/tierwise" "$prefix/lib/pkgconfig" "$prefix/lib/tierwise/python"; then
   fail "the installed files above name $src"
@@ -117,4 +119,5 @@ t = json.load(open(sys.argv[1]))["totals"]
 print("  rewritten totals:", t)
 sys.exit(0 if t.get("pmem", 0) >= 4 << 20 else 1)
 PY
+bash "$tmp/check-relocate.sh" "$prefix" # a copy moved elsewhere; a hostile PYTHONPATH
 step "ok: installed tierwise works without $src"

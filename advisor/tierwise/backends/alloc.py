@@ -2,8 +2,11 @@
 """The `alloc` backend of `tierwise profile`: the allocation census. Runs the
 command with the tierwise runtime preloaded in census mode
 (TIERWISE_CENSUS=DIR): exact per-site allocation counts, bytes and peaks,
-and the timeline of objects of at least --objects-min bytes, at near native
-speed. No access counts (those columns stay empty)."""
+and the timeline of objects of at least --objects-min-bytes, at near native
+speed. No access counts (those columns stay empty).
+
+formats.profile (pandas) is imported where it is used: `tierwise doctor`
+imports this module and must start in milliseconds (issue 36)."""
 
 from __future__ import annotations
 
@@ -15,9 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from tierwise.formats import profile as profile_format
 from tierwise.paths import artifact, runtime_preload
 from tierwise.preload import preload_blocker
+from tierwise.backends import add_objects_min
 from tierwise.sizes import parse_size
 
 RAW = [
@@ -31,12 +34,7 @@ RAW = [
 
 
 def add_arguments(group: Any) -> None:
-    group.add_argument(
-        "--objects-min",
-        default="4096",
-        metavar="SIZE",
-        help="objects of at least SIZE bytes go into objects.csv (default 4096)",
-    )
+    add_objects_min(group)
 
 
 def _child_files(outdir):
@@ -63,6 +61,7 @@ def _collect_children(outdir):
             command = json.loads((outdir / f"backend.{pid}.json").read_text())["command"]
         except (OSError, ValueError, KeyError, TypeError):
             command = None
+        from tierwise.formats import profile as profile_format
         rel = f"children/{profile_format.child_name(command)}.{pid}"
         dest = outdir / rel
         dest.mkdir(parents=True, exist_ok=True)
@@ -114,7 +113,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         old.unlink(missing_ok=True)
     for old in _child_files(outdir):
         old.unlink(missing_ok=True)
-    objects_min = parse_size(getattr(args, "objects_min", "4096"), "--objects-min")
+    objects_min = parse_size(getattr(args, "objects_min_bytes", 4096), "--objects-min-bytes")
     env = census_env(outdir, args.depth, objects_min)
     print(f"tierwise profile: alloc census of {' '.join(cmd)}", file=sys.stderr)
     try:

@@ -8,7 +8,10 @@ thread and attributes sample addresses to live heap objects. Counts are
 samples x period: estimates (meta.json says so).
 
 `available()` opens the default events once with tierwise-pmu-probe and
-returns its exact failure (errno text, perf_event_paranoid)."""
+returns its exact failure (errno text, perf_event_paranoid).
+
+formats.profile (pandas) is imported where it is used: `tierwise doctor`
+imports this module and must start in milliseconds (issue 36)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from tierwise import paths
-from tierwise.formats import profile as profile_format
+from tierwise.sizes import count_option, size_option
 
 PROBE = "bin/tierwise-pmu-probe"
 PRELOAD = "lib/libtierwise-pmu.so"
@@ -30,17 +33,17 @@ PRELOAD = "lib/libtierwise-pmu.so"
 def add_arguments(group: Any) -> None:
     group.add_argument(
         "--pmu-period",
-        type=int,
+        type=count_option(1, 2**62),
         default=20011,
         metavar="N",
         help="sampling period in events (default 20011; IBS rounds to a multiple of 16)",
     )
     group.add_argument(
         "--pmu-min-bytes",
-        type=int,
+        type=size_option(0, 2**62),
         default=4096,
-        metavar="N",
-        help="track objects of at least N bytes; smaller ones count as [unknown] (default 4096)",
+        metavar="SIZE",
+        help="track objects of at least SIZE bytes; smaller ones count as [unknown] (default 4096)",
     )
 
 
@@ -92,6 +95,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     params = json.loads(pmu_json.read_text())
     params["min_bytes"] = args.pmu_min_bytes
     params["scaling"] = "each sample counts sample_period events"
+    from tierwise.formats import profile as profile_format
     profile_format.write_backend_params(outdir, params)
     pmu_json.unlink()
     return {

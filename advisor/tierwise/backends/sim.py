@@ -11,7 +11,10 @@ one raw profile each under DIR/children/<command>.<pid>/ (<command>: the
 basename of the child's executable, as its Valgrind instance saw it).
 
 `python -m tierwise.backends.sim -o DIR -- CMD` writes only the raw profile
-(no meta.json); `tierwise profile --backend sim` also finishes it."""
+(no meta.json); `tierwise profile --backend sim` also finishes it.
+
+formats.profile (pandas) is imported where it is used: `tierwise doctor`
+imports this module and must start in milliseconds (issue 36)."""
 
 from __future__ import annotations
 
@@ -23,14 +26,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
 from tierwise import paths
-from tierwise.formats import profile as profile_format
-from tierwise.sizes import parse_size
+from tierwise.backends import add_objects_min
+from tierwise.progress import Progress
+from tierwise.sizes import count_option, parse_size, size_option
 
 TOOL = "lib/valgrind/tierwise-amd64-linux"
 RAW_FILES = {
@@ -39,7 +42,6 @@ RAW_FILES = {
     "modules.csv": "modules.csv",
     "tiers.csv": "sites_by_tier.csv",
 }
-HEARTBEAT_S = 30.0
 HELPER_WAIT_S = 60.0  # how long to wait for children outliving the program
 CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -48,6 +50,15 @@ CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 # Intel 64 and IA-32 Architectures Optimization Reference Manual (248966).
 ROB = 224
 MSHR = 10
+
+# The ranges the Valgrind tool accepts (profiler/sim/tw_main.c
+# tw_process_cmd_line_option; lines: tw_cache.c tw_cache_init), checked
+# before the run.
+LLC_SIZE = size_option(1 << 10, 1 << 36)
+L1_SIZE = size_option(256, 1 << 30)
+WAYS = count_option(1, 64)
+LINE_SIZE = size_option(8, 4096, power_of_two=True)
+WINDOW = count_option(1, 1 << 16)
 
 def host_cache_geometry(sysfs: str | os.PathLike[str] = CACHE_SYSFS) -> dict[str, Any]:
     """The host's L1 data cache and last-level cache from sysfs:
@@ -74,29 +85,29 @@ def host_cache_geometry(sysfs: str | os.PathLike[str] = CACHE_SYSFS) -> dict[str
 
 def add_arguments(group: Any) -> None:
     group.add_argument(
-        "--llc-size", metavar="SIZE", help="simulated LLC size (default: the host's)"
+        "--llc-size", type=LLC_SIZE, metavar="SIZE", help="simulated LLC size (default: the host's)"
     )
     group.add_argument(
         "--llc-ways",
-        type=int,
+        type=WAYS,
         metavar="N",
         help="simulated LLC associativity (default: the host's)",
     )
     group.add_argument(
         "--line-size",
-        type=int,
+        type=LINE_SIZE,
         metavar="BYTES",
         help="cache line size (default: the host's, else 64)",
     )
     group.add_argument(
-        "--l1-size", metavar="SIZE", help="simulated L1 data cache size (default: the host's)"
+        "--l1-size", type=L1_SIZE, metavar="SIZE", help="simulated L1 data cache size (default: the host's)"
     )
     group.add_argument(
-        "--l1-ways", type=int, metavar="N", help="simulated L1 associativity (default: the host's)"
+        "--l1-ways", type=WAYS, metavar="N", help="simulated L1 associativity (default: the host's)"
     )
     group.add_argument(
         "--rob",
-        type=int,
+        type=WINDOW,
         default=ROB,
         metavar="N",
         help="instructions in the interval model's window, which misses overlap within "
@@ -105,18 +116,13 @@ def add_arguments(group: Any) -> None:
     )
     group.add_argument(
         "--mshr",
-        type=int,
+        type=WINDOW,
         default=MSHR,
         metavar="N",
         help=f"LLC misses in flight at once in the interval model (L1D fill buffers; default "
         f"{MSHR}: Skylake)",
     )
-    group.add_argument(
-        "--objects-min-bytes",
-        default="4096",
-        metavar="SIZE",
-        help="objects.csv lists allocations of at least SIZE bytes (default 4096)",
-    )
+    add_objects_min(group)
     group.add_argument(
         "--roi",
         default="all",
@@ -296,7 +302,7 @@ def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
                 raise ValueError(roi.inlined_message(spec, copies, has_copy=True))
             print(
                 f"tierwise profile: warning: --roi {spec}: also inlined, into "
-                f"{'; '.join(dict.fromkeys(c.where() for c in copies))}: the time spent in "
+                f"{roi.listed(c.where() for c in copies)}: the time spent in "
                 "those copies is not in the region",
                 file=sys.stderr,
             )
@@ -454,7 +460,7 @@ def resolve_pool_fns(args: argparse.Namespace, cmd: Sequence[str]) -> dict[str, 
             if copies and key == "alloc_fn":
                 print(
                     f"tierwise profile: warning: {opt} {name}: inlined at {len(copies)} of its "
-                    f"calls, into {'; '.join(dict.fromkeys(c.where() for c in copies))}: the "
+                    f"calls, into {roi.listed(c.where() for c in copies)}: the "
                     "hand-outs made there are not seen and stay charged to the pool block's "
                     "site",
                     file=sys.stderr,
@@ -493,15 +499,6 @@ def _discard(outdir: Path) -> None:
     shutil.rmtree(outdir / "children", ignore_errors=True)
 
 
-def _heartbeat(proc, t0, stop):
-    while not stop.wait(HEARTBEAT_S):
-        if proc.poll() is None:
-            print(
-                f"tierwise profile: sim: still running, {time.monotonic() - t0:.0f} s",
-                file=sys.stderr,
-            )
-
-
 def _collect(raw_dir, pid, dest, params):
     """Moves the raw files of process pid into dest and writes backend.json."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -528,6 +525,7 @@ def _collect(raw_dir, pid, dest, params):
         p["roi"] = dict(p["roi"], **req)
     if (dest / "sites_by_tier.csv").exists():
         p["sites_by_tier"] = "sites_by_tier.csv"
+    from tierwise.formats import profile as profile_format
     profile_format.write_backend_params(dest, p)
     return p
 
@@ -588,6 +586,7 @@ def _child_name(raw_dir, pid):
         command = stats["command"]
     except (OSError, ValueError, KeyError, TypeError):
         command = None
+    from tierwise.formats import profile as profile_format
     return profile_format.child_name(command)
 
 
@@ -626,14 +625,10 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         f"({geo['source']})",
         file=sys.stderr,
     )
-    t0 = time.monotonic()
     proc = subprocess.Popen(vcmd, env=env)
-    stop = threading.Event()
-    threading.Thread(target=_heartbeat, args=(proc, t0, stop), daemon=True).start()
-    try:
+    with Progress("tierwise profile: sim") as progress:
+        progress.doing("running the program under Valgrind")
         rc = proc.wait()
-    finally:
-        stop.set()
     if rc == -signal.SIGILL:  # "Process terminating with ... signal 4 (SIGILL)"
         shutil.rmtree(raw_dir, ignore_errors=True)
         raise ValueError(sigill_message(cmd, host_avx512()))
@@ -689,6 +684,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         )
     if children:
         info["children"] = kids
+        from tierwise.formats import profile as profile_format
         profile_format.write_backend_params(outdir, info)
         print(
             f"tierwise profile: sim: {len(children)} child process profile(s) in {outdir / 'children'}",

@@ -11,14 +11,15 @@ from typing import Any
 
 from tierwise import tiers
 from tierwise.formats import placement as placement_format
-from tierwise.cli import add_whole_sites
+from tierwise.cli import VERBS, add_whole_sites
 from tierwise.select import POLICIES
+from tierwise.sizes import count_option, share_option, size_option
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "advise",
-        help="choose which allocation sites go to DRAM under a budget",
+        help=VERBS["advise"],
         description="Read one or more profile directories (merged by site), model "
         "each site's memory time on the fast and slow tier, choose the sites to "
         "keep in DRAM under --dram-budget and write placement.json.",
@@ -27,6 +28,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--dram-budget",
         required=True,
+        type=share_option("--dram-budget"),
         metavar="SIZE|N%",
         help="fast-tier bytes (512M, 2G) or N%% of the peak live footprint (the most "
         "placeable bytes live at once; with --target, the target run's)",
@@ -48,6 +50,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     t.add_argument(
         "--target-llc",
+        type=size_option(1),
         metavar="SIZE",
         help="LLC of the machine that runs the target (default: the LLC the PROFILEs "
         "simulated); miss rates carry over when each PROFILE simulated this cache scaled "
@@ -87,15 +90,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE.png",
         help="also plot modelled time against DRAM budget for every policy",
     )
-    p.add_argument("--top", type=int, default=30, metavar="N", help="table rows (default 30)")
+    p.add_argument(
+        "--mixed-programs",
+        action="store_true",
+        help="merge profiles of different programs into one placement (processes of one "
+        "profiled job merge without it); stacks name their modules, so each program's "
+        "sites stay its own",
+    )
+    p.add_argument("--top", type=count_option(0), default=30, metavar="N", help="table rows (default 30)")
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    from tierwise import pipeline
-    from tierwise.advice import format_partial, format_size, format_table
-
-    adv = pipeline.advise(
+def _advise(pipeline: Any, args: argparse.Namespace) -> Any:
+    return pipeline.advise(
         args.profiles,
         args.dram_budget,
         args.tiers,
@@ -104,7 +111,18 @@ def run(args: argparse.Namespace) -> int:
         partial=not args.whole_sites,
         target=args.target,
         target_llc=args.target_llc,
+        mixed_programs=args.mixed_programs,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tierwise import pipeline
+    from tierwise.advice import format_partial, format_size, format_table
+    from tierwise.progress import Progress
+
+    with Progress("tierwise advise") as progress:
+        progress.doing("reading the profiles and choosing the DRAM sites")
+        adv = _advise(pipeline, args)
     if adv.warning:
         print(f"tierwise advise: warning: {adv.warning}", file=sys.stderr)
     placement, table, sel, model = adv.placement, adv.table, adv.selection, adv.model

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from tierwise import pipeline, tiers
-from tierwise.cli import UserError, add_whole_sites
+from tierwise.cli import UserError, VERBS, add_whole_sites
 from tierwise.formats import compare as compare_format
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
-        help="compare placements (baselines and advisor policies) across DRAM budgets",
+        help=VERBS["compare"],
         description="Profile CMD with the sim backend (or reuse --profile DIR) and "
         "model every placement strategy at several DRAM budgets: all-DRAM, "
         "all-slow-tier, first-fit, static ratio (memkind memtier), the advisor "

@@ -13,13 +13,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tierwise.cli import UserError
+from tierwise.cli import VERBS, UserError
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare-runs",
-        help="per site bytes per tier of two run reports (original and rebuilt)",
+        help=VERBS["compare-runs"],
         description="Compare two run reports site by site: each allocation stack of "
         "either (A's `sites`, and both reports' `unmatched` entries, such as a "
         "rebuilt program's tierwise.h calls) is symbolized and keyed by its first "

@@ -14,14 +14,14 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-from tierwise.cli import UserError
+from tierwise.cli import UserError, VERBS
 from tierwise.paths import artifact_path, include_path
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "config",
-        help="print compiler/linker flags for libtierwise",
+        help=VERBS["config"],
         description="Print the flags to compile (--cflags) and link (--libs) "
         "a program against libtierwise, e.g. "
         "cc prog.c $(tierwise config --cflags --libs); the --libs flags may "

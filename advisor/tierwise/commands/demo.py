@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from tierwise import paths, pipeline
-from tierwise.cli import UserError, add_whole_sites
+from tierwise.cli import UserError, VERBS, add_whole_sites
+from tierwise.backends.sim import LLC_SIZE
 from tierwise.formats import report as report_format
+from tierwise.sizes import count_option, format_size, share_option
 
 CHECKSUM = re.compile(r"^checksum: ([0-9a-f]+)$", re.MULTILINE)
 
@@ -27,31 +29,34 @@ CHECKSUM = re.compile(r"^checksum: ([0-9a-f]+)$", re.MULTILINE)
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "demo",
-        help="run the whole pipeline on a bundled example",
+        help=VERBS["demo"],
         description="Profile a bundled graph kernel with the sim backend, advise a "
-        "placement at a 20%% DRAM budget, run it with the placement (checksum must equal "
+        "placement at a 20% DRAM budget, run it with the placement (checksum must equal "
         "the unplaced run), simulate the placement and compare it with the baselines.",
     )
     p.add_argument(
         "--example",
         default="pagerank-push",
         metavar="NAME",
-        help="example in build/examples (default pagerank-push)",
+        help="a bundled example: build/examples in the build tree, lib/tierwise/examples "
+        "in an install (default pagerank-push)",
     )
     p.add_argument(
         "--scale",
-        type=int,
+        type=count_option(1, 30),
         default=14,
         metavar="S",
         help="Kronecker graph with 2^S vertices (default 14)",
     )
     p.add_argument(
         "--llc-size",
+        type=LLC_SIZE,
         default="256K",
         metavar="SIZE",
         help="simulated LLC, small so that the small graph does not fit (default 256K)",
     )
-    p.add_argument("--dram-budget", default="20%", metavar="SIZE|N%", help="default 20%%")
+    p.add_argument("--dram-budget", type=share_option("--dram-budget"), default="20%",
+                   metavar="SIZE|N%", help="default 20%%")
     add_whole_sites(p)
     p.add_argument(
         "--roi",
@@ -152,9 +157,9 @@ def run(args: argparse.Namespace) -> int:
     threads = os.environ.get("OMP_NUM_THREADS", "1")  # profiled runs: one thread
     t0 = time.monotonic()
 
-    _step(f"1/5 profile {' '.join(cmd)} (sim backend, LLC {args.llc_size}, --roi {args.roi})")
+    _step(f"1/5 profile {' '.join(cmd)} (sim backend, LLC {format_size(args.llc_size)}, --roi {args.roi})")
     prof = out / "profile"
-    opts = pipeline.backend_options("sim", ["--llc-size", args.llc_size, "--roi", args.roi])
+    opts = pipeline.backend_options("sim", ["--llc-size", str(args.llc_size), "--roi", args.roi])
     with _environ(OMP_NUM_THREADS=threads):
         res = pipeline.profile(cmd, prof, "sim", opts)
     if res.returncode != 0:

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tierwise.cli import VERBS
 from tierwise import machine
 from tierwise.backends import pmu, sim
 
@@ -22,7 +23,7 @@ from tierwise.backends import pmu, sim
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
-        help="what this machine offers and what tierwise will use",
+        help=VERBS["doctor"],
         description=__doc__.split("\n\n")[0].replace("`tierwise doctor`: ", ""),
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -7,10 +7,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from tierwise.cli import UserError
+from tierwise.cli import UserError, VERBS
+from tierwise.sizes import count_option
 from tierwise.pipeline import BACKENDS, backend, choose_backend  # noqa: F401 (choose_backend: pmu-unavailable.test)
 
 # Where MPI launchers put the process's rank, first present wins.
@@ -20,7 +22,7 @@ RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "profile",
-        help="profile an unmodified command",
+        help=VERBS["profile"],
         description="Run CMD unmodified and write a profile directory: "
         "per allocation site counts of allocations, bytes, loads, stores, LLC "
         "misses and writebacks, and the allocation timeline.",
@@ -50,8 +52,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="replace the profile DIR already holds (without it, an existing "
         "profile is never overwritten)",
     )
-    p.add_argument("--depth", type=int, default=6, metavar="N",
-                   help="user frames kept per allocation site (default 6)")
+    p.add_argument("--depth", type=count_option(1, 64), default=6, metavar="N",
+                   help="user frames kept per allocation site (1-64, default 6)")
     for name in BACKENDS:
         try:
             mod = backend(name)
@@ -99,23 +101,43 @@ PROFILE_FILES = ("meta.json", "sites.csv", "objects.csv", "modules.csv", "sites_
                  "backend.json", "pmu.json")
 
 
-def _fresh(outdir: Path, force: bool) -> None:
+ASIDE = ".tierwise-replaced"  # DIR/ASIDE.PID: the profile --force replaces, until the new one is done
+
+
+def _set_aside(outdir: Path, force: bool) -> Path | None:
     """Refuse to write over the profile `outdir` holds (its meta.json: the
-    files would be mixed with the new run's), or with --force remove that
-    profile first. A failed run's output (no meta.json) is written over."""
+    files would be mixed with the new run's), or with --force move it into
+    DIR/.tierwise-replaced.PID, where it stays until the new profile is
+    complete (a command that does not exist or a failed backend must not
+    cost the user the old one: issue 36). A failed run's output (no
+    meta.json) is written over."""
     held = [f for f in PROFILE_FILES if (outdir / f).exists()]
     if "meta.json" not in held:  # no profile there (raw or failed output)
-        return
+        return None
     if not force:
         raise UserError(
             f"{outdir} already holds a profile ({held[0]}): pass --force to replace it, "
             "or choose another -o"
         )
+    aside = outdir / f"{ASIDE}.{os.getpid()}"
+    aside.mkdir()
+    for f in held + (["children"] if (outdir / "children").exists() else []):
+        os.rename(outdir / f, aside / f)
+    return aside
+
+
+def _put_back(outdir: Path, aside: Path) -> None:
+    """The old profile back in place of what the failed run left."""
     import shutil
 
-    for f in held:
-        (outdir / f).unlink()
-    shutil.rmtree(outdir / "children", ignore_errors=True)
+    for f in os.listdir(aside):
+        new = outdir / f
+        if new.is_dir() and not new.is_symlink():
+            shutil.rmtree(new, ignore_errors=True)
+        elif new.exists() or new.is_symlink():
+            new.unlink()
+        os.rename(aside / f, new)
+    aside.rmdir()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,6 +153,16 @@ def run(args: argparse.Namespace) -> int:
         outdir = Path(expand_output(args.output, rank, os.getpid()))
     else:
         outdir = Path(f"tierwise-profile.{Path(cmd[0]).name}.{os.getpid()}")
-    _fresh(outdir, args.force)
-    res = pipeline.profile(cmd, outdir, args.backend, args, args.depth, rank)
+    aside = _set_aside(outdir, args.force)
+    try:
+        res = pipeline.profile(cmd, outdir, args.backend, args, args.depth, rank)
+    except BaseException:
+        if aside:
+            _put_back(outdir, aside)
+            print(f"tierwise profile: {outdir}: the profile it held is kept", file=sys.stderr)
+        raise
+    if aside:
+        import shutil
+
+        shutil.rmtree(aside, ignore_errors=True)
     return res.returncode

@@ -11,20 +11,22 @@ from typing import Any
 
 import pandas as pd
 
+from tierwise.cli import VERBS
+from tierwise.sizes import count_option
 from tierwise import tiers
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "report",
-        help="tables and plots of a profile",
+        help=VERBS["report"],
         description="Summarise a profile: per allocation site its peak size, LLC "
         "misses per KiB, the share of them that continue a sweep (seq: what a "
         "prefetcher covers; '-' where not counted), the memory-level parallelism its "
         "misses are charged with (mlp: measured by the sim backend's interval model, "
         "else the tier model's constant; '-' without misses), write share and modelled benefit "
         "of the fast tier; with -o, "
-        "write sites.csv (the table) and sites.png (misses/KiB against write "
+        "write report.csv (the table) and sites.png (misses/KiB against write "
         "share, and the largest sites) into DIR.",
     )
     p.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile directory")
@@ -35,7 +37,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help=f"tier model: a preset, {tiers.NAMED_SLOW}, {tiers.AUTO} or a TOML file "
         f"(default {tiers.DEFAULT_PRESET})",
     )
-    p.add_argument("--top", type=int, default=20, metavar="N", help="table rows (default 20)")
+    p.add_argument("--top", type=count_option(0), default=20, metavar="N", help="table rows (default 20)")
     return p
 
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tierwise.cli import VERBS
 from tierwise import pipeline
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "rewrite",
-        help="apply a placement as a source patch (Clang rewriter)",
+        help=VERBS["rewrite"],
         description="Rewrite the allocation expressions of the sites a "
         "placement puts outside the default tier into libtierwise calls "
         "(tw_malloc(TW_TIER_PMEM, n), new (tw::pmem) T[n]; a site with a DRAM "

@@ -25,11 +25,11 @@ import sys
 import time
 
 from tierwise.formats import placement as placement_mod
-from tierwise.cli import UserError
+from tierwise.cli import UserError, VERBS
 from tierwise.commands.run_finish import remove_tree
 from tierwise.paths import MissingBuildError, artifact_path
 from tierwise.preload import RUN_UNSET, preload_blocker, runtime_vars
-from tierwise.sizes import parse_size
+from tierwise.sizes import parse_share, share_option
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "run",
-        help="run a command with a placement applied",
+        help=VERBS["run"],
         description="Run CMD with LD_PRELOAD=libtierwise-runtime.so: each "
         "allocation site named in the placement is served from its tier "
         "(memkind), the rest from the default tier. Signals sent to this "
@@ -65,10 +65,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--dram-limit",
-        metavar="SIZE",
+        type=share_option("--dram-limit", extra=("auto",)),
+        metavar="SIZE|N%|auto",
         help="most bytes of live "
         "DRAM-placed data (e.g. 512M, 1.5GiB, '32.0 MiB': advisor/FORMATS.md "
-        '"Sizes"); beyond it, allocations fall back to the slow tier. A placement '
+        '"Sizes"; N%%: of the peak live footprint the placement was made for, its '
+        "footprint_bytes; auto: the free memory of the DRAM node at start, as "
+        "TIERWISE_DRAM_LIMIT=auto); beyond it, allocations fall back to the slow tier. A placement "
         "that ranks its DRAM sites (rank, planned_bytes: tierwise advise writes them) "
         "has their planned bytes reserved in rank order, so a site allocated first "
         "cannot take the DRAM a better one allocated later needs; the run prints "
@@ -110,9 +113,8 @@ def run(args: argparse.Namespace) -> int:
         cmd = cmd[1:]
     if not cmd:
         raise UserError("no command given: tierwise run --placement P -- CMD ARGS...")
-    placement_mod.load(args.placement)  # one clear error before running
-    if args.dram_limit:
-        parse_size(args.dram_limit, "--dram-limit")
+    placement = placement_mod.load(args.placement)  # one clear error before running
+    limit = _dram_limit(args.dram_limit, placement, args.placement)
     why = preload_blocker(cmd[0])
     if why:  # never keep the user's program from running: run it unplaced
         unwritten = f" (no run report: {args.report} is not written)" if args.report else ""
@@ -131,19 +133,47 @@ def run(args: argparse.Namespace) -> int:
             os.mkdir(pmem_dir, 0o700)
         report = args.report or os.path.join(tmp, "report.json")
         argv = [launcher]
-        for name, value in runtime_vars(args.placement, pmem_dir, report, args.dram_limit).items():
+        for name, value in runtime_vars(args.placement, pmem_dir, report, limit).items():
             argv += ["-e", f"{name}={value}"]
         for name in RUN_UNSET:
             if name in os.environ:
                 argv += ["-u", name]
         flags = ("r" if args.report else "") + ("d" if args.dram_limit else "")
-        finish = _python() + ["-m", "tierwise.commands.run_finish"]
+        finish = _python() + _finish_step()
         finish += [tmp, report, flags or "-", repr(time.time()), cmd[0]]
         argv += ["-f", str(len(finish))] + finish + ["--"] + cmd
         _exec(launcher, argv, dict(os.environ))
     except BaseException:
         remove_tree(tmp)
         raise
+
+
+def _dram_limit(text: str | None, placement: dict, path: str) -> str | None:
+    """--dram-limit as TIERWISE_DRAM_LIMIT takes it: a size or `auto` as
+    given, N% as the bytes of that share of the placement's footprint."""
+    if not text or text == "auto":
+        return text
+    share = parse_share(text, "--dram-limit")
+    if not isinstance(share, float):
+        return text
+    total = placement.get("footprint_bytes")
+    if not isinstance(total, int) or isinstance(total, bool) or total <= 0:
+        raise UserError(
+            f"--dram-limit {text}: {path} has no footprint_bytes (tierwise advise writes "
+            "it) to take a share of; give a size (512M) or auto"
+        )
+    return str(int(total * share / 100))
+
+
+def _finish_step() -> list[str]:
+    """How _python() starts commands/run_finish.py: through tierwise-boot.py
+    beside the package (what bin/tierwise runs, under -E: PYTHONPATH does
+    not find the package there), else as a module."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    boot = os.path.join(root, "tierwise-boot.py")
+    if os.path.isfile(boot):
+        return [boot, "__tierwise_run_finish__"]
+    return ["-m", "tierwise.commands.run_finish"]
 
 
 def _python() -> list[str]:

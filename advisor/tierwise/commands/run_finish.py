@@ -11,6 +11,7 @@ clean-up completes, and the status is the program's.
 Not a verb: its arguments are the launcher's protocol, made by
 commands/run.py:
   python -m tierwise.commands.run_finish TMP REPORT FLAGS STARTED CMD PID HOW
+(or tierwise-boot.py __tierwise_run_finish__ TMP ..., under bin/tierwise).
 TMP the private directory ('' for none), REPORT the report path (`%p`
 not yet replaced), FLAGS letters (r: --report was given, d: --dram-limit;
 '-' for none), STARTED the time.time() before the launcher started, CMD the

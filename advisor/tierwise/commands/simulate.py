@@ -13,15 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from tierwise import tiers
-from tierwise.cli import UserError
+from tierwise.cli import UserError, VERBS
 from tierwise.formats import placement as placement_format
+from tierwise.backends.sim import LLC_SIZE
 from tierwise.pipeline import simulate
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "simulate",
-        help="modelled time of a placement as the runtime applies it",
+        help=VERBS["simulate"],
         description="Run CMD with the runtime applying the placement and report "
         "per-tier loads, LLC misses, writebacks and the modelled time of the "
         "placement actually applied (fallbacks included). Counts come from the sim "
@@ -40,6 +41,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
     p.add_argument(
         "--llc-size",
+        type=LLC_SIZE,
         metavar="SIZE",
         help="simulated LLC (default: the geometry of the placement's profile)",
     )

@@ -19,8 +19,25 @@ TIERS = ("dram", "pmem", "kmem", "hbw")
 TIER_NAME = re.compile(r"dram|pmem|kmem|hbw|numa:(?:1[0-5]|[0-9])")
 
 
+# The runtime's bounds (runtime/src/tw_placement.c tw_plan_fields): JSON
+# numbers are doubles there, so a whole number may be written 4096.0, and
+# byte counts stop below 2^63. The CLI and the runtime accept the same
+# placements (test/runtime/Inputs/placement-vectors.txt).
+MAX_BYTES = 9 * 10**18
+MAX_RANK = 2**31 - 1
+MAX_LIVE = 64  # planned_live entries (TW_PJSON_LIST_MAX)
+
+
 def valid_tier(name: Any) -> bool:
     return isinstance(name, str) and TIER_NAME.fullmatch(name) is not None
+
+
+def _whole(v: Any, lo: int, hi: int) -> bool:
+    """v is a whole JSON number (an int, or a float without a fraction) in
+    [lo, hi]."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return (isinstance(v, int) or v.is_integer()) and lo <= v <= hi
 
 
 def validate(doc: Any, source: str = "placement") -> dict:
@@ -42,14 +59,13 @@ def validate(doc: Any, source: str = "placement") -> dict:
             f"not a tier ({', '.join(TIERS)}, numa:N)",
         )
     depth = doc.get("depth")
-    if "depth" in doc and (
-        not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 64
-    ):
+    if "depth" in doc and not _whole(depth, 1, 64):
         bad("depth", depth, "must be an integer 1..64")
     sites = doc.get("sites")
     if not isinstance(sites, list):
         bad("sites", sites, "must be a list")
     instants: dict[str, int] = {}  # planned_live: one length on every site
+    tiers: dict[str, tuple[int, str]] = {}  # stack -> (first site, its tier)
     for i, s in enumerate(sites):
         if (
             not isinstance(s, dict)
@@ -67,9 +83,14 @@ def validate(doc: Any, source: str = "placement") -> dict:
                 s.get("tier"),
                 f"not a tier ({', '.join(TIERS)}, numa:N)",
             )
+        first, tier = tiers.setdefault(s["stack"], (i, s["tier"]))
+        if tier != s["tier"]:
+            bad(f"sites[{i}].tier", s["tier"], f"sites[{first}] has the same stack in tier {tier}")
+        if "bytes" in s and not _whole(s["bytes"], 0, MAX_BYTES):
+            bad(f"sites[{i}].bytes", s["bytes"], "must be an integer >= 0")
         if "dram_bytes" in s:
             head = s["dram_bytes"]
-            if not isinstance(head, int) or isinstance(head, bool) or head <= 0 or head % 4096:
+            if not _whole(head, 1, MAX_BYTES) or head % 4096:
                 bad(f"sites[{i}].dram_bytes", head, "must be a positive multiple of 4096")
             if s["tier"] == "dram":
                 bad(
@@ -89,7 +110,7 @@ def validate(doc: Any, source: str = "placement") -> dict:
                 )
         for key in ("rank", "planned_bytes"):
             v = s.get(key)
-            if key in s and (not isinstance(v, int) or isinstance(v, bool) or v < (key == "rank")):
+            if key in s and not _whole(v, key == "rank", MAX_RANK if key == "rank" else MAX_BYTES):
                 bad(
                     f"sites[{i}].{key}",
                     v,
@@ -98,7 +119,7 @@ def validate(doc: Any, source: str = "placement") -> dict:
         live = s.get("planned_live")
         if "planned_live" in s and (
             not isinstance(live, list)
-            or not live
+            or not 1 <= len(live) <= MAX_LIVE
             or any(not isinstance(x, int) or isinstance(x, bool) or x < 0 for x in live)
             or any(x > s.get("planned_bytes", 0) for x in live)
             or len(live) != instants.setdefault("n", len(live))
@@ -106,7 +127,7 @@ def validate(doc: Any, source: str = "placement") -> dict:
             bad(
                 f"sites[{i}].planned_live",
                 live if not isinstance(live, list) else f"(a list of {len(live)})",
-                "must be a non-empty list of integers from 0 to planned_bytes, "
+                f"must be a list of 1 to {MAX_LIVE} integers from 0 to planned_bytes, "
                 "as long on every site",
             )
     return doc
@@ -121,6 +142,12 @@ def load(path: "os.PathLike[str] | str") -> dict:
         raise ValueError(f"{path}: placement file not found") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:  # json's decoder recurses per level of [ and {
+        raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}); not a placement") from None
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the placement ({e.strerror})") from None
     return validate(doc, str(path))
 
 

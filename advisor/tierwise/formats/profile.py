@@ -143,6 +143,8 @@ def read_csv(
         df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
     except pd.errors.ParserError as e:
         raise ValueError(f"{path}: not a valid CSV file ({str(e).splitlines()[0]})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}); not a profile file") from None
     for c in set(optional) & set(schema) - set(df.columns):
         df[c] = ""  # an optional column the writer did not have: not measured
     missing = [c for c in schema if c not in df.columns]
@@ -157,12 +159,14 @@ def read_csv(
             continue
         raw = df[col].str.strip()
         bad = ~raw.str.fullmatch(r"\d*")
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ValueError(
-                f"{path}: column '{col}' row {i + 2}: value '{df[col].iloc[i]}' "
-                "is not a non-negative integer"
-            )
+        # Int64: at most 2^63-1 (19 digits; pandas overflowed past it)
+        big = (~bad & (raw.str.len() >= 19)).astype(bool)
+        if big.any():
+            big &= raw.where(big, "0").map(lambda v: int(v) > 2**63 - 1).astype(bool)
+        for mask, why in ((bad, "is not a non-negative integer"), (big, "is over 2^63-1")):
+            if mask.any():
+                i = int(np.flatnonzero(mask.to_numpy())[0])
+                raise ValueError(f"{path}: column '{col}' row {i + 2}: value '{df[col].iloc[i]}' {why}")
         df[col] = pd.to_numeric(raw.replace("", None), errors="raise").astype("Int64")
     return df
 
@@ -174,9 +178,13 @@ def read_meta(d: Path) -> dict:
     if not p.exists():
         raise ValueError(f"{p}: file missing (an incomplete profile, or not a profile directory)")
     try:
-        meta = json.loads(p.read_text())
+        meta = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{p}: not valid JSON ({e})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{p}: not UTF-8 text (byte {e.start}); not a profile file") from None
+    except RecursionError:
+        raise ValueError(f"{p}: not valid JSON (nested too deeply)") from None
     if not isinstance(meta, dict):
         raise ValueError(f"{p}: expected a JSON object")
     if meta.get("format") != FORMAT:
@@ -229,7 +237,22 @@ def read_profile(path: "os.PathLike[str] | str") -> Profile:
     if sites["site"].duplicated().any():
         dup = int(sites.loc[sites["site"].duplicated(), "site"].iloc[0])
         raise ValueError(f"{d / 'sites.csv'}: column 'site': value '{dup}' appears twice")
+    # the optional files, each missing one said in one line (issue 36)
+    if not (d / "objects.csv").exists():
+        notes.append(
+            f"{d}: no objects.csv: no allocation timeline, so sites are packed by their "
+            "peak bytes as if all were live at once"
+        )
+    if not (d / "modules.csv").exists():
+        notes.append(
+            f"{d}: no modules.csv: no build-ids to tell another build of the program, "
+            "nor module paths for `tierwise rewrite`"
+        )
     objects = read_csv(d / "objects.csv", OBJECT_COLUMNS, required=False)
+    for col in ("site", "size", "alloc_time"):  # free_time empty: never freed
+        if objects[col].isna().any():
+            i = int(np.flatnonzero(objects[col].isna().to_numpy())[0])
+            raise ValueError(f"{d / 'objects.csv'}: column '{col}' row {i + 2}: must not be empty")
     unknown = ~objects["site"].isin(sites["site"])
     if unknown.any():
         raise ValueError(

@@ -23,8 +23,10 @@ def read(path: "os.PathLike[str] | str") -> dict:
     try:
         with open(path, encoding="utf-8") as f:
             rep = json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (OSError, ValueError) as e:  # JSONDecodeError, UnicodeDecodeError
         raise ValueError(f"{path}: cannot read the run report ({e})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: cannot read the run report (nested too deeply)") from None
     if not isinstance(rep, dict):
         raise ValueError(f"{path}: not a tierwise run report (a JSON {type(rep).__name__})")
     if rep.get("format", FORMAT) != FORMAT or "sites" not in rep:
