@@ -109,7 +109,11 @@ tierwise rewrite --placement placement.json --binary prog -i prog.c -- $(pkg-con
 [ "$(grep -c "TW_TIER_PMEM" prog.c)" = 2 ] || { cat rewrite.txt; fail "rewrite: not two pmem sites in prog.c"; }
 # shellcheck disable=SC2086
 cc -O1 -g prog.c $pc -o prog-rewritten || fail "rebuild the rewritten prog.c with pkg-config's flags"
-[[ "$(ldd prog-rewritten)" == *"$prefix/lib/libtierwise.so"* ]] || fail "prog-rewritten does not load $prefix/lib/libtierwise.so"
+# (tierwise.pc names the prefix from its own place, ${pcfiledir}/../..: the
+# library's path as ldd prints it is that, not normalized)
+loaded=$(ldd prog-rewritten | awk '$1 == "libtierwise.so" {print $3}')
+[ -n "$loaded" ] && [ "$(realpath "$loaded")" = "$(realpath "$prefix/lib/libtierwise.so")" ] ||
+  fail "prog-rewritten does not load $prefix/lib/libtierwise.so (it loads '$loaded')"
 mkdir -p pmem
 out=$(TIERWISE_REPORT=$work/rewritten.json TIERWISE_PMEM_DIR=$work/pmem ./prog-rewritten)
 [ "$out" = "checksum: $plain" ] || fail "rewritten prog: $out, not $plain"
