@@ -157,38 +157,39 @@ const tw_option tw_options[TW_O_COUNT] = {
 };
 uint64_t tw_opt[TW_O_COUNT];
 
+/* \p name's value in the environment, by the size grammar: 1 (in *v), 0
+ * unset, -1 not a size (said in one line: the name, \p why, the value). */
+static int tw_env_read(const char *name, uint64_t *v, const char *why) {
+  const char *s = secure_getenv(name);
+  if (!s || !*s)
+    return 0;
+  if (!tw_parse_size(s, v))
+    return 1;
+  tw_warn(name, why, s);
+  return -1;
+}
+
 /* Option \p i from the environment, its default when unset or bad. */
 static uint64_t tw_env_opt(int i) {
   const tw_option *o = &tw_options[i];
-  const char *s = secure_getenv(o->env);
   uint64_t v;
-  if (!s || !*s)
+  if (tw_env_read(o->env, &v, ": not a number or size, the default is used: ") != 1)
     return o->dflt;
-  if (tw_parse_size(s, &v)) {
-    tw_warn(o->env, ": not a number or size, the default is used: ", s);
-    return o->dflt;
-  }
   if (v < o->min || v > o->max) {
-    char lo[24], hi[24], why[96] = " out of [";
+    char lo[24], hi[24], got[24], why[96] = " out of [";
     tw_fmt_u64(lo, o->min);
     tw_fmt_u64(hi, o->max);
+    tw_fmt_u64(got, v);
     strcat(strcat(strcat(strcat(why, lo), ", "), hi), "], the default is used: ");
-    tw_warn(o->env, why, s);
+    tw_warn(o->env, why, got);
     return o->dflt;
   }
   return v;
 }
 
 static size_t tw_env_size(const char *name, size_t dflt) {
-  const char *s = secure_getenv(name);
   uint64_t v;
-  if (!s || !*s)
-    return dflt;
-  if (tw_parse_size(s, &v)) {
-    tw_warn(name, ": not a size: ", s);
-    return dflt;
-  }
-  return v;
+  return tw_env_read(name, &v, ": not a size: ") == 1 ? v : dflt;
 }
 
 /* ---- another allocator in the process (runtime/README.md "Programs

@@ -35,6 +35,11 @@
  *   exit into the site's `nodes` (run report), a warning when a DRAM site's
  *   pages are mostly elsewhere.
  *
+ * The watcher is the one owner of that page work: allocating and freeing
+ * threads post asks (room, a free's pass, a page sample) and wait for its
+ * answer, bounded (TIERWISE_ROOM_ASK_WAIT); without a watcher they do it
+ * themselves (docs/room.md "Its loop").
+ *
  * Only the objects it tracks move (a table of TW_ROOM_SLOTS live ones); the
  * policy never binds (MPOL_BIND): a full node must not kill the program.
  * pmem tails are file pages and cannot move this way.
@@ -110,6 +115,12 @@ static unsigned tw_ask_ticket, tw_ask_done;
 /* a sample whose thread stopped waiting (its object may be gone): its
  * ticket, at ticket % TW_ROOM_ASKS */
 static unsigned tw_ask_dropped[TW_ROOM_ASKS];
+
+/* Asks posted and not yet answered (the watcher). */
+static int tw_asks_pending(void) {
+  return __atomic_load_n(&tw_ask_done, __ATOMIC_ACQUIRE) !=
+         __atomic_load_n(&tw_ask_ticket, __ATOMIC_ACQUIRE);
+}
 static __thread int tw_room_owner; /* this thread is the watcher */
 static int tw_room_ending;         /* the report is being written */
 static tw_room_stats tw_rs;
@@ -395,7 +406,8 @@ static int tw_room_ask(struct tw_room_ask a) {
     return 0;
   pthread_mutex_lock(&tw_room_lock);
   if (tw_nasks < TW_ROOM_ASKS) {
-    ticket = a.ticket = ++tw_ask_ticket;
+    /* (atomic: the watcher reads it without the lock) */
+    ticket = a.ticket = __atomic_add_fetch(&tw_ask_ticket, 1, __ATOMIC_RELEASE);
     tw_asks[tw_nasks++] = a;
     tw_rs.asks++;
     __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
@@ -669,9 +681,10 @@ static uint64_t tw_room_pcp_passes(void) {
   return moved;
 }
 
-/* The watcher: every TIERWISE_ROOM_INTERVAL ms, the room; a pass when it
- * grew by TW_ROOM_MIN since the lowest it was seen at (spilled pages may
- * now fit), when objects came or went, or while ranked objects are not
+/* The watcher: the asks first, at once (tw_room_answer); every
+ * TIERWISE_ROOM_INTERVAL ms, the room; a pass when it grew by TW_ROOM_MIN
+ * since the lowest it was seen at (spilled pages may now fit), when objects
+ * came (those gone get their free's pass), or while ranked objects are not
  * settled (their first touches may still spill: exchanges) - then every
  * tick while passes move pages or objects come or go, backing off to every
  * TW_ROOM_WAIT_MAX-th while they move nothing (a ranked vector allocated
@@ -694,8 +707,7 @@ static void *tw_room_watch(void *arg) {
      * free); a tenth of one when objects came while the last pass ran (a
      * burst: one pass per that); none while asks or a free's pass wait
      * (posted after the bell was last read: not slept on) */
-    int posted = __atomic_load_n(&tw_ask_done, __ATOMIC_RELAXED) !=
-                 __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED);
+    int posted = tw_asks_pending();
     unsigned was = rung;
     if (posted)
       ;
@@ -707,8 +719,7 @@ static void *tw_room_watch(void *arg) {
     int ticked = !posted && rung == was; /* (a tick, not the bell) */
     /* asks first (their threads wait), then a free's pass with promotions */
     pthread_mutex_lock(&tw_room_exec);
-    if (__atomic_load_n(&tw_ask_done, __ATOMIC_RELAXED) !=
-        __atomic_load_n(&tw_ask_ticket, __ATOMIC_RELAXED)) {
+    if (tw_asks_pending()) {
       unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
       if (tw_room_answer())
         seen = gen; /* (objects came before a free's pass: it was theirs) */
@@ -774,13 +785,13 @@ void tw_room_site(int slot, uint64_t out[3]) {
     out[k] = tw_rs_site && slot >= 0 ? tw_rs_site[3 * slot + k] : 0;
 }
 
-/* (Where the live DRAM objects' pages are, and the warning for a dram site
- * whose pages are mostly off the CPUs' nodes: the report's DRAM sampling,
- * tw_place.c and tw_report.c.) */
 void tw_room_end(void) {
   __atomic_store_n(&tw_room_ending, 1, __ATOMIC_RELAXED);
 }
 
+/* (Where the live DRAM objects' pages are, and the warning for a dram site
+ * whose pages are mostly off the CPUs' nodes: the report's DRAM sampling,
+ * tw_place.c and tw_report.c.) */
 const tw_room_stats *tw_room_report(void) {
   tw_rs.on = tw_room_on;
   return &tw_rs;
