@@ -406,27 +406,34 @@ static void tw_pmem_make(int tier, void *arg) {
 /* An unlinked file of \p len bytes in the pmem directory, its blocks
  * allocated (a sparse file on a full file system would fault later, as
  * SIGBUS, instead of failing now), or -1. */
+static int tw_pmem_named_file(const char *dir);
 static int tw_pmem_file(size_t len) {
   const char *dir = tw_cfg.pmem_dir;
   if (!dir || !*dir)
     return -1;
   int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) { /* a file system without O_TMPFILE */
-    char path[4096];
-    size_t n = strlen(dir);
-    if (n + 20 > sizeof(path))
-      return -1;
-    memcpy(path, dir, n);
-    memcpy(path + n, "/tierwise.XXXXXX", 17);
-    fd = mkostemp(path, O_CLOEXEC);
-    if (fd < 0)
-      return -1;
-    unlink(path);
-  }
+  if (fd < 0 && (fd = tw_pmem_named_file(dir)) < 0)
+    return -1;
   if (posix_fallocate(fd, 0, (off_t)len)) {
     close(fd);
     return -1;
   }
+  return fd;
+}
+
+/* On a file system without O_TMPFILE: a named file, unlinked. Out of line:
+ * its path buffer is not on the stack of every split allocation
+ * (runtime/small-stack.test). */
+static __attribute__((noinline)) int tw_pmem_named_file(const char *dir) {
+  char path[4096];
+  size_t n = strlen(dir);
+  if (n + 20 > sizeof(path))
+    return -1;
+  memcpy(path, dir, n);
+  memcpy(path + n, "/tierwise.XXXXXX", 17);
+  int fd = mkostemp(path, O_CLOEXEC);
+  if (fd >= 0)
+    unlink(path);
   return fd;
 }
 

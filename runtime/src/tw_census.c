@@ -52,10 +52,14 @@ static char tw_objs_tmp[4096];
  * owner (same pid) is the owner too, and drops the objects the image before
  * exec left unwritten. Children write NAME.PID files, which `tierwise
  * profile` moves to DIR/children/<command>.<pid>/ (advisor/FORMATS.md). */
+static __attribute__((noinline)) void tw_census_claim_now(void);
 void tw_census_claim(void) {
+  if (tw_is_main < 0) /* (its path buffer only on the first call's stack) */
+    tw_census_claim_now();
+}
+
+static void tw_census_claim_now(void) {
   char path[4096];
-  if (tw_is_main >= 0)
-    return;
   char pid[24], got[24] = {0};
   size_t n = tw_fmt_u64(pid, (uint64_t)getpid());
   tw_census_path(path, sizeof(path), ".census-owner", "", 1);
@@ -73,12 +77,14 @@ void tw_census_claim(void) {
   }
 }
 
+/* (tw_obj_lock held; its buffers static: it runs inside the free of a
+ * thread whose stack may be small - runtime/small-stack.test) */
 static void tw_objs_open(void) {
-  char path[4096];
+  static char path[4096];
   tw_census_claim();
   tw_census_path(path, sizeof(path), "objects", ".csv", tw_is_main);
   if (tw_is_main && strlen(path) + 30 < sizeof(tw_objs_tmp)) {
-    char stale[4200]; /* same name tw_out_open uses */
+    static char stale[4200]; /* same name tw_out_open uses */
     size_t n = strlen(path);
     memcpy(stale, path, n);
     memcpy(stale + n, ".tmp.", 5);

@@ -63,6 +63,11 @@ typedef struct tw_module {
 } tw_module;
 
 static pthread_mutex_t tw_lock = PTHREAD_MUTEX_INITIALIZER;
+/* TW_LOCKED_BUF: the buffers of the work done under tw_lock (a new site's
+ * frames and string, a module's real path: ~23 KiB) are static, not on the
+ * stack of the allocating thread: a malloc must not need much more stack
+ * than glibc's, or a thread with a small stack that runs fine without the
+ * runtime overflows it (issue 40; runtime/small-stack.test). */
 static tw_raw *tw_raws;
 tw_site *tw_sites;
 static uint32_t tw_nsites; /* atomic */
@@ -139,7 +144,7 @@ static int tw_real_path(const char *name, char *out) {
  * NULL when it has none. Out of line (its buffer), once per directory. */
 static __attribute__((noinline)) const char *tw_dir_real(const char *name,
                                                          size_t dlen) {
-  char dir[PATH_MAX], real[PATH_MAX];
+  static char dir[PATH_MAX], real[PATH_MAX]; /* (TW_LOCKED_BUF) */
   memcpy(dir, name, dlen);
   dir[dlen] = 0;
   if (!realpath(dir, real))
@@ -158,7 +163,7 @@ static __attribute__((noinline)) const char *tw_dir_real(const char *name,
 
 static int tw_real_path_in(const char *name, char *out) {
   const char *slash = strrchr(name, '/');
-  char link[256], next[PATH_MAX];
+  static char link[256], next[PATH_MAX]; /* (TW_LOCKED_BUF) */
   if (!slash || slash == name)
     return realpath(name, out) != NULL;
   size_t dlen = (size_t)(slash - name);
@@ -217,7 +222,7 @@ static int tw_add_module(struct dl_phdr_info *info, size_t sz, void *ctx) {
   if (known && known->start == lo && known->bias == info->dlpi_addr)
     return 0;
   const char *name = info->dlpi_name;
-  char exe[PATH_MAX];
+  static char exe[PATH_MAX]; /* (TW_LOCKED_BUF) */
   if (!name || !*name) { /* the main program */
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
@@ -490,9 +495,9 @@ static size_t tw_stack_quick(char *buf, size_t cap, tw_module *const *mods,
 }
 
 static uint32_t tw_site_new(const uintptr_t *ips, int n) {
-  tw_frame frames[TW_RAW_MAX];
-  tw_module *mods[TW_RAW_MAX];
-  char buf[TW_MAX_DEPTH * 64];
+  static tw_frame frames[TW_RAW_MAX]; /* (TW_LOCKED_BUF) */
+  static tw_module *mods[TW_RAW_MAX];
+  static char buf[TW_MAX_DEPTH * 64];
   int first = -1; /* the first user frame's module (+ 1), as tw_stack_format
                      finds it: the first not of an allocator module */
   int known = 1;  /* every frame's module known */
