@@ -145,6 +145,19 @@ TW_HIDDEN const char *tw_warning(int i);
 TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
                             off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
+/* ---- tw_ownfds.c: the runtime's own descriptors, kept from the program
+ * (tw_close.c): tw_fd_keep moves \p fd to a high number (close-on-exec) and
+ * lists it; returns the descriptor to use. tw_fd_forget before the runtime
+ * closes one (tw_fd_close: past the interposed close). ---- */
+TW_HIDDEN int tw_fd_keep(int fd);
+TW_HIDDEN void tw_fd_forget(int fd);
+TW_HIDDEN int tw_fd_kept(int fd);
+/* the least kept descriptor in [lo, hi], or -1 */
+TW_HIDDEN int tw_fd_next(unsigned lo, unsigned hi);
+TW_HIDDEN int tw_fd_close(int fd);
+/* set while this thread makes the pmem kind: the descriptor memkind's
+ * mkstemp opens (kept for the kind's life) is kept (tw_close.c) */
+TW_HIDDEN extern __thread int tw_fd_capture;
 TW_HIDDEN void tw_sys_futex_wait(unsigned *word, unsigned seen,
                                  const struct timespec *timeout);
 TW_HIDDEN void tw_sys_futex_wake(unsigned *word, int n);

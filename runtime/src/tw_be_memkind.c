@@ -386,7 +386,9 @@ static void tw_pmem_make(int tier, void *arg) {
   tw_in_tier = tier;
   tw_pmem_making = 1;
   tw_pmem_kept = 0;
+  tw_fd_capture = 1; /* (its file: tw_close.c) */
   int err = tw_mkf.create_pmem(dir, 0, &tw_kinds[tier]);
+  tw_fd_capture = 0;
   tw_pmem_making = 0;
   tw_in_tier = 0;
   if (err) {
@@ -415,7 +417,7 @@ static int tw_pmem_file(size_t len) {
   if (fd < 0 && (fd = tw_pmem_named_file(dir)) < 0)
     return -1;
   if (posix_fallocate(fd, 0, (off_t)len)) {
-    close(fd);
+    tw_fd_close(fd);
     return -1;
   }
   return fd;
@@ -448,7 +450,7 @@ static int tw_pmem_split_tail(int tier, void *p, size_t len) {
     return -1;
   void *t = tw_sys_mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                         fd, 0);
-  close(fd);
+  tw_fd_close(fd);
   if (t == MAP_FAILED)
     return -1;
   /* a shared file mapping (the descriptor is closed; 0 only says "file") */

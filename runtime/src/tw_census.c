@@ -69,11 +69,11 @@ static void tw_census_claim_now(void) {
   if (fd >= 0) {
     if (write(fd, pid, n) != (ssize_t)n)
       tw_is_main = 1;
-    close(fd);
+    tw_fd_close(fd);
   } else if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
     tw_is_main =
         read(fd, got, sizeof(got) - 1) == (ssize_t)n && !memcmp(got, pid, n);
-    close(fd);
+    tw_fd_close(fd);
   }
 }
 
@@ -309,8 +309,10 @@ void tw_census_atfork(int phase) {
     return;
   }
   if (phase == 2 && tw_cfg.mode == TW_MODE_CENSUS) {
-    if (tw_objs_state == 1)
-      close(tw_objs.fd);
+    if (tw_objs_state == 1) {
+      tw_fd_forget(tw_objs.fd);
+      tw_fd_close(tw_objs.fd);
+    }
     tw_objs.len = 0;
     tw_objs_state = 0;
     tw_is_main = 0;

@@ -58,7 +58,8 @@ int tw_out_open(tw_out *o, const char *path, char *tmp, size_t cap) {
   strcpy(tmp + n + 5, pid);
   o->len = 0;
   o->failed = 0;
-  o->fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  o->fd = tw_fd_keep(
+      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   return o->fd < 0 ? -1 : 0;
 }
 
@@ -77,7 +78,8 @@ void tw_out_flush(tw_out *o) {
 
 int tw_out_close(tw_out *o, const char *tmp, const char *path) {
   tw_out_flush(o);
-  if (close(o->fd) || o->failed) {
+  tw_fd_forget(o->fd);
+  if (tw_fd_close(o->fd) || o->failed) {
     unlink(tmp);
     return -1;
   }

@@ -132,7 +132,7 @@ static uint64_t tw_zone_read(unsigned node, uint64_t *pcp) {
     memmove(buf, buf + start, have - start);
     have -= start;
   }
-  close(fd);
+  tw_fd_close(fd);
   tw_zone_done(&z);
   return z.not_room * TW_PAGE;
 }

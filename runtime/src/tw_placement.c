@@ -413,7 +413,7 @@ int tw_placement_load(const char *path) {
   struct stat st;
   if (fd < 0 || fstat(fd, &st)) {
     if (fd >= 0)
-      close(fd);
+      tw_fd_close(fd);
     return tw_bad("(file)", path, "cannot be opened");
   }
   size_t len = (size_t)st.st_size, got = 0;
@@ -421,7 +421,7 @@ int tw_placement_load(const char *path) {
   ssize_t n = 1;
   while (buf && got < len && (n = read(fd, buf + got, len - got)) > 0)
     got += (size_t)n;
-  close(fd);
+  tw_fd_close(fd);
   if (!buf || got != len)
     return tw_bad("(file)", path, "cannot be read");
   memset(buf + len, 0, TW_PJSON_PADDING + 1);

@@ -67,7 +67,7 @@ void tw_sample_thread(void) {
     void *m = tw_sys_mmap(NULL, (TW_RING_PAGES + 1) * tw_page,
                           PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
-      close(fd);
+      tw_fd_close(fd);
       continue;
     }
     pthread_mutex_lock(&tw_slock);
@@ -80,7 +80,7 @@ void tw_sample_thread(void) {
     pthread_mutex_unlock(&tw_slock);
     if (!kept) { /* no room to drain it: never enabled, nothing leaks */
       tw_sys_munmap(m, (TW_RING_PAGES + 1) * tw_page);
-      close(fd);
+      tw_fd_close(fd);
       continue;
     }
     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -192,12 +192,12 @@ static void tw_test_ring(void) {
   if (fd < 0 || fstat(fd, &st) || st.st_size <= tw_page) {
     tw_warn("pmu: cannot read the test ring ", path, "");
     if (fd >= 0)
-      close(fd);
+      tw_fd_close(fd);
     return;
   }
   void *m = tw_sys_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE, fd, 0);
-  close(fd);
+  tw_fd_close(fd);
   if (m == MAP_FAILED)
     return;
   tw_ring r = {m, -1, 0};
@@ -325,7 +325,7 @@ void tw_sample_atfork(int phase) {
   if (phase == 2 && tw_on) {
     for (int i = 0; i < tw_nrings; i++) {
       tw_sys_munmap(tw_rings[i].meta, (TW_RING_PAGES + 1) * tw_page);
-      close(tw_rings[i].fd);
+      tw_fd_close(tw_rings[i].fd);
     }
     tw_nrings = 0;
     tw_reading = 0;

@@ -37,6 +37,7 @@ long tw_sys_mbind(void *addr, size_t len, int mode, const unsigned long *mask,
   return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
 }
 
+
 /* The room's watcher's waits and wakes (tw_room.c): a private futex. */
 void tw_sys_futex_wait(unsigned *word, unsigned seen,
                        const struct timespec *timeout) {
@@ -69,7 +70,7 @@ size_t tw_sys_cmdline(char *buf, size_t cap) {
   int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
   if (fd >= 0)
-    close(fd);
+    tw_fd_close(fd);
   if (n < 0)
     n = 0;
   buf[n] = 0;
@@ -94,7 +95,7 @@ ssize_t tw_sys_read_kernel(const char *dir, const char *name, char *buf,
   if (fd < 0)
     return -1;
   ssize_t got = read(fd, buf, cap - 1);
-  close(fd);
+  tw_fd_close(fd);
   buf[got > 0 ? got : 0] = 0;
   return got;
 }
@@ -271,7 +272,7 @@ void tw_maps_snapshot(void) {
     if (write(out, buf, (size_t)n) != n)
       break;
   if (in >= 0)
-    close(in);
+    tw_fd_close(in);
   if (out >= 0)
-    close(out);
+    tw_fd_close(out);
 }
