@@ -99,8 +99,10 @@ def runtime_vars(
     out = {
         "LD_PRELOAD": runtime_preload(os.environ if env is None else env),
         "TIERWISE_PLACEMENT": os.path.realpath(placement),
-        "TIERWISE_PMEM_DIR": str(pmem_dir),
-        "TIERWISE_REPORT": str(report),
+        # (absolute: the program may change its directory before they are
+        # written; the runtime does the same for a relative variable)
+        "TIERWISE_PMEM_DIR": os.path.abspath(pmem_dir),
+        "TIERWISE_REPORT": os.path.abspath(report),
     }
     if dram_limit:
         out["TIERWISE_DRAM_LIMIT"] = str(dram_limit)

@@ -42,6 +42,30 @@ __attribute__((visibility("default"))) char *secure_getenv(const char *name) {
     return thp;
   return v;
 }
+
+/* A path variable, relative ones made absolute against the directory the
+ * program started in: the run report, the census and the pmem files are
+ * written later, often after the program changed its directory (the report
+ * of `run --report r.json` went to r.json in the program's new directory,
+ * where it could replace a file of that name, and the CLI found none).
+ * Too long to be made absolute: as given. */
+static const char *tw_env_path(const char *name) {
+  static char bufs[6][4096];
+  static int used;
+  const char *v = secure_getenv(name);
+  if (!v || !*v || *v == '/' || used == 6)
+    return v;
+  char *b = bufs[used];
+  if (!getcwd(b, sizeof(bufs[0])))
+    return v;
+  size_t n = strlen(b), m = strlen(v);
+  if (n + 1 + m + 1 > sizeof(bufs[0]))
+    return v;
+  b[n] = '/';
+  memcpy(b + n + 1, v, m + 1);
+  used++;
+  return b;
+}
 /* Client requests cost a few instructions each: issue them only under
  * Valgrind (RUNNING_ON_VALGRIND and the tool are checked once, when the
  * config is read). */
@@ -406,11 +430,11 @@ void tw_config_read(void) {
        getenv("TIERWISE_CENSUS") || getenv("TIERWISE_PMEM_DIR")))
     tw_warn("setuid/setgid program: the TIERWISE_* variables are ignored",
             "", "");
-  tw_cfg.census_dir = secure_getenv("TIERWISE_CENSUS");
-  tw_cfg.placement_path = secure_getenv("TIERWISE_PLACEMENT");
-  tw_cfg.pmem_dir = secure_getenv("TIERWISE_PMEM_DIR");
-  tw_cfg.report_path = secure_getenv("TIERWISE_REPORT");
-  tw_cfg.maps_copy = secure_getenv("TIERWISE_MAPS_COPY");
+  tw_cfg.census_dir = tw_env_path("TIERWISE_CENSUS");
+  tw_cfg.placement_path = tw_env_path("TIERWISE_PLACEMENT");
+  tw_cfg.pmem_dir = tw_env_path("TIERWISE_PMEM_DIR");
+  tw_cfg.report_path = tw_env_path("TIERWISE_REPORT");
+  tw_cfg.maps_copy = tw_env_path("TIERWISE_MAPS_COPY");
   tw_cfg.sysfs_node = secure_getenv("TIERWISE_SYSFS_NODE");
   for (int i = 0; i < TW_O_COUNT; i++)
     tw_opt[i] = tw_env_opt(i);
@@ -443,7 +467,7 @@ void tw_config_read(void) {
   /* libtierwise-pmu.so: the pmu profiler is the census into
    * TIERWISE_PMU_OUT plus sampling (tw_sample.c); objects below
    * TIERWISE_PMU_MIN_BYTES have no site (their samples are [unknown]). */
-  const char *pmu_out = secure_getenv("TIERWISE_PMU_OUT");
+  const char *pmu_out = tw_env_path("TIERWISE_PMU_OUT");
   if (pmu_out && *pmu_out) {
     tw_cfg.census_dir = pmu_out;
     tw_cfg.sampling = 1;
