@@ -577,6 +577,9 @@ static void tw_check_one(void *ctx, const char *path, const char *base,
   struct tw_modcheck *c = ctx;
   if (!strncmp(base, "linux-vdso.so", 13))
     return; /* the kernel's: another kernel (a VM, a newer host), same program */
+  if (!strncmp(base, "libtierwise", 11))
+    return; /* tierwise's own (the profile's runtime, rebuilt or upgraded
+               since): no site has a frame in it */
   for (int i = 0; i < tw_npmods; i++)
     if (!strcmp(tw_pmods[i].module, base) && *build_id &&
         strcmp(tw_pmods[i].build_id, build_id)) {
