@@ -137,34 +137,6 @@ static void tw_finish(void) {
   tw_in_core--;
 }
 
-/* SIGTERM, SIGINT and SIGHUP (how a scheduler, Ctrl-C, a supervisor or a
- * closed terminal ends a job) kill a program whose disposition is the
- * default without running destructors: the report is written here, then
- * the signal's default action happens (re-raised with SIG_DFL). Installed only over SIG_DFL at start; a program that installs
- * its own handler replaces this one, and its handler runs as without the
- * runtime (exit() from it writes the report through the destructor).
- * Writing takes the runtime's locks, so a thread interrupted inside the
- * runtime (tw_in_core) cannot write it without deadlocking on a lock it
- * holds itself: then the signal takes its default action with no report.
- * SIGKILL cannot be caught: no report. */
-static void tw_on_signal(int sig) {
-  if (!tw_in_core)
-    tw_finish();
-  signal(sig, SIG_DFL);
-  raise(sig); /* delivered when this handler returns */
-}
-
-static void tw_catch_signals(void) {
-  static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-  for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-    struct sigaction old, sa = {.sa_handler = tw_on_signal};
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-        old.sa_handler == SIG_DFL)
-      sigaction(sigs[i], &sa, NULL);
-  }
-}
-
 /* Another copy of the runtime comes first in the process's symbol lookup
  * (a program linked with libtierwise run with the runtime preloaded, as
  * `tierwise run` does): that copy serves every allocation (malloc,
@@ -188,7 +160,8 @@ static void tw_init(void) {
     if (tw_cfg.report_path && !tw_cfg.census_dir) {
       tw_in_core++;
       tw_report_claim();
-      tw_catch_signals(); /* (a job ended by SIGTERM says it stood down) */
+      tw_signal_catch(tw_finish); /* (a job ended by SIGTERM says it
+                                     stood down; tw_signal.c) */
       tw_in_core--;
     }
     return;
@@ -222,7 +195,7 @@ static void tw_init(void) {
   tw_memkind_late = tw_upper_late;
   if ((tw_cfg.mode == TW_MODE_CENSUS && !tw_cfg.sampling) ||
       (tw_cfg.mode == TW_MODE_PLACE && tw_cfg.report_path))
-    tw_catch_signals();
+    tw_signal_catch(tw_finish);
   tw_in_core--;
 }
 

@@ -60,3 +60,7 @@ TW_HIDDEN int tw_pl_unmap(void *addr, size_t len, int *rc);
 /* ---- tw_report.c: the run report at exit ---- */
 TW_HIDDEN void tw_report_write(void);
 TW_HIDDEN void tw_report_claim(void); /* at start: named process or not */
+
+/* ---- tw_signal.c (layer 4): the report at SIGTERM, SIGINT and SIGHUP where
+ * their disposition is the default (\p finish writes it) ---- */
+TW_HIDDEN void tw_signal_catch(void (*finish)(void));

@@ -10,15 +10,19 @@ import sys
 sig = signal.Signals[sys.argv[1]]
 cmd = sys.argv[sys.argv.index("--") + 1 :]
 # A shell without job control starts background jobs with SIGINT ignored,
-# and exec keeps an ignored signal ignored: the command gets the default.
-p = subprocess.Popen(
-    cmd,
-    stdout=subprocess.PIPE,
-    text=True,
-    preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
-)
+# and exec keeps an ignored signal ignored: the command gets the default
+# (for each of the signals that end a job: a program may look at them all).
+def defaults():
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
+p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=defaults)
 assert p.stdout is not None
 first = p.stdout.readline().strip()
+while first.startswith("SIG"):  # (what a program saw of its signals)
+    print(first)
+    first = p.stdout.readline().strip()
 if first != "ready":
     sys.exit(f"send_signal: expected 'ready', got {first!r}")
 p.send_signal(sig)

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Test program: a job ended by a signal. Allocates a 4 MiB array from one
  * site (`keep`), prints "ready" and waits (up to 30 s). Usage: tw_signal
- * default | own | part | once. once: no waiting (for the profile).
+ * default | own | part | ifdefault | once. once: no waiting (for the
+ * profile). ifdefault: as own, but each handler is installed only where the
+ * disposition is the default (as Python does for SIGINT): sigaction for
+ * SIGTERM, signal() for SIGINT, what was seen printed.
  * default: the signals keep their default action (the job is killed);
  * own: the program's own SIGTERM/SIGINT handler sets a flag, the program
  * then prints "handler ran" and returns from main; part: as own, with only
@@ -22,6 +25,19 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   int part = !strcmp(mode, "part");
   int own = part || !strcmp(mode, "own");
+  if (!strcmp(mode, "ifdefault")) {
+    struct sigaction old, sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    int term = !sigaction(SIGTERM, NULL, &old) && old.sa_handler == SIG_DFL;
+    if (term)
+      sigaction(SIGTERM, &sa, NULL);
+    void (*was)(int) = signal(SIGINT, SIG_DFL); /* (a query, as Python's) */
+    int intr = was == SIG_DFL;
+    if (intr)
+      signal(SIGINT, on_signal);
+    printf("SIGTERM %s, SIGINT %s\n", term ? "default: handled" : "not default",
+           intr ? "default: handled" : "not default");
+  }
   size_t written = part ? 64u << 10 : 4u << 20;
   if (own) {
     struct sigaction sa = {.sa_handler = on_signal};
