@@ -13,6 +13,7 @@
 #undef _FORTIFY_SOURCE /* (its inline asprintf would clash with ours) */
 #include "tw_paths.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -222,11 +223,47 @@ TW_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
   return 0;
 }
 
+/* An alignment that is not a power of two, as glibc's memalign takes it:
+ * up to malloc's (16) it is malloc's (0 here), else the next power of two
+ * (at least 32); SIZE_MAX: none (EINVAL). Before, the runtime refused them
+ * all with EINVAL, and a program that asked memalign for 24 or 0, which
+ * glibc serves, got NULL under the runtime. */
+static size_t tw_glibc_align(size_t a) {
+  if (a <= 16)
+    return 0;
+  if (a > SIZE_MAX / 2 + 1)
+    return SIZE_MAX;
+  size_t p = 32;
+  while (p < a)
+    p <<= 1;
+  return p;
+}
+
+/* glibc's aligned_alloc refuses such alignments (C11's rule) where it is
+ * not memalign under another name (2.36's is): asked once, of glibc's own. */
+static int tw_aligned_alloc_strict(void) {
+  static int strict = -1;
+  if (strict < 0) {
+    void *(*ga)(size_t, size_t);
+    *(void **)&ga = dlvsym(RTLD_NEXT, "aligned_alloc", "GLIBC_2.16");
+    int saved = errno;
+    errno = 0;
+    void *p = ga ? ga(24, 48) : NULL;
+    strict = !p && errno == EINVAL;
+    if (p)
+      __libc_free(p);
+    errno = saved;
+  }
+  return strict;
+}
+
 /* aligned_alloc and memalign: the caller's key is taken by the exported
  * function and passed in (an inlined helper keeps it the user's). */
 static inline __attribute__((always_inline)) void *
-tw_aligned(size_t align, size_t size, void *ra, void *sp) {
-  if (!tw_pow2(align)) {
+tw_aligned(size_t align, size_t size, int strict, void *ra, void *sp) {
+  if (!tw_pow2(align) &&
+      ((strict && tw_aligned_alloc_strict()) ||
+       (align = tw_glibc_align(align)) == SIZE_MAX)) {
     errno = EINVAL;
     return NULL;
   }
@@ -237,11 +274,11 @@ tw_aligned(size_t align, size_t size, void *ra, void *sp) {
 }
 
 TW_EXPORT void *aligned_alloc(size_t align, size_t size) {
-  return tw_aligned(align, size, TW_RA, TW_SP);
+  return tw_aligned(align, size, 1, TW_RA, TW_SP);
 }
 
 TW_EXPORT void *memalign(size_t align, size_t size) {
-  return tw_aligned(align, size, TW_RA, TW_SP);
+  return tw_aligned(align, size, 0, TW_RA, TW_SP);
 }
 
 TW_EXPORT void *valloc(size_t size) {

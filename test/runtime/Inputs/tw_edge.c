@@ -29,6 +29,32 @@ int main(void) {
     free(a);
   }
   char *m = memalign(64, 100), *v = valloc(10), *pv = pvalloc(10);
+  /* alignments that are not powers of two: glibc's memalign serves them
+   * (0..16 as malloc, else the next power of two); its aligned_alloc as it
+   * does (2.36: the same) - the runtime must answer as glibc does */
+  size_t odd[] = {0, 3, 24, 100, 4097};
+  for (unsigned k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
+    size_t up = 16;
+    while (up < odd[k])
+      up <<= 1;
+    errno = 0;
+    char *m = memalign(odd[k], 200);
+    int e1 = errno;
+    errno = 0;
+    char *g = aligned_alloc(odd[k], 400);
+    int e2 = errno;
+    if (m)
+      memset(m, 1, 200);
+    if (g)
+      memset(g, 2, 400);
+    printf("odd alignment %zu: memalign %s%s, aligned_alloc %s%s\n", odd[k],
+           m ? "ok" : e1 == EINVAL ? "EINVAL" : "null",
+           m && (uintptr_t)m % up ? " misaligned" : "",
+           g ? "ok" : e2 == EINVAL ? "EINVAL" : "null",
+           g && (uintptr_t)g % up ? " misaligned" : "");
+    free(m);
+    free(g);
+  }
   printf("memalign/valloc/pvalloc: %d %d %d\n", (uintptr_t)m % 64 == 0,
          (uintptr_t)v % 4096 == 0, (uintptr_t)pv % 4096 == 0);
   free(m);
