@@ -145,6 +145,9 @@ TW_HIDDEN const char *tw_warning(int i);
 TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
                             off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
+/* the kernel's mremap (MREMAP_FIXED: \p to), not the interposed one */
+TW_HIDDEN void *tw_sys_mremap(void *addr, size_t len, size_t nlen, int flags,
+                              void *to);
 /* ---- tw_ownfds.c: the runtime's own descriptors, kept from the program
  * (tw_close.c): tw_fd_keep moves \p fd to a high number (close-on-exec) and
  * lists it; returns the descriptor to use. tw_fd_forget before the runtime

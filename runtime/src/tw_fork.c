@@ -84,8 +84,8 @@ static void tw_fork_child(void) {
       memcpy(copy, (void *)m.addr, m.len);
     if (m.prot != (PROT_READ | PROT_WRITE))
       mprotect(copy, m.len, m.prot);
-    if (mremap(copy, m.len, m.len, MREMAP_MAYMOVE | MREMAP_FIXED,
-               (void *)m.addr) == MAP_FAILED) {
+    if (tw_sys_mremap(copy, m.len, m.len, MREMAP_MAYMOVE | MREMAP_FIXED,
+                      (void *)m.addr) == MAP_FAILED) {
       tw_sys_munmap(copy, m.len);
       tw_filemaps_lost = 1;
     }

@@ -9,12 +9,17 @@
  * (over it: the overflow tier, as fallback) and, on a NUMA slow tier, in
  * the DRAM node's room as malloc'ed blocks do (tw_room.c: ranked, tracked,
  * promotions after its munmap). Mappings are remembered in
- * tw_maps.c. Partial munmap, mremap and mprotect of a tier-served mapping
- * are not supported (README).
+ * tw_maps.c. mremap (tw_pl_remap): a kernel mapping is remapped by the
+ * kernel and its record follows; a tier's (a block inside the tier's
+ * arena or file, which the kernel must not move: the arena broke, and a
+ * grown pmem mapping read past its file's end, SIGBUS) is kept whole when
+ * it shrinks and copied into a new allocation when it grows. Partial
+ * munmap and mprotect of a tier-served mapping are not supported (README).
  */
 #define _GNU_SOURCE
 #include "tw_paths.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -148,5 +153,80 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
     tw_tier_free(m.owner, addr);
   if (tracked)
     tw_room_freed(); /* the DRAM node has more room: promotions */
+  return 1;
+}
+
+int tw_pl_remap(void *old, size_t old_len, size_t new_len, int flags,
+                void *to, void **out) {
+  tw_map m;
+  if (!tw_map_get((uintptr_t)old, &m))
+    return 0; /* not one of them: the kernel's alone */
+  if (m.owner == TW_OWNER_GLIBC) {
+    if (TW_UNLIKELY(tw_room_on))
+      tw_room_forget(old); /* (its pages move: the room lets it be) */
+    void *q = tw_sys_mremap(old, old_len, new_len, flags, to);
+    if (q != MAP_FAILED) {
+      tw_map_move((uintptr_t)old, (uintptr_t)q, new_len);
+      tw_site *s = tw_site_get(m.site); /* its live bytes: the new size */
+      __atomic_fetch_sub(&s->live, (int64_t)m.len, __ATOMIC_RELAXED);
+      tw_site_live_add(s, new_len);
+      if (tw_mode_now == TW_MODE_PLACE) { /* the DRAM limit's account
+                                              follows, as at mmap */
+        tw_in_core++;
+        tw_dram_give(old, m.len);
+        tw_dram_ticket t;
+        if (tw_dram_take(s, new_len, &t))
+          tw_dram_keep(&t, q, new_len);
+        tw_in_core--;
+      }
+    }
+    *out = q;
+    return 1;
+  }
+  *out = MAP_FAILED;
+  if (new_len <= old_len && !(flags & MREMAP_FIXED)) {
+    *out = old; /* kept whole: released whole at munmap of its start */
+    return 1;
+  }
+  if (!(flags & MREMAP_MAYMOVE) || (flags & MREMAP_DONTUNMAP)) {
+    errno = (flags & MREMAP_DONTUNMAP) ? EINVAL : ENOMEM; /* (as the
+      kernel says of a mapping it cannot grow in place) */
+    return 1;
+  }
+  size_t keep = old_len < new_len ? old_len : new_len;
+  keep = keep < m.len ? keep : m.len;
+  void *q = MAP_FAILED;
+  if (flags & MREMAP_FIXED) /* (at the program's address: the kernel's) */
+    q = tw_sys_mmap(to, new_len, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  else if (m.owner != TW_OWNER_SPLIT) { /* the same tier, the same site */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    tw_in_core++;
+    void *t = tw_tier_alloc(m.owner, (new_len + page - 1) & ~(page - 1),
+                            page, 0);
+    if (t) {
+      tw_site *s = tw_site_get(m.site);
+      if (tw_mode_now == TW_MODE_PLACE)
+        tw_announce(t, new_len, m.owner);
+      memset((char *)t + keep, 0, new_len - keep);
+      tw_site_served(s, new_len, m.owner, 0);
+      tw_site_live_add(s, new_len);
+      tw_map_put((uintptr_t)t, new_len, m.site, m.owner);
+      q = t;
+    }
+    tw_in_core--;
+  }
+  if (q == MAP_FAILED) /* a split one (its head and tail made anew for the
+                          mremap's site), or the tier was full */
+    q = tw_pl_map(NULL, new_len, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (q == MAP_FAILED) {
+    errno = ENOMEM;
+    return 1;
+  }
+  memcpy(q, old, keep);
+  int rc;
+  tw_pl_unmap(old, m.len, &rc);
+  *out = q;
   return 1;
 }

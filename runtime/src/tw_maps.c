@@ -70,6 +70,38 @@ static int tw_at_take(tw_atable *t, uintptr_t a, tw_map *out) {
 void tw_map_put(uintptr_t a, size_t len, uint32_t site, int owner) {
   tw_at_put(&tw_maps, a, len, site, owner);
 }
+
+int tw_map_get(uintptr_t a, tw_map *out) {
+  int found = 0;
+  pthread_mutex_lock(&tw_maps.lock);
+  unsigned i = tw_map_slot(a);
+  for (unsigned n = 0; n < TW_MAPS_SLOTS && tw_maps.e[i].addr;
+       n++, i = (i + 1) % TW_MAPS_SLOTS)
+    if (tw_maps.e[i].addr == a) {
+      *out = tw_maps.e[i];
+      found = 1;
+      break;
+    }
+  pthread_mutex_unlock(&tw_maps.lock);
+  return found;
+}
+
+void tw_map_move(uintptr_t from, uintptr_t to, size_t len) {
+  tw_map m;
+  if (!tw_map_take(from, &m))
+    return;
+  tw_map_put(to, len, m.site, m.owner);
+  /* (its start time is the first mapping's) */
+  pthread_mutex_lock(&tw_maps.lock);
+  unsigned i = tw_map_slot(to);
+  for (unsigned n = 0; n < TW_MAPS_SLOTS && tw_maps.e[i].addr;
+       n++, i = (i + 1) % TW_MAPS_SLOTS)
+    if (tw_maps.e[i].addr == to) {
+      tw_maps.e[i].t0 = m.t0;
+      break;
+    }
+  pthread_mutex_unlock(&tw_maps.lock);
+}
 int tw_map_take(uintptr_t a, tw_map *out) {
   return tw_at_take(&tw_maps, a, out);
 }

@@ -365,6 +365,10 @@ typedef struct tw_map {
 } tw_map;
 TW_HIDDEN void tw_map_put(uintptr_t a, size_t len, uint32_t site, int owner);
 TW_HIDDEN int tw_map_take(uintptr_t a, tw_map *out);
+TW_HIDDEN int tw_map_get(uintptr_t a, tw_map *out); /* (left in) */
+/* the mapping at \p from is now [to, to + len) (mremap): same site, owner,
+ * start time */
+TW_HIDDEN void tw_map_move(uintptr_t from, uintptr_t to, size_t len);
 /* Mappings still live, of at least TIERWISE_OBJECTS_MIN bytes. */
 TW_HIDDEN void tw_maps_live(void (*row)(uint32_t, uint64_t, uint64_t));
 TW_HIDDEN void tw_obj_put(uintptr_t a, size_t len, uint32_t site, int owner);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 4 (entry points): the interposed mmap and munmap. Anonymous private
+ * Layer 4 (entry points): the interposed mmap, mremap and munmap. Anonymous private
  * mappings (not MAP_FIXED) of the program are allocations (tw_mapped.c).
  * Mappings made while a backend call runs for a tier (tw_in_tier: memkind
  * growing an arena) mark their pages as that tier's in the page-owner map,
@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "tw_paths.h"
 
+#include <stdarg.h>
 #include <sys/mman.h>
 
 __attribute__((visibility("default"))) void *
@@ -36,6 +37,21 @@ mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
 __attribute__((visibility("default"))) void *
 mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
   return mmap(addr, len, prot, flags, fd, off);
+}
+
+__attribute__((visibility("default"))) void *
+mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
+  void *to = NULL, *out;
+  if (flags & MREMAP_FIXED) {
+    va_list ap;
+    va_start(ap, flags);
+    to = va_arg(ap, void *);
+    va_end(ap);
+  }
+  if (!tw_in_tier && !tw_in_core && old &&
+      tw_pl_remap(old, old_len, new_len, flags, to, &out))
+    return out;
+  return tw_sys_mremap(old, old_len, new_len, flags, to);
 }
 
 __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {

@@ -56,6 +56,10 @@ TW_HIDDEN void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
                           off_t off);
 /* munmap of a mapping tw_pl_map served: 1 and *rc, or 0 (not ours). */
 TW_HIDDEN int tw_pl_unmap(void *addr, size_t len, int *rc);
+/* mremap of a mapping tw_pl_map served: 1 and *out, or 0 (not ours).
+ * \p to: MREMAP_FIXED's address. */
+TW_HIDDEN int tw_pl_remap(void *old, size_t old_len, size_t new_len, int flags,
+                          void *to, void **out);
 
 /* ---- tw_report.c: the run report at exit ---- */
 TW_HIDDEN void tw_report_write(void);

@@ -32,6 +32,10 @@ int tw_sys_munmap(void *addr, size_t len) {
   return (int)syscall(SYS_munmap, addr, len);
 }
 
+void *tw_sys_mremap(void *addr, size_t len, size_t nlen, int flags, void *to) {
+  return (void *)syscall(SYS_mremap, addr, len, nlen, flags, to);
+}
+
 long tw_sys_mbind(void *addr, size_t len, int mode, const unsigned long *mask,
                   unsigned long maxnode, unsigned flags) {
   return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
