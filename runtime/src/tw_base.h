@@ -145,6 +145,13 @@ TW_HIDDEN const char *tw_warning(int i);
 TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
                             off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
+/* Around the runtime's work that reaches a cancellation point (open, write)
+ * holding a lock, inside a call of the program's: not cancelled there
+ * (pthread_cancel'ed inside it, a thread left the lock held and every
+ * other thread waited on it forever). tw_sys_nocancel returns the state to
+ * give tw_sys_cancel_restore. */
+TW_HIDDEN int tw_sys_nocancel(void);
+TW_HIDDEN void tw_sys_cancel_restore(int old);
 /* the kernel's mremap (MREMAP_FIXED: \p to), not the interposed one */
 TW_HIDDEN void *tw_sys_mremap(void *addr, size_t len, size_t nlen, int flags,
                               void *to);

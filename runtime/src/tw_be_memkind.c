@@ -144,6 +144,7 @@ static void tw_mk_once(int *made, int tier, void (*make)(int, void *),
       ANNOTATE_HAPPENS_AFTER(made);
     return;
   }
+  int cs = tw_sys_nocancel(); /* (memkind opens its file: mkstemp) */
   pthread_mutex_lock(&tw_mk_lock);
   if (!*made) {
     tw_mk_making = 1;
@@ -156,6 +157,7 @@ static void tw_mk_once(int *made, int tier, void (*make)(int, void *),
     __atomic_store_n(made, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&tw_mk_lock);
+  tw_sys_cancel_restore(cs);
 }
 
 /* 1 once a NUMA tier's fixed kind was made (or could not be: its
@@ -445,7 +447,9 @@ static __attribute__((noinline)) int tw_pmem_named_file(const char *dir) {
  * with tw_fork.c, so a fork child gets a private copy. */
 static int tw_pmem_split_tail(int tier, void *p, size_t len) {
   (void)tier;
+  int cs = tw_sys_nocancel(); /* (open, fallocate) */
   int fd = tw_pmem_file(len);
+  tw_sys_cancel_restore(cs);
   if (fd < 0)
     return -1;
   void *t = tw_sys_mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,

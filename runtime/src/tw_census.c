@@ -118,9 +118,11 @@ static void tw_row(uint32_t site, uint64_t size, uint64_t t0, uint64_t t1,
 }
 
 void tw_census_object(uint32_t site, uint64_t size, uint64_t t0, uint64_t t1) {
+  int cs = tw_sys_nocancel(); /* (its file's open and write) */
   pthread_mutex_lock(&tw_obj_lock);
   tw_row(site, size, t0, t1, 1);
   pthread_mutex_unlock(&tw_obj_lock);
+  tw_sys_cancel_restore(cs);
 }
 
 static uint32_t tw_slot(const void *p) {
@@ -273,6 +275,7 @@ static void tw_live_row(uint32_t site, uint64_t size, uint64_t t0) {
 }
 
 void tw_census_write(void) {
+  int cs = tw_sys_nocancel();
   pthread_mutex_lock(&tw_obj_lock);
   if (tw_objs_state == 0)
     tw_objs_open();
@@ -292,6 +295,7 @@ void tw_census_write(void) {
     tw_objs_state = -1;
   }
   pthread_mutex_unlock(&tw_obj_lock);
+  tw_sys_cancel_restore(cs);
   tw_write_file("sites", ".csv", 0);
   tw_write_file("modules", ".csv", 1);
   if (tw_cfg.sampling)

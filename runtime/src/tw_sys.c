@@ -32,6 +32,17 @@ int tw_sys_munmap(void *addr, size_t len) {
   return (int)syscall(SYS_munmap, addr, len);
 }
 
+int tw_sys_nocancel(void) {
+  int old = PTHREAD_CANCEL_ENABLE;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  return old;
+}
+
+void tw_sys_cancel_restore(int old) {
+  int was;
+  pthread_setcancelstate(old, &was);
+}
+
 void *tw_sys_mremap(void *addr, size_t len, size_t nlen, int flags, void *to) {
   return (void *)syscall(SYS_mremap, addr, len, nlen, flags, to);
 }
