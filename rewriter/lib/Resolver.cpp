@@ -468,6 +468,44 @@ bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
   return unreachedPaths(Index, Key, Ms, 0);
 }
 
+// An allocation in a lambda: calls of the function the lambda is written in
+// that no member reaches (a function template's other instantiations share
+// the lambda's one spelling), from each member's frame of that function: the
+// first after the lambda's, past any library code that calls the lambda.
+// A member without that frame counts as reached, as in unreachedPaths.
+bool unreachedAround(const SourceIndex &Index, const AllocExpr &A,
+                     const std::vector<Member> &Members) {
+  auto W = Index.Wrappers.find(A.OuterFunctionKey);
+  if (!A.FunctionKey.empty() || W == Index.Wrappers.end())
+    return false;
+  std::vector<PathMember> Ms;
+  for (auto &[L, A2] : Members) {
+    const std::vector<Frame> &Fs = L->S->Frames;
+    size_t J = L->FrameIdx + 1;
+    for (; J < Fs.size(); ++J) {
+      std::vector<std::string> Files = Index.resolveFile(Fs[J].File);
+      if (Files.size() == 1 && Files[0] == W->second.File &&
+          baseFunctionName(llvm::demangle(Fs[J].Function)) == W->second.Name)
+        break;
+    }
+    if (J == Fs.size())
+      return false;
+    Ms.push_back({L, J});
+  }
+  return unreachedPaths(Index, A.OuterFunctionKey, Ms, 0);
+}
+
+// Why a lambda's allocation cannot take one tier for all its uses.
+std::string lambdaShared(const SourceIndex &Index, const AllocExpr &A) {
+  const WrapperFact &W = Index.Wrappers.at(A.OuterFunctionKey);
+  return "site needs a wrapper change: " + W.QualifiedName + " (" +
+         base(W.File) + ":" + std::to_string(W.Line) +
+         "): the allocation at " + A.where() +
+         " is in a lambda there, shared by calls of it the placement does "
+         "not name (other instantiations), and a lambda takes no tier "
+         "parameter";
+}
+
 
 // Wrapper refactoring. A function whose allocation serves sites of
 // different tiers (or callers no placed site reaches) gains a parameter
@@ -1062,7 +1100,9 @@ Outcome resolve(const Placement &Original, const SourceIndex &Index) {
       Mixed(Ms, true);
       return false;
     }
-    std::string Why = cannotPlace(A, S.Tier, headOf(S));
+    std::string Why = unreachedAround(Index, A, Ms) ? lambdaShared(Index, A)
+                                                    : cannotPlace(A, S.Tier,
+                                                                  headOf(S));
     if (Why.empty() && !A.UseProblem.empty())
       Why = "site needs a macro change: " + A.Macro + " used at " +
             base(A.File) + ":" + std::to_string(A.Line) + " (" + Context +
@@ -1121,12 +1161,14 @@ Outcome resolve(const Placement &Original, const SourceIndex &Index) {
     // function a use is in, that no site reaches would follow them into it
     // (the #define rewritten), where `tierwise run` leaves them in the
     // default tier: each use placed on its own instead (PlaceUse).
-    bool Unreached = false;
-    for (auto &[A, Ms] : Uses)
+    bool Unreached = false, Lambda = false;
+    for (auto &[A, Ms] : Uses) {
       Unreached = Unreached || (!A->FunctionKey.empty() &&
                                 unreachedCalls(Index, A->FunctionKey, Ms));
+      Lambda = Lambda || unreachedAround(Index, *A, Ms);
+    }
     if (!A0.Macro.empty() &&
-        (Unreached || unreachedUses(Index, Key, Members))) {
+        (Unreached || Lambda || unreachedUses(Index, Key, Members))) {
       std::string Context = "the macro's other uses stay in " + P.DefaultTier;
       bool Expanded = false;
       for (auto &[A, Ms] : Uses)
@@ -1139,6 +1181,10 @@ Outcome resolve(const Placement &Original, const SourceIndex &Index) {
     } else if (A0.Macro.empty() && !A0.FunctionKey.empty() &&
                unreachedCalls(Index, A0.FunctionKey, Members)) {
       Mixed(Members, false);
+      continue;
+    } else if (A0.Macro.empty() && Lambda) {
+      for (const Site *S : Sites)
+        Failed.emplace(S, lambdaShared(Index, A0));
       continue;
     }
     if (std::string Why = cannotPlace(A0, Tier, Head); !Why.empty()) {
