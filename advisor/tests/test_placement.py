@@ -1,12 +1,40 @@
 # SPDX-License-Identifier: MIT
-"""tierwise.formats.placement: the placement.json grammar (FORMATS.md) and sizes."""
+"""tierwise.formats.placement: the placement.json grammar (FORMATS.md) and sizes,
+and the vectors it shares with the runtime's reader
+(test/runtime/Inputs/placement-vectors.txt)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from tierwise.formats import placement
 from tierwise.sizes import parse_size
+
+
+VECTORS = Path(__file__).resolve().parents[2] / "test/runtime/Inputs/placement-vectors.txt"
+
+
+def vectors():
+    for line in VECTORS.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#") and "\t" in line:
+            yield tuple(line.rsplit("\t", 1))
+
+
+@pytest.mark.parametrize("text,want", list(vectors()))
+def test_shared_vector(text, want):
+    # placements.test runs the runtime on the same vectors
+    if want == "ok":
+        placement.validate(json.loads(text), "v.json")
+    else:
+        with pytest.raises(ValueError):  # json.JSONDecodeError is one
+            placement.validate(json.loads(text), "v.json")
+
+
+@pytest.mark.parametrize("tier", ["numa:16", "numa:01", "numa:-1", "numa:1x"])
+def test_numa_beyond_the_tier_names_says_which_nodes(tier):
+    with pytest.raises(ValueError, match=r"numa:N names nodes 0 to 15"):
+        placement.validate(minimal(sites=[{"stack": "a+0x1", "tier": tier}]), "v.json")
 
 
 def minimal(**over):

@@ -135,12 +135,3 @@ def test_misspelt_names_get_close_suggestions(tmp_path):
     assert roi.resolve("BFS_runer", [str(prog)]).near == ["BFS_runner"]
     assert roi.resolve("pagerankpullgs", [str(prog)]).near == ["PageRankPullGS"]
     assert roi.resolve("trunk", [str(prog)]).near == []  # not libc's trunc
-
-
-def test_listed_names_a_few():
-    # issue 36: one warning line of 6,102 characters listed every inlined copy
-    from tierwise.roi import listed
-
-    assert listed(["a", "b", "a"]) == "a; b"
-    assert listed(f"f{i}" for i in range(1000)) == "f0; f1; f2; f3 and 996 more"
-    assert len(listed(f"fn_{i} x.cc:{i}" for i in range(5000))) < 80

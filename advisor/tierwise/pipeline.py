@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from tierwise import paths
 from tierwise.cli import UserError
+from tierwise.messages import MOST, listed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -179,12 +180,11 @@ def profile(
             except ValueError:  # no sites: nothing to compare
                 warn = None
     post = time.monotonic() - t0 - ran
-    _note(
-        "profile",
-        "post-processing "
-        + ", ".join(f"{n:,} sites of {p}" for p, n in meta["processes"])
-        + f": {post:.1f} s ({_cpu_seconds() - cpu0:.1f} s CPU)",
-    )
+    procs = meta["processes"]
+    each = listed((f"{n:,} sites of {p}" for p, n in procs), sep=", ", unique=False)
+    if len(procs) > MOST:  # a job of many: its total, then a few processes
+        each = f"{sum(n for _, n in procs):,} sites of {len(procs)} processes ({each})"
+    _note("profile", f"post-processing {each}: {post:.1f} s ({_cpu_seconds() - cpu0:.1f} s CPU)")
     if warn:
         _note("profile", f"warning: {warn}")
     res = Profiled(outdir, name, info.get("exit_status"), meta, time.monotonic() - t0, warn,
@@ -845,13 +845,13 @@ def rewrite(
         if modules and not n:
             raise UserError(
                 f"{placement_file}: no line information for its stacks in "
-                + ", ".join(str(p) for p in modules.values())
+                + listed((str(p) for p in modules.values()), sep=", ")
                 + ": rebuild with -g (the same build otherwise) and profile again"
             )
         _note(
             "rewrite",
             f"symbolized {n} of {len(need)} sites without frames "
-            f"({', '.join(str(p) for p in modules.values())})",
+            f"({listed((str(p) for p in modules.values()), sep=', ')})",
         )
         if n:
             tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)

@@ -27,6 +27,7 @@ from tierwise.formats.profile import (  # noqa: F401
     Profile,
     read_profile,
 )
+from tierwise.messages import listed
 
 
 def simulated_llc(meta: dict) -> int | None:
@@ -52,7 +53,7 @@ def _same_llc(profiles: List[Profile]) -> None:
             if size:
                 seen.setdefault(size, str(path))
     if len(seen) > 1:
-        which = ", ".join(f"{path} {format_size(size)}" for size, path in seen.items())
+        which = listed((f"{path} {format_size(size)}" for size, path in seen.items()), sep=", ")
         raise ValueError(
             f"the profiles simulated different LLC sizes ({which}): their miss counts "
             "cannot be added; profile them again with the same --llc-size"
@@ -87,7 +88,7 @@ def _same_program(profiles: List[Profile]) -> None:
             seen.setdefault(program(meta), str(path))
     seen.pop("", None)
     if len(seen) > 1:
-        which = ", ".join(f"{path} ({prog})" for prog, path in seen.items())
+        which = listed((f"{path} ({prog})" for prog, path in seen.items()), sep=", ")
         raise ValueError(
             f"the profiles are of different programs: {which}; advise each program on its "
             "own, or pass --mixed-programs for one placement that serves them all"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from tierwise.messages import listed
 from tierwise.symbolize import short_function
 
 # GCC clone suffixes of a symbol: the same function (kept) or a part of it
@@ -72,15 +73,6 @@ class Resolution:
         for s in self.symbols:
             by_mod.setdefault(s.module, []).append(s.demangled)
         return listed(f"{listed(sorted(set(v)), sep=', ')} in {m}" for m, v in by_mod.items())
-
-
-def listed(items: Iterable[str], most: int = 4, sep: str = "; ") -> str:
-    """The first `most` of `items` (duplicates dropped) joined by `sep`, then
-    "and N more": a message names a few, not thousands (issue 36: a warning
-    line of 6,102 characters listed every inlined copy)."""
-    items = list(dict.fromkeys(items))
-    more = f" and {len(items) - most} more" if len(items) > most else ""
-    return sep.join(items[:most]) + more
 
 
 def program_of(

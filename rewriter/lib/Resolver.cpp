@@ -468,6 +468,44 @@ bool unreachedCalls(const SourceIndex &Index, const std::string &Key,
   return unreachedPaths(Index, Key, Ms, 0);
 }
 
+// An allocation in a lambda: calls of the function the lambda is written in
+// that no member reaches (a function template's other instantiations share
+// the lambda's one spelling), from each member's frame of that function: the
+// first after the lambda's, past any library code that calls the lambda.
+// A member without that frame counts as reached, as in unreachedPaths.
+bool unreachedAround(const SourceIndex &Index, const AllocExpr &A,
+                     const std::vector<Member> &Members) {
+  auto W = Index.Wrappers.find(A.OuterFunctionKey);
+  if (!A.FunctionKey.empty() || W == Index.Wrappers.end())
+    return false;
+  std::vector<PathMember> Ms;
+  for (auto &[L, A2] : Members) {
+    const std::vector<Frame> &Fs = L->S->Frames;
+    size_t J = L->FrameIdx + 1;
+    for (; J < Fs.size(); ++J) {
+      std::vector<std::string> Files = Index.resolveFile(Fs[J].File);
+      if (Files.size() == 1 && Files[0] == W->second.File &&
+          baseFunctionName(llvm::demangle(Fs[J].Function)) == W->second.Name)
+        break;
+    }
+    if (J == Fs.size())
+      return false;
+    Ms.push_back({L, J});
+  }
+  return unreachedPaths(Index, A.OuterFunctionKey, Ms, 0);
+}
+
+// Why a lambda's allocation cannot take one tier for all its uses.
+std::string lambdaShared(const SourceIndex &Index, const AllocExpr &A) {
+  const WrapperFact &W = Index.Wrappers.at(A.OuterFunctionKey);
+  return "site needs a wrapper change: " + W.QualifiedName + " (" +
+         base(W.File) + ":" + std::to_string(W.Line) +
+         "): the allocation at " + A.where() +
+         " is in a lambda there, shared by calls of it the placement does "
+         "not name (other instantiations), and a lambda takes no tier "
+         "parameter";
+}
+
 
 // Wrapper refactoring. A function whose allocation serves sites of
 // different tiers (or callers no placed site reaches) gains a parameter
@@ -1047,6 +1085,36 @@ Outcome resolve(const Placement &Original, const SourceIndex &Index) {
     Wr.first.insert(Wr.first.end(), Ms.begin(), Ms.end());
     Wr.second = Wr.second || PerUse;
   };
+  // One use of a macro, its sites agreeing on the tier and head of S: the
+  // use is one spelling whatever number of template instantiations or
+  // inlined copies share it, so it gets one edit. Expanded with S's tier
+  // where it is written, unless the function it is in has calls that no
+  // site of it reaches (a template body whose other instantiations the
+  // placement leaves in the default tier): a constant there would move them
+  // too, so the function takes the tier as a parameter that only the placed
+  // calls pass (Refactoring; a use that cannot be expanded is reported
+  // there). True when expanded with the constant.
+  auto PlaceUse = [&](const AllocExpr &A, std::vector<Member> &Ms,
+                      const Site &S, const std::string &Context) {
+    if (!A.FunctionKey.empty() && unreachedCalls(Index, A.FunctionKey, Ms)) {
+      Mixed(Ms, true);
+      return false;
+    }
+    std::string Why = unreachedAround(Index, A, Ms) ? lambdaShared(Index, A)
+                                                    : cannotPlace(A, S.Tier,
+                                                                  headOf(S));
+    if (Why.empty() && !A.UseProblem.empty())
+      Why = "site needs a macro change: " + A.Macro + " used at " +
+            base(A.File) + ":" + std::to_string(A.Line) + " (" + Context +
+            ", and this use cannot be expanded: " + A.UseProblem + ")";
+    if (!Why.empty()) {
+      for (auto &[L, A2] : Ms)
+        Failed.emplace(L->S, Why);
+      return false;
+    }
+    Placed(Ms, S.Tier, headOf(S), true);
+    return true;
+  };
   for (auto &[Key, Members] : Groups) {
     std::set<std::string> Placements;
     std::set<const Site *> Sites, Sharing;
@@ -1057,11 +1125,11 @@ Outcome resolve(const Placement &Original, const SourceIndex &Index) {
         Sharing.insert(L->S);
     }
     const AllocExpr &A0 = *Members.front().second;
+    std::map<const AllocExpr *, std::vector<Member>> Uses;
+    for (Member &M : Members)
+      Uses[M.second].push_back(M);
     if (Placements.size() > 1 && !A0.Macro.empty()) {
       // Per-use macro rewriting: each use whose sites agree is expanded.
-      std::map<const AllocExpr *, std::vector<Member>> Uses;
-      for (Member &M : Members)
-        Uses[M.second].push_back(M);
       for (auto &[A, Ms] : Uses) {
         std::set<std::string> UsePl;
         for (auto &[L, A2] : Ms)
@@ -1071,24 +1139,12 @@ Outcome resolve(const Placement &Original, const SourceIndex &Index) {
           continue;
         }
         const Site &S = *Ms.front().first->S;
-        if (S.Tier == P.DefaultTier)
-          continue;
-        std::string Why = cannotPlace(*A, S.Tier, headOf(S));
-        if (Why.empty() && !A->UseProblem.empty())
-          Why = "site needs a macro change: " + A->Macro + " used at " +
-                base(A->File) + ":" + std::to_string(A->Line) +
-                " (its uses need different tiers, and this use cannot be "
-                "expanded: " + A->UseProblem + ")";
-        if (!Why.empty()) {
-          for (auto &[L, A2] : Ms)
-            Failed.emplace(L->S, Why);
-          continue;
-        }
-        Placed(Ms, S.Tier, headOf(S), true);
-        Out.Notes.push_back("expanded " + A->Macro + " at " + base(A->File) +
-                            ":" + std::to_string(A->Line) +
-                            " (its uses need different tiers): " +
-                            placementOf(S));
+        if (S.Tier != P.DefaultTier &&
+            PlaceUse(*A, Ms, S, "its uses need different tiers"))
+          Out.Notes.push_back("expanded " + A->Macro + " at " + base(A->File) +
+                              ":" + std::to_string(A->Line) +
+                              " (its uses need different tiers): " +
+                              placementOf(S));
       }
       continue;
     }
@@ -1096,62 +1152,39 @@ Outcome resolve(const Placement &Original, const SourceIndex &Index) {
       Mixed(Members, false);
       continue;
     }
-    const std::string &Tier = Members.front().first->S->Tier;
-    int64_t Head = headOf(*Members.front().first->S);
+    const Site &S0 = *Members.front().first->S;
+    const std::string &Tier = S0.Tier;
+    int64_t Head = headOf(S0);
     if (Tier == P.DefaultTier)
       continue;
-    // One tier for every site, but uses of the macro or calls of the
-    // function that no site reaches would follow them into it, where
-    // `tierwise run` leaves them in the default tier: place per use, or
-    // refactor the wrapper, instead. A use in a function with calls no site
-    // reaches (a template whose other instantiations the placement does not
-    // name: one use for all of them) is expanded in that function, which
-    // takes the tier as a parameter; the other uses with their constant.
-    if (!A0.Macro.empty()) {
-      std::map<const AllocExpr *, std::vector<Member>> Uses;
-      for (Member &M : Members)
-        Uses[M.second].push_back(M);
-      std::vector<Member> Rest;
-      bool Refactored = false;
-      for (auto &[A, Ms] : Uses)
-        if (!A->FunctionKey.empty() && A->UseProblem.empty() &&
-            unreachedCalls(Index, A->FunctionKey, Ms)) {
-          Mixed(Ms, true);
-          Refactored = true;
-        } else {
-          Rest.insert(Rest.end(), Ms.begin(), Ms.end());
-        }
-      if (Refactored) {
-        std::vector<Member> Ok;
-        for (Member &M : Rest) {
-          const AllocExpr &A = *M.second;
-          std::string Why = !A.UseProblem.empty()
-                                ? "site needs a macro change: " + A.Macro +
-                                      ": " + A.UseProblem
-                                : cannotPlace(A, Tier, Head);
-          if (Why.empty())
-            Ok.push_back(M);
-          else
-            Failed.emplace(M.first->S, Why);
-        }
-        Placed(Ok, Tier, Head, true);
-        continue;
-      }
+    // One tier for every site, but uses of the macro, or calls of the
+    // function a use is in, that no site reaches would follow them into it
+    // (the #define rewritten), where `tierwise run` leaves them in the
+    // default tier: each use placed on its own instead (PlaceUse).
+    bool Unreached = false, Lambda = false;
+    for (auto &[A, Ms] : Uses) {
+      Unreached = Unreached || (!A->FunctionKey.empty() &&
+                                unreachedCalls(Index, A->FunctionKey, Ms));
+      Lambda = Lambda || unreachedAround(Index, *A, Ms);
     }
-    if (!A0.Macro.empty() && unreachedUses(Index, Key, Members)) {
-      bool AllUsable = true;
-      for (auto &[L, A] : Members)
-        AllUsable = AllUsable && A->UseProblem.empty() && A->Problem.empty();
-      if (AllUsable && cannotPlace(A0, Tier, Head).empty()) {
-        Placed(Members, Tier, Head, true);
+    if (!A0.Macro.empty() &&
+        (Unreached || Lambda || unreachedUses(Index, Key, Members))) {
+      std::string Context = "the macro's other uses stay in " + P.DefaultTier;
+      bool Expanded = false;
+      for (auto &[A, Ms] : Uses)
+        Expanded = PlaceUse(*A, Ms, S0, Context) || Expanded;
+      if (Expanded)
         Out.Notes.push_back("expanded the placed uses of " + A0.Macro +
                             " (the macro's other uses stay in " +
                             P.DefaultTier + "): " + *Placements.begin());
-        continue;
-      }
+      continue;
     } else if (A0.Macro.empty() && !A0.FunctionKey.empty() &&
                unreachedCalls(Index, A0.FunctionKey, Members)) {
       Mixed(Members, false);
+      continue;
+    } else if (A0.Macro.empty() && Lambda) {
+      for (const Site *S : Sites)
+        Failed.emplace(S, lambdaShared(Index, A0));
       continue;
     }
     if (std::string Why = cannotPlace(A0, Tier, Head); !Why.empty()) {

@@ -426,6 +426,13 @@ private:
     return Enclosing.empty() || !Enclosing.back() ? ""
                                                    : functionKey(Enclosing.back());
   }
+  // The innermost named function around the expression, lambdas skipped.
+  std::string outerKey() {
+    for (auto It = Enclosing.rbegin(); It != Enclosing.rend(); ++It)
+      if (*It)
+        return functionKey(*It);
+    return "";
+  }
 
   // A user function's declaration: where a tier parameter would go; its
   // definition: what a `_tier` variant copies (C).
@@ -719,6 +726,8 @@ private:
         SM.getExpansionColumnNumber(E) + Lexer::MeasureTokenLength(E, SM, LO);
     A.Callee = std::move(Callee);
     A.FunctionKey = enclosingKey();
+    if (A.FunctionKey.empty())
+      A.OuterFunctionKey = outerKey();
     if (R.getBegin().isFileID() || SM.isMacroArgExpansion(R.getBegin())) {
       SourceLocation SB = SM.getSpellingLoc(R.getBegin());
       SourceLocation SE = SM.getSpellingLoc(R.getEnd());

@@ -48,6 +48,9 @@ struct AllocExpr {
   /// WrapperFact::Key of the function whose body holds it ("" in a lambda
   /// or at file scope).
   std::string FunctionKey;
+  /// In a lambda: the Key of the function the lambda is written in (a
+  /// template's lambda is one spelling for all its instantiations).
+  std::string OuterFunctionKey;
 };
 
 /// A user function definition that a placement may turn into a wrapper

@@ -142,16 +142,15 @@ static int tw_tier_value(int i, const char *name, const tw_pjstr *v,
   *tier = tw_tier_parse(s);
   if (*tier >= 0)
     return 1;
-  const char *d = s + 5;
-  if (!strncmp(s, "numa:", 5) && *d >= '0' && *d <= '9' &&
-      strspn(d, "0123456789") == strlen(d)) {
-    tw_warn("placement tier ", s,
-            ": this runtime serves numa:0 to numa:15 (README); using dram");
-    *tier = TW_TIER_DRAM;
-    return 1;
-  }
+  /* numa:16 and numa:01 are no tier names (FORMATS.md "Tier names"): the
+   * placement is refused, as the CLI refuses it before the run. A numa:N
+   * this machine lacks is a tier name (a placement made on another
+   * machine): tw_be_numa.c serves its sites from DRAM with a warning. */
   return tw_bad(tw_field(&f, i, name), s,
-                "unknown tier (use dram, pmem, kmem, hbw or numa:N)");
+                strncmp(s, "numa:", 5)
+                    ? "unknown tier (use dram, pmem, kmem, hbw or numa:N)"
+                    : "unknown tier (numa:N names nodes 0 to 15, no sign or "
+                      "leading zero)");
 }
 
 /* Site \p i's optional planned_live (FORMATS.md), into \p p (planned

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 
 from tierwise import paths
 from tierwise.backends import add_objects_min
+from tierwise.messages import listed
 from tierwise.progress import Progress
 from tierwise.sizes import count_option, parse_size, size_option
 
@@ -302,7 +303,7 @@ def resolve_roi(spec: str, cmd: Sequence[str]) -> tuple[str, list[str], Any]:
                 raise ValueError(roi.inlined_message(spec, copies, has_copy=True))
             print(
                 f"tierwise profile: warning: --roi {spec}: also inlined, into "
-                f"{roi.listed(c.where() for c in copies)}: the time spent in "
+                f"{listed(c.where() for c in copies)}: the time spent in "
                 "those copies is not in the region",
                 file=sys.stderr,
             )
@@ -460,7 +461,7 @@ def resolve_pool_fns(args: argparse.Namespace, cmd: Sequence[str]) -> dict[str, 
             if copies and key == "alloc_fn":
                 print(
                     f"tierwise profile: warning: {opt} {name}: inlined at {len(copies)} of its "
-                    f"calls, into {roi.listed(c.where() for c in copies)}: the "
+                    f"calls, into {listed(c.where() for c in copies)}: the "
                     "hand-outs made there are not seen and stay charged to the pool block's "
                     "site",
                     file=sys.stderr,
@@ -568,7 +569,7 @@ def _wait_children(raw_dir, main_pid, limit=HELPER_WAIT_S):
     if running:
         print(
             f"tierwise profile: sim: waiting for {len(running)} child process(es) still "
-            f"running after the program (pid {', '.join(map(str, running))})",
+            f"running after the program (pid {listed(map(str, running), sep=', ')})",
             file=sys.stderr,
         )
     t0 = time.monotonic()
@@ -655,7 +656,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     if left:  # their files stay theirs: they write them when they end
         print(
             f"tierwise profile: sim: {len(left)} child process(es) still running after "
-            f"{HELPER_WAIT_S:.0f} s (pid {', '.join(map(str, left))}); their raw profiles "
+            f"{HELPER_WAIT_S:.0f} s (pid {listed(map(str, left), sep=', ')}); their raw profiles "
             f"will be in {raw_dir}",
             file=sys.stderr,
         )

@@ -32,6 +32,15 @@ def valid_tier(name: Any) -> bool:
     return isinstance(name, str) and TIER_NAME.fullmatch(name) is not None
 
 
+def _not_a_tier(name: Any) -> str:
+    """Why `name` is refused. numa:16 is no tier name on any machine (the
+    runtime refuses the placement too); a numa:N this machine lacks is one,
+    served from DRAM by the runtime with a warning (docs/tiers.md)."""
+    if isinstance(name, str) and name.startswith("numa:"):
+        return "not a tier (numa:N names nodes 0 to 15, no sign or leading zero)"
+    return f"not a tier ({', '.join(TIERS)}, numa:N)"
+
+
 def _whole(v: Any, lo: int, hi: int) -> bool:
     """v is a whole JSON number (an int, or a float without a fraction) in
     [lo, hi]."""
@@ -53,11 +62,7 @@ def validate(doc: Any, source: str = "placement") -> dict:
     if isinstance(doc.get("version"), bool) or doc.get("version") != VERSION:
         bad("version", doc.get("version"), f"this tierwise reads version {VERSION}")
     if not valid_tier(doc.get("default_tier")):
-        bad(
-            "default_tier",
-            doc.get("default_tier"),
-            f"not a tier ({', '.join(TIERS)}, numa:N)",
-        )
+        bad("default_tier", doc.get("default_tier"), _not_a_tier(doc.get("default_tier")))
     depth = doc.get("depth")
     if "depth" in doc and not _whole(depth, 1, 64):
         bad("depth", depth, "must be an integer 1..64")
@@ -78,11 +83,7 @@ def validate(doc: Any, source: str = "placement") -> dict:
                 "must be a non-empty stack string",
             )
         if not valid_tier(s.get("tier")):
-            bad(
-                f"sites[{i}].tier",
-                s.get("tier"),
-                f"not a tier ({', '.join(TIERS)}, numa:N)",
-            )
+            bad(f"sites[{i}].tier", s.get("tier"), _not_a_tier(s.get("tier")))
         first, tier = tiers.setdefault(s["stack"], (i, s["tier"]))
         if tier != s["tier"]:
             bad(f"sites[{i}].tier", s["tier"], f"sites[{first}] has the same stack in tier {tier}")

@@ -5,12 +5,14 @@ and read here by every verb: `read()` validates it (ValueError naming the
 file and field). A report path without `%p` names the process the user
 started; every other process that loaded the runtime (a helper daemon such
 as Open MPI's orted, a forked or exec'd child) writes PATH.COMMAND.PID
-beside it (`other_reports()`). Standard library os and json only: `tierwise
-run` imports this (cli.FAST_VERBS)."""
+beside it (`other_reports()`). Standard library os and json only (and
+tierwise.messages): `tierwise run` imports this (cli.FAST_VERBS)."""
 
 import json
 import os
 from typing import Optional
+
+from tierwise.messages import MOST, listed
 
 FORMAT = "tierwise-run-report"
 VERSION = 1
@@ -68,13 +70,15 @@ def other_reports(report_path: "os.PathLike[str] | str", since: Optional[float] 
 
 def others_line(report_path: "os.PathLike[str] | str", others: list) -> str:
     """'2 other processes ran under the runtime (orted, sh); their reports:
-    R.orted.123, R.sh.124' (the files' real names), or '' for none."""
+    R.orted.123, R.sh.124' (the files' real names), or '' for none; a few
+    of each and the count of the rest (a shell loop runs hundreds)."""
     if not others:
         return ""
     names = sorted({os.path.basename(str(q)).rsplit(".", 2)[-2] for q in others})
     n = len(others)
+    rest = f", each {report_path}.PROGRAM.PID" if n > MOST else ""
     return (
         f"{n} other process{'es' if n > 1 else ''} ran under the runtime "
-        f"({', '.join(names)}); {'their reports' if n > 1 else 'its report'}: "
-        f"{', '.join(str(q) for q in others)}"
+        f"({listed(names, sep=', ')}); {'their reports' if n > 1 else 'its report'}: "
+        f"{listed((str(q) for q in others), sep=', ')}{rest}"
     )
