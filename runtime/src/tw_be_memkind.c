@@ -58,6 +58,26 @@ static struct {
 } tw_mkf;
 static int tw_kinds_dead; /* memkind destroyed our pmem kinds at exit */
 
+/* Around every call into memkind: the pages it maps are this tier's
+ * (tw_mmap.c), and what it allocates with malloc for itself is the
+ * runtime's (tw_in_core: glibc's, never placed). Before, its own mallocs
+ * were the program's - placed, with pmem the default tier, back into
+ * memkind while it held its locks - and one of them ended with tw_in_tier
+ * 0, so memkind's next mmap was the program's mapping too: a Python
+ * multiprocessing pool with every site in pmem hung at its first fork
+ * (jemalloc's fork handler waited on the arena lock of a thread that
+ * waited on the mapping table's lock, taken by the runtime's). */
+static inline int tw_mk_enter(int tier) {
+  int was = tw_in_tier;
+  tw_in_tier = tier;
+  tw_in_core++;
+  return was;
+}
+static inline void tw_mk_leave(int was) {
+  tw_in_core--;
+  tw_in_tier = was;
+}
+
 void (*tw_memkind_late)(void);
 /* Serialises loading libmemkind and making the pmem kind (the first pmem
  * allocation may come from any thread); made anew in a fork child. */
@@ -178,13 +198,13 @@ static void tw_fixed_make(int tier, void *arg) {
    * 1.3 MiB touched), which a NUMA node's backend binds to that node
    * (tw_tier_mapped) instead of leaving them in the DRAM that is the
    * placement's budget */
-  tw_in_tier = tier;
+  int was = tw_mk_enter(tier);
   a->around(tier, 1);
   int err = tw_memkind_load_locked()
                 ? tw_mkf.create_fixed(a->addr, a->size, &tw_kinds[tier])
                 : 0; /* (not loaded: said so; the kind stays NULL) */
   a->around(tier, 0);
-  tw_in_tier = 0;
+  tw_mk_leave(was);
   if (err) {
     tw_mk_error("memkind_create_fixed failed for ", err, tw_tier_str(tier));
     tw_kinds[tier] = NULL;
@@ -221,9 +241,9 @@ void tw_memkind_atfork_child(void) {
 static void *tw_mk_check(int tier, void *p) {
   if (TW_LIKELY(!p) || TW_LIKELY(tw_page_owner(p) == tier))
     return p;
-  tw_in_tier = tier;
+  int was = tw_mk_enter(tier);
   tw_mkf.free(tw_kinds[tier], p);
-  tw_in_tier = 0;
+  tw_mk_leave(was);
   errno = EAGAIN; /* not a full tier: no warning (tw_tier_alloc) */
   return NULL;
 }
@@ -231,24 +251,24 @@ static void *tw_mk_check(int tier, void *p) {
 void *tw_mk_malloc(int tier, size_t size) {
   if (size < 16) /* jemalloc's 8-byte class is only 8-aligned */
     size = 16;
-  tw_in_tier = tier; /* pages memkind maps now belong to this tier */
+  int was = tw_mk_enter(tier); /* pages memkind maps now belong to this tier */
   void *p = tw_mkf.malloc(tw_kinds[tier], size);
-  tw_in_tier = 0;
+  tw_mk_leave(was);
   return tw_mk_check(tier, p);
 }
 
 void *tw_mk_calloc(int tier, size_t size) {
-  tw_in_tier = tier;
+  int was = tw_mk_enter(tier);
   void *p = tw_mkf.calloc(tw_kinds[tier], 1, size < 16 ? 16 : size);
-  tw_in_tier = 0;
+  tw_mk_leave(was);
   return tw_mk_check(tier, p);
 }
 
 void *tw_mk_aligned(int tier, size_t align, size_t size) {
   void *p = NULL;
-  tw_in_tier = tier;
+  int was = tw_mk_enter(tier);
   int err = tw_mkf.posix_memalign(tw_kinds[tier], &p, align, size);
-  tw_in_tier = 0;
+  tw_mk_leave(was);
   if (err || !p)
     return NULL;
   if ((uintptr_t)p & (align - 1)) { /* memkind, full pmem dir */
@@ -261,9 +281,9 @@ void *tw_mk_aligned(int tier, size_t align, size_t size) {
 void tw_mk_free(int tier, void *p) {
   if (tw_kinds_dead && tier == TW_TIER_PMEM) /* after memkind's destructor */
     return;                                   /* leak, never crash */
-  tw_in_tier = tier;
+  int was = tw_mk_enter(tier);
   tw_mkf.free(tw_kinds[tier], p);
-  tw_in_tier = 0;
+  tw_mk_leave(was);
 }
 
 void *tw_mk_realloc(int tier, void *p, size_t size) {
@@ -271,16 +291,20 @@ void *tw_mk_realloc(int tier, void *p, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  tw_in_tier = tier;
+  int was = tw_mk_enter(tier);
   void *q = tw_mkf.realloc(tw_kinds[tier], p, size);
-  tw_in_tier = 0;
+  tw_mk_leave(was);
   return q;
 }
 
 size_t tw_mk_usable(int tier, void *p) {
-  return tw_kinds_dead && tier == TW_TIER_PMEM
-             ? 0
-             : tw_mkf.usable(tw_kinds[tier], p);
+  if (tw_kinds_dead && tier == TW_TIER_PMEM)
+    return 0;
+  /* (a thread's first call into jemalloc maps its per-thread state) */
+  int was = tw_mk_enter(tier);
+  size_t u = tw_mkf.usable(tw_kinds[tier], p);
+  tw_mk_leave(was);
+  return u;
 }
 
 /* ---- pmem: memkind's file kind on TIERWISE_PMEM_DIR ---- */
@@ -385,14 +409,14 @@ static void tw_pmem_make(int tier, void *arg) {
   const char *dir = tw_cfg.pmem_dir;
   if (!tw_memkind_load_locked())
     return;
-  tw_in_tier = tier;
+  int was = tw_mk_enter(tier);
   tw_pmem_making = 1;
   tw_pmem_kept = 0;
   tw_fd_capture = 1; /* (its file: tw_close.c) */
   int err = tw_mkf.create_pmem(dir, 0, &tw_kinds[tier]);
   tw_fd_capture = 0;
   tw_pmem_making = 0;
-  tw_in_tier = 0;
+  tw_mk_leave(was);
   if (err) {
     tw_mk_error("memkind_create_pmem failed on ", err, dir);
     tw_kinds[tier] = NULL;
