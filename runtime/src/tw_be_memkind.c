@@ -297,14 +297,25 @@ void *tw_mk_realloc(int tier, void *p, size_t size) {
   return q;
 }
 
-size_t tw_mk_usable(int tier, void *p) {
-  if (tw_kinds_dead && tier == TW_TIER_PMEM)
-    return 0;
-  /* (a thread's first call into jemalloc maps its per-thread state) */
+/* A thread's first look-up: jemalloc maps its per-thread state then (the
+ * tier's pages, the runtime's call). */
+static __thread int tw_mk_usable_seen __attribute__((tls_model("initial-exec")));
+static __attribute__((noinline)) size_t tw_mk_usable_first(int tier, void *p) {
   int was = tw_mk_enter(tier);
   size_t u = tw_mkf.usable(tw_kinds[tier], p);
   tw_mk_leave(was);
+  tw_mk_usable_seen = 1;
   return u;
+}
+
+size_t tw_mk_usable(int tier, void *p) {
+  if (tw_kinds_dead && tier == TW_TIER_PMEM)
+    return 0;
+  /* (later ones map nothing - a block's usable size is a look-up - and
+   * stay a tail call: every free of a slow-tier block asks) */
+  if (TW_UNLIKELY(!tw_mk_usable_seen))
+    return tw_mk_usable_first(tier, p);
+  return tw_mkf.usable(tw_kinds[tier], p);
 }
 
 /* ---- pmem: memkind's file kind on TIERWISE_PMEM_DIR ---- */
