@@ -38,33 +38,43 @@ static unsigned tw_map_slot(uintptr_t a) {
   return (unsigned)((a >> 12) * 0x9e3779b1u) & (TW_MAPS_SLOTS - 1);
 }
 
+/* The entry of start address \p a, or NULL (t->lock held). */
+static tw_map *tw_at_find(tw_atable *t, uintptr_t a) {
+  unsigned i = tw_map_slot(a);
+  for (unsigned n = 0; n < TW_MAPS_SLOTS && t->e[i].addr;
+       n++, i = (i + 1) % TW_MAPS_SLOTS)
+    if (t->e[i].addr == a)
+      return &t->e[i];
+  return NULL;
+}
+
+/* \p e into its first free or deleted slot (t->lock held). */
+static void tw_at_insert(tw_atable *t, tw_map e) {
+  unsigned i = tw_map_slot(e.addr);
+  for (unsigned n = 0; n < TW_MAPS_SLOTS; n++, i = (i + 1) % TW_MAPS_SLOTS)
+    if (t->e[i].addr <= 1) {
+      t->e[i] = e;
+      __atomic_store_n(&t->used, 1, __ATOMIC_RELAXED);
+      return;
+    }
+}
+
 static void tw_at_put(tw_atable *t, uintptr_t a, size_t len, uint32_t site,
                       int owner) {
   pthread_mutex_lock(&t->lock);
-  unsigned i = tw_map_slot(a);
-  for (unsigned n = 0; n < TW_MAPS_SLOTS; n++, i = (i + 1) % TW_MAPS_SLOTS)
-    if (t->e[i].addr <= 1) {
-      t->e[i] = (tw_map){a, len, site, owner, tw_now_ns()};
-      __atomic_store_n(&t->used, 1, __ATOMIC_RELAXED);
-      break;
-    }
+  tw_at_insert(t, (tw_map){a, len, site, owner, tw_now_ns()});
   pthread_mutex_unlock(&t->lock);
 }
 
 static int tw_at_take(tw_atable *t, uintptr_t a, tw_map *out) {
-  int found = 0;
   pthread_mutex_lock(&t->lock);
-  unsigned i = tw_map_slot(a);
-  for (unsigned n = 0; n < TW_MAPS_SLOTS && t->e[i].addr;
-       n++, i = (i + 1) % TW_MAPS_SLOTS)
-    if (t->e[i].addr == a) {
-      *out = t->e[i];
-      t->e[i].addr = 1;
-      found = 1;
-      break;
-    }
+  tw_map *e = tw_at_find(t, a);
+  if (e) {
+    *out = *e;
+    e->addr = 1;
+  }
   pthread_mutex_unlock(&t->lock);
-  return found;
+  return e != NULL;
 }
 
 void tw_map_put(uintptr_t a, size_t len, uint32_t site, int owner) {
@@ -72,34 +82,24 @@ void tw_map_put(uintptr_t a, size_t len, uint32_t site, int owner) {
 }
 
 int tw_map_get(uintptr_t a, tw_map *out) {
-  int found = 0;
   pthread_mutex_lock(&tw_maps.lock);
-  unsigned i = tw_map_slot(a);
-  for (unsigned n = 0; n < TW_MAPS_SLOTS && tw_maps.e[i].addr;
-       n++, i = (i + 1) % TW_MAPS_SLOTS)
-    if (tw_maps.e[i].addr == a) {
-      *out = tw_maps.e[i];
-      found = 1;
-      break;
-    }
+  tw_map *e = tw_at_find(&tw_maps, a);
+  if (e)
+    *out = *e;
   pthread_mutex_unlock(&tw_maps.lock);
-  return found;
+  return e != NULL;
 }
 
 void tw_map_move(uintptr_t from, uintptr_t to, size_t len) {
-  tw_map m;
-  if (!tw_map_take(from, &m))
-    return;
-  tw_map_put(to, len, m.site, m.owner);
-  /* (its start time is the first mapping's) */
   pthread_mutex_lock(&tw_maps.lock);
-  unsigned i = tw_map_slot(to);
-  for (unsigned n = 0; n < TW_MAPS_SLOTS && tw_maps.e[i].addr;
-       n++, i = (i + 1) % TW_MAPS_SLOTS)
-    if (tw_maps.e[i].addr == to) {
-      tw_maps.e[i].t0 = m.t0;
-      break;
-    }
+  tw_map *e = tw_at_find(&tw_maps, from);
+  if (e) { /* (same site, owner and start time) */
+    tw_map m = *e;
+    e->addr = 1;
+    m.addr = to;
+    m.len = len;
+    tw_at_insert(&tw_maps, m);
+  }
   pthread_mutex_unlock(&tw_maps.lock);
 }
 int tw_map_take(uintptr_t a, tw_map *out) {

@@ -52,7 +52,6 @@ long tw_sys_mbind(void *addr, size_t len, int mode, const unsigned long *mask,
   return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
 }
 
-
 /* The room's watcher's waits and wakes (tw_room.c): a private futex. */
 void tw_sys_futex_wait(unsigned *word, unsigned seen,
                        const struct timespec *timeout) {
