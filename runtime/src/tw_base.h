@@ -52,6 +52,7 @@ typedef struct tw_config {
   uint64_t room_interval_ms; /* TIERWISE_ROOM_INTERVAL: its watcher */
   int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
+  uint64_t track_default_max; /* TIERWISE_TRACK_DEFAULT_MAX (tw_placement.c) */
   size_t slow_cache; /* TIERWISE_SLOW_CACHE: per thread and slow tier */
   /* the room's scheme (tw_room.c; tw_options: units, defaults, what each
    * answers to) */
@@ -66,7 +67,8 @@ typedef struct tw_config {
  * room's (its "scheme"). */
 enum tw_opt_id {
   TW_O_DEPTH, TW_O_OBJECTS_MIN, TW_O_FASTPATH_MAX, TW_O_FASTPATH_LEARN,
-  TW_O_FASTPATH_CHECK, TW_O_UNMATCHED_MIN, TW_O_SLOW_CACHE, TW_O_ROOM,
+  TW_O_FASTPATH_CHECK, TW_O_UNMATCHED_MIN, TW_O_TRACK_DEFAULT_MAX,
+  TW_O_SLOW_CACHE, TW_O_ROOM,
   TW_O_ROOM_INTERVAL, TW_O_ROOM_MIN, TW_O_ROOM_MARGIN, TW_O_ROOM_PCP_MIN,
   TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE, TW_O_ROOM_ASK_WAIT, TW_O_COUNT
 };

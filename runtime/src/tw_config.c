@@ -140,6 +140,11 @@ const tw_option tw_options[TW_O_COUNT] = {
     /* the run report's unmatched stacks from this size */
     [TW_O_UNMATCHED_MIN] = {"TIERWISE_UNMATCHED_MIN", "unmatched_min",
                             "bytes", 1 << 20, 0, UINT64_MAX},
+    /* a placement's default-tier sites tracked one by one up to this many
+     * (the start-up's cost of unwinding every call path they start) */
+    [TW_O_TRACK_DEFAULT_MAX] = {"TIERWISE_TRACK_DEFAULT_MAX",
+                                "track_default_max", "sites", 1000, 0,
+                                UINT32_MAX},
     /* slow-tier blocks kept per thread and tier (tw_tcache.c) */
     [TW_O_SLOW_CACHE] = {"TIERWISE_SLOW_CACHE", "slow_cache", "bytes",
                          4 << 20, 0, (uint64_t)1 << 40},
@@ -462,6 +467,7 @@ void tw_config_read(void) {
   if (nm && *nm && !tw_cfg.numa_migrate && strcmp(nm, "policy"))
     tw_warn("TIERWISE_NUMA_MODE: not policy or migrate: ", nm, "");
   tw_cfg.unmatched_min = tw_opt[TW_O_UNMATCHED_MIN];
+  tw_cfg.track_default_max = tw_opt[TW_O_TRACK_DEFAULT_MAX];
   tw_cfg.slow_cache = tw_opt[TW_O_SLOW_CACHE];
 #ifdef TW_WITH_PMU
   /* libtierwise-pmu.so: the pmu profiler is the census into

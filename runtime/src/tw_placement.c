@@ -40,6 +40,7 @@ typedef struct tw_psite {
   uint64_t hash;                /* tw_hash_span(stack, len) */
   uint32_t len;
   int tier;
+  int quiet;            /* not tracked: tw_quiet_mark */
   const tw_pplan *plan; /* NULL: none of the plan fields */
 } tw_psite;
 
@@ -67,11 +68,14 @@ static int tw_npmods;
 static const char *tw_ppath;
 static const tw_pplan tw_noplan;
 static int tw_nlive; /* length of every site's planned_live (0: none) */
+static int tw_nquiet; /* sites not tracked (tw_quiet_mark) */
 
 int tw_placement_default_tier(void) { return tw_default_tier; }
 int tw_placement_depth(void) { return tw_pdepth; }
 int tw_placement_nsites(void) { return tw_npsites; }
 int tw_placement_tier(int i) { return tw_psites[i].tier; }
+int tw_placement_quiet(int i) { return tw_psites[i].quiet; }
+int tw_placement_nquiet(void) { return tw_nquiet; }
 static const tw_pplan *tw_plan(int i) {
   return i >= 0 && i < tw_npsites && tw_psites[i].plan ? tw_psites[i].plan
                                                        : &tw_noplan;
@@ -320,6 +324,7 @@ static int tw_site_read(void *ctx, const tw_pjsite *s) {
   p->len = s->stack.n;
   p->location = s->location.kind == 1 ? tw_cstr(&s->location) : "";
   p->hash = tw_hash_span(p->stack, p->len);
+  p->quiet = 0;
   r->n++;
   return 1;
 }
@@ -337,7 +342,7 @@ static int tw_phash_build(void);
 /* Parse the placement in \p buf (\p len bytes, TW_PJSON_PADDING more
  * writable; kept by the sites). */
 static int tw_parse(char *buf, size_t len) {
-  tw_npsites = tw_npmods = tw_nlive = 0;
+  tw_npsites = tw_npmods = tw_nlive = tw_nquiet = 0;
   tw_psites = NULL;
   /* room for every site and module the text can hold: a kept site takes at
    * least 13 bytes ({"stack":"x"}), a module 26; only what is used is
@@ -449,6 +454,79 @@ static int tw_plead_has(const uint64_t *set, uint64_t h) {
   return 0;
 }
 
+static int tw_phash_find(uint64_t h, const char *stack, size_t len);
+static int tw_active(const tw_psite *p);
+
+/* Whether a site of a frame-wise proper prefix of site \p i's stack is
+ * active (not in the default tier, or with plan fields): then site i
+ * decides the calls it matches against that shorter site. */
+static int tw_prefix_active(const tw_psite *p) {
+  uint64_t h = TW_HASH_SEED;
+  size_t words = 0;
+  for (size_t at = 0; at < p->len; at++) {
+    if (p->stack[at] != ';')
+      continue;
+    h = tw_hash_words(h, p->stack + 8 * words, at / 8 - words);
+    words = at / 8;
+    int j = tw_phash_find(tw_hash_end(h, p->stack + 8 * words, at),
+                          p->stack, at);
+    if (j >= 0 && tw_active(&tw_psites[j]))
+      return 1;
+  }
+  return 0;
+}
+
+/* Sites in the default tier with no plan fields place nothing: a call they
+ * match is served as an unmatched one is. A placement may list thousands
+ * (advise writes every site of the profile: ~12,000 of an Open MPI
+ * start-up), and each call path that starts one was unwound in full, named
+ * and matched (4.7x the start-up's instructions). Above
+ * TIERWISE_TRACK_DEFAULT_MAX of them, those no other-tier site is a prefix
+ * of are not tracked: their calls take the fast path and the run report
+ * lists them as a count ("untracked_default_sites"), not one by one. */
+static int tw_active(const tw_psite *p) {
+  return p->tier != tw_default_tier || p->plan;
+}
+
+static void tw_quiet_mark(void) {
+  int passive = 0;
+  for (int i = 0; i < tw_npsites; i++)
+    passive += !tw_active(&tw_psites[i]);
+  if ((uint64_t)passive <= tw_cfg.track_default_max)
+    return;
+  /* the first frames of the active sites: a passive site whose first frame
+   * is none of them has no active prefix (most; each looked up once) */
+  uint32_t cap = 16;
+  while (cap < 2u * (uint32_t)(tw_npsites - passive))
+    cap <<= 1;
+  uint64_t *firsts = tw_internal_alloc(cap * sizeof(uint64_t));
+  if (!firsts)
+    return; /* (all tracked) */
+  memset(firsts, 0, cap * sizeof(uint64_t));
+  for (int i = 0; i < tw_npsites; i++)
+    if (tw_active(&tw_psites[i])) {
+      const char *st = tw_psites[i].stack;
+      uint64_t h = tw_hash_span(st, strcspn(st, ";")) | 1;
+      uint32_t k = (uint32_t)h & (cap - 1);
+      while (firsts[k] && firsts[k] != h)
+        k = (k + 1) & (cap - 1);
+      firsts[k] = h;
+    }
+  for (int i = 0; i < tw_npsites; i++) {
+    tw_psite *p = &tw_psites[i];
+    if (tw_active(p))
+      continue;
+    uint64_t h = tw_hash_span(p->stack, strcspn(p->stack, ";")) | 1;
+    uint32_t k = (uint32_t)h & (cap - 1);
+    while (firsts[k] && firsts[k] != h)
+      k = (k + 1) & (cap - 1);
+    if (!firsts[k] || !tw_prefix_active(p)) {
+      p->quiet = 1;
+      tw_nquiet++;
+    }
+  }
+}
+
 /* The hash table of the placement's stacks, built once after parsing (a
  * repeated stack keeps its first entry, as the linear rule did). */
 /* The stack index; 0 (said) when two sites name one stack in different
@@ -480,6 +558,7 @@ static int tw_phash_build(void) {
     if (tw_phash[k] < 0)
       tw_phash[k] = i;
   }
+  tw_quiet_mark();
   tw_plead = tw_internal_alloc(cap * sizeof(*tw_plead));
   tw_plead_frame = tw_internal_alloc(cap * sizeof(*tw_plead_frame));
   if (!tw_plead || !tw_plead_frame) {
@@ -490,6 +569,8 @@ static int tw_phash_build(void) {
   memset(tw_plead_frame, 0, cap * sizeof(*tw_plead_frame));
   memset(tw_ptier_nmod, 0, sizeof(tw_ptier_nmod));
   for (int i = 0; i < tw_npsites; i++) {
+    if (tw_psites[i].quiet)
+      continue; /* (its calls need no unwind) */
     uint64_t h = tw_hash_span(tw_psites[i].stack,
                               tw_first_len(tw_psites[i].stack));
     tw_plead_add(tw_plead, h);
@@ -561,6 +642,8 @@ int tw_placement_match(const char *stack, int *tier) {
     if (!stack[at])
       break;
   }
+  if (best >= 0 && tw_psites[best].quiet)
+    best = -1; /* (no site of another tier is a prefix of it) */
   if (best >= 0)
     *tier = tw_psites[best].tier;
   return best;

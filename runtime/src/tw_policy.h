@@ -30,6 +30,10 @@ TW_HIDDEN int tw_placement_nsites(void);
 TW_HIDDEN const char *tw_placement_field(int i, int which); /* 0 stack,
                                                              1 location */
 TW_HIDDEN int tw_placement_tier(int i);
+/* Site i is not tracked (a default-tier site of a large placement:
+ * TIERWISE_TRACK_DEFAULT_MAX); how many are not. */
+TW_HIDDEN int tw_placement_quiet(int i);
+TW_HIDDEN int tw_placement_nquiet(void);
 TW_HIDDEN uint64_t tw_placement_dram_bytes(int i); /* 0 for -1 */
 TW_HIDDEN double tw_placement_dram_fraction(int i); /* 0: none, or -1 */
 /* The advisor's DRAM rank of site \p i (0: none) and *planned bytes. */

@@ -417,10 +417,13 @@ void tw_report_write(void) {
   }
   tw_nodeset cpus;
   int have_cpus = tw_numa_cpu_nodes(&cpus) > 0;
-  for (int p = 0; sum && p < np; p++) {
+  for (int p = 0, first = 1; sum && p < np; p++) {
+    if (tw_placement_quiet(p))
+      continue; /* counted: "untracked_default_sites" */
     const uint64_t *b = sum[p].b;
     uint64_t allocs = sum[p].allocs, fb = sum[p].fb, fa = sum[p].fa;
-    tw_out_str(o, p ? ",\n  {\"stack\": " : "\n  {\"stack\": ");
+    tw_out_str(o, !first ? ",\n  {\"stack\": " : "\n  {\"stack\": ");
+    first = 0;
     tw_out_json(o, tw_placement_field(p, 0));
     tw_out_str(o, ", \"location\": ");
     tw_out_json(o, tw_placement_field(p, 1));
@@ -442,7 +445,9 @@ void tw_report_write(void) {
     tw_out_str(o, ", \"matched\": ");
     tw_out_str(o, allocs ? "true}" : "false}");
   }
-  tw_out_str(o, "],\n \"unmatched\": [");
+  tw_out_str(o, "],\n \"untracked_default_sites\": ");
+  tw_out_u64(o, (uint64_t)tw_placement_nquiet());
+  tw_out_str(o, ",\n \"unmatched\": [");
   for (uint32_t i = 0, first = 1; i < n; i++) {
     tw_site *s = tw_site_get(i);
     int api = __atomic_load_n(&s->api, __ATOMIC_RELAXED);

@@ -39,6 +39,7 @@ def summary(report_path: str) -> str:
     tiers = ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in totals.items())
     sites = rep.get("sites", [])
     matched = sum(1 for s in sites if s.get("allocs"))
+    untracked = rep.get("untracked_default_sites", 0)
     fb = sum(s.get("fallback_bytes", 0) for s in sites)
     fb += sum(s.get("fallback_bytes", 0) for s in rep.get("unmatched", []))
     warn = len(rep.get("warnings", []))
@@ -61,7 +62,8 @@ def summary(report_path: str) -> str:
             else ""
         )
         + f"tierwise run: {tiers}; {matched}/{len(sites)} placement sites "
-        f"matched; fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
+        + (f"matched ({untracked} more in the default tier not tracked); " if untracked else "matched; ")
+        + f"fallback {fb / 2**20:.1f} MiB; {warn} warning(s)"
         + (f" ({mismatches} fast-path mismatch(es): see the report's warnings)" if mismatches else "")
     )
 
