@@ -8,9 +8,13 @@ repetitions, median wall time) at each thread count, and the same with the
 runtime's slow-tier thread cache off (TIERWISE_SLOW_CACHE=0, as before it).
 Every run must print `failures: 0` and the native checksum.
 --instructions adds callgrind counts at one thread (TIERWISE_VALGRIND_REQUESTS=0:
-the native path's instructions).
+the native path's instructions); --instructions-threads 1,16 at each of
+those thread counts (callgrind runs a program's threads one at a time: the
+instructions of 16 threads where no 16-core machine is at hand; the
+time-based counts of a wall clock are not).
 
-  python test/bench/slow_tier_alloc.py --threads 1,2,4,16 --ops 4000000 [--reps 3] [--instructions]
+  python test/bench/slow_tier_alloc.py --threads 1,2,4,16 --ops 4000000 [--reps 3]
+         [--instructions | --instructions-threads 1,16]
 
 OPS is the total over all threads.
 """
@@ -90,7 +94,11 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--instructions", action="store_true",
                     help="callgrind counts at one thread (ops/10)")
+    ap.add_argument("--instructions-threads", metavar="LIST",
+                    help="callgrind counts at these thread counts (ops/10 in all)")
     args = ap.parse_args()
+    counts = ([int(t) for t in args.instructions_threads.split(",")]
+              if args.instructions_threads else [1] if args.instructions else [])
     if not STRESS.exists():
         sys.exit(f"slow_tier_alloc: {STRESS} missing: run `make build` first")
     base = {k: v for k, v in os.environ.items() if not k.startswith("TIERWISE_")}
@@ -127,14 +135,14 @@ def main():
             print(f"{t:7d} {med['native']:9.3f} {med['pmem']:8.3f} "
                   f"{med['pmem'] / med['native']:6.3f} {med['pmem-nocache']:9.3f} "
                   f"{med['pmem-nocache'] / med['native']:6.3f}", flush=True)
-        if args.instructions:
-            cmd = [str(STRESS), "1", str(max(args.ops // 10, 1000)), str(args.seed)]
+        for t in counts:
+            cmd = [str(STRESS), str(t), str(max(args.ops // 10, 1000)), str(args.seed)]
             ir = {n: instructions(cmd, env, work, n) for n, env in configs.items()}
-            print(f"instructions at 1 thread, {cmd[2]} ops: native {ir['native']:,}, "
+            print(f"instructions at {t} thread{'s' if t > 1 else ''}, {cmd[2]} ops: "
+                  f"native {ir['native']:,}, "
                   f"pmem {ir['pmem']:,} ({ir['pmem'] / ir['native']:.3f}x), "
                   f"pmem without the cache {ir['pmem-nocache']:,} "
-                  f"({ir['pmem-nocache'] / ir['native']:.3f}x)")
-
+                  f"({ir['pmem-nocache'] / ir['native']:.3f}x)", flush=True)
 
 if __name__ == "__main__":
     main()
