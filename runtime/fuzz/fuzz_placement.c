@@ -3,8 +3,10 @@
  * libFuzzer target: the runtime's placement.json parser
  * (tw_placement_parse). Properties: never crashes or reads out of bounds
  * (ASan, UBSan); a rejected file leaves no sites and the default tier dram;
- * an accepted one has sites with a non-empty stack that matches itself and a
- * known tier, and a depth of 0 (unset) or 1..64.
+ * an accepted one has sites with a non-empty stack that matches itself (or,
+ * a default-tier site left untracked, nothing: TIERWISE_TRACK_DEFAULT_MAX,
+ * 0 or unbounded by the input's length) and a known tier, and a depth of 0
+ * (unset) or 1..64.
  */
 #define _GNU_SOURCE
 #include "tw_policy.h"
@@ -16,6 +18,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = tw_fuzz_text(data, size);
+  tw_cfg.track_default_max = size & 1 ? 0 : UINT32_MAX;
   int ok = tw_placement_parse(text, "fuzz.json");
   int n = tw_placement_nsites();
   if (!ok) {
@@ -35,9 +38,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       TW_FUZZ_CHECK(tw_placement_tier(i) >= 0 &&
                         tw_placement_tier(i) < TW_TIER_COUNT,
                     "tier out of range");
-      TW_FUZZ_CHECK(tw_placement_match(stack, &tier) >= 0,
-                    "a site's stack does not match itself");
-      TW_FUZZ_CHECK(tier >= 0 && tier < TW_TIER_COUNT, "matched tier");
+      int quiet = tw_placement_quiet(i), m = tw_placement_match(stack, &tier);
+      TW_FUZZ_CHECK(!quiet || tw_placement_tier(i) == dt,
+                    "an untracked site outside the default tier");
+      TW_FUZZ_CHECK(quiet ? m < 0 : m >= 0,
+                    quiet ? "an untracked site's stack matches a site"
+                          : "a site's stack does not match itself");
+      TW_FUZZ_CHECK(quiet || (tier >= 0 && tier < TW_TIER_COUNT),
+                    "matched tier");
     }
     tw_placement_check_modules();
   }

@@ -512,19 +512,34 @@ static void tw_quiet_mark(void) {
         k = (k + 1) & (cap - 1);
       firsts[k] = h;
     }
+  /* a stack named again by an active site (the first entry is the one
+   * matched: it stays tracked, as before) */
+  int dups = 0;
+  for (int i = 0; i < tw_npsites; i++) {
+    const tw_psite *p = &tw_psites[i];
+    int j = tw_active(p) ? tw_phash_find(p->hash, p->stack, p->len) : -1;
+    if (j >= 0 && j != i)
+      tw_psites[j].quiet = -1, dups++;
+  }
   for (int i = 0; i < tw_npsites; i++) {
     tw_psite *p = &tw_psites[i];
-    if (tw_active(p))
+    if (tw_active(p) || p->quiet < 0)
       continue;
     uint64_t h = tw_hash_span(p->stack, strcspn(p->stack, ";")) | 1;
     uint32_t k = (uint32_t)h & (cap - 1);
     while (firsts[k] && firsts[k] != h)
       k = (k + 1) & (cap - 1);
+    int j = dups ? tw_phash_find(p->hash, p->stack, p->len) : -1;
+    if (j >= 0 && tw_psites[j].quiet < 0) /* (the matched entry) */
+      continue;
     if (!firsts[k] || !tw_prefix_active(p)) {
       p->quiet = 1;
       tw_nquiet++;
     }
   }
+  for (int i = 0; i < tw_npsites; i++)
+    if (tw_psites[i].quiet < 0)
+      tw_psites[i].quiet = 0;
 }
 
 /* The hash table of the placement's stacks, built once after parsing (a
