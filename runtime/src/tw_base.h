@@ -48,6 +48,8 @@ typedef struct tw_config {
   const char *sysfs_node; /* tests: instead of /sys/devices/system/node */
   uint64_t dram_limit; /* 0: none */
   int dram_limit_auto;  /* TIERWISE_DRAM_LIMIT=auto: the DRAM node's room */
+  unsigned local_ranks; /* processes sharing it (auto: tw_local_ranks) */
+  const char *local_ranks_from; /* the variable that said so, or NULL */
   int room;             /* TIERWISE_ROOM (default 1): tw_room.c */
   uint64_t room_interval_ms; /* TIERWISE_ROOM_INTERVAL: its watcher */
   int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */

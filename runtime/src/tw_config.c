@@ -121,6 +121,34 @@ void tw_warn(const char *a, const char *b, const char *c) {
     return;
 }
 
+/* TIERWISE_DRAM_LIMIT=auto in a job with several processes on this node
+ * (MPI ranks): each gets an equal share of the DRAM node's room, by the
+ * count of local processes the launcher gives each of them (the first of
+ * TIERWISE_LOCAL_RANKS, Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's
+ * MPI_LOCALNRANKS, MVAPICH2's MV2_COMM_WORLD_LOCAL_SIZE that is a number
+ * from 1 to 65536); 1 without any. */
+static void tw_local_ranks(void) {
+  static const char *const vars[] = {
+      "TIERWISE_LOCAL_RANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+      "MV2_COMM_WORLD_LOCAL_SIZE"};
+  tw_cfg.local_ranks = 1;
+  tw_cfg.local_ranks_from = NULL;
+  for (unsigned i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
+    const char *v = secure_getenv(vars[i]);
+    if (!v || !*v)
+      continue;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*end || n < 1 || n > 65536 || *v == '-' || *v == '+') {
+      tw_warn(vars[i], ": not a count of local processes, ignored: ", v);
+      continue;
+    }
+    tw_cfg.local_ranks = (unsigned)n;
+    tw_cfg.local_ranks_from = vars[i];
+    return;
+  }
+}
+
 /* Each setting answers to something: a kernel behaviour (cited), or the
  * cost it bounds. Units: bytes take the size grammar (4K, 1MiB, ...). */
 const tw_option tw_options[TW_O_COUNT] = {
@@ -454,6 +482,8 @@ void tw_config_read(void) {
    * (tw_room.c) */
   tw_cfg.dram_limit =
       tw_cfg.dram_limit_auto ? 0 : tw_env_size("TIERWISE_DRAM_LIMIT", 0);
+  if (tw_cfg.dram_limit_auto)
+    tw_local_ranks();
   tw_cfg.room = tw_opt[TW_O_ROOM] != 0;
   tw_cfg.room_interval_ms = tw_opt[TW_O_ROOM_INTERVAL];
   tw_cfg.room_min = tw_opt[TW_O_ROOM_MIN];

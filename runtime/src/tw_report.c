@@ -391,6 +391,12 @@ void tw_report_write(void) {
     tw_out_u64(o, reserved);
     tw_out_str(o, ", \"instants\": ");
     tw_out_u64(o, reserved ? (uint64_t)instants : 0);
+    if (tw_cfg.dram_limit_auto) { /* its share of the node's room */
+      tw_out_str(o, ", \"local_ranks\": ");
+      tw_out_u64(o, tw_cfg.local_ranks);
+      tw_out_str(o, ", \"local_ranks_from\": ");
+      tw_out_json(o, tw_cfg.local_ranks_from ? tw_cfg.local_ranks_from : "");
+    }
     tw_out_str(o, reserved ? ", \"policy\": \"rank reservations\"}"
                            : ", \"policy\": \"first-come\"}");
   }

@@ -181,7 +181,9 @@ void tw_room_init(void) {
   tw_rs.node = local;
   tw_rs.slow_node = slow;
   if (tw_cfg.dram_limit_auto) {
-    tw_cfg.dram_limit = room ? room : 1; /* 1: no room at all */
+    /* (this process's share: tw_local_ranks) */
+    uint64_t share = room / (tw_cfg.local_ranks ? tw_cfg.local_ranks : 1);
+    tw_cfg.dram_limit = share ? share : 1; /* 1: no room at all */
     tw_free_slow = 1;
   }
   if (!tw_cfg.room || !room || slow < 0 || slow == local ||

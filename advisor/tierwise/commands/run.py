@@ -71,7 +71,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "DRAM-placed data (e.g. 512M, 1.5GiB, '32.0 MiB': advisor/FORMATS.md "
         '"Sizes"; N%%: of the peak live footprint the placement was made for, its '
         "footprint_bytes; auto: the free memory of the DRAM node at start, as "
-        "TIERWISE_DRAM_LIMIT=auto); beyond it, allocations fall back to the slow tier. A placement "
+        "TIERWISE_DRAM_LIMIT=auto, divided by the job's processes on the node: for MPI ranks "
+        "`mpirun -x TIERWISE_DRAM_LIMIT=auto ...`, each rank's share, counted from Open MPI's, "
+        "MPICH's or MVAPICH2's local size or TIERWISE_LOCAL_RANKS); beyond it, allocations fall back to the slow tier. A placement "
         "that ranks its DRAM sites (rank, planned_bytes: tierwise advise writes them) "
         "has their planned bytes reserved in rank order, so a site allocated first "
         "cannot take the DRAM a better one allocated later needs; the run prints "
