@@ -13,6 +13,12 @@ fraction (default 25%) of each program's peak footprint with an mlocked
                        on a host-made sim profile, applied with the runtime
   tierwise+linux@6.1   the same with Linux tiering on
   tierwise@6.12, tierwise+linux@6.12   the same two on 6.12
+  linux@7.2, tierwise@7.2, tierwise+linux@7.2   the same on Debian unstable's
+                       7.2 (split packages: test/numa/kernel.sh)
+  damon-auto@7.2       DAMON's self-tuned tiering: migrate_cold/migrate_hot
+                       with quota goals on node 0's use (node_mem_free_bp
+                       0.5%, node_mem_used_bp 99.7%: the kernel's
+                       samples/damon/mtier.c), no demotion
 
 During the program's kernel (examples/common stops the program at its start
 and end: TW_EX_STOP_AT_KERNEL) test/bench/numa_sample samples, with
@@ -70,7 +76,13 @@ PROGRAMS = {
     "fwlike-bfs": (["-g", "18"], "2M", [], 1.0),
 }
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
-         "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12"]
+         "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",
+         "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2"]
+# the kernels: a newest package of a suite from a private apt source list
+# (the system's sources are not touched); 6.1 is what Debian 12's
+# linux-image-amd64 depends on
+SUITES = {"6.12": ("bookworm-backports", r"^linux-image-6\.12\.[0-9.]+\+deb12-amd64$", "bpo"),
+          "7.2": ("unstable", r"^linux-image-7\.2\.[0-9.]+\+deb14-amd64$", "unstable")}
 # guest memory: node 0 (CPUs), node 1 (KMEM-DAX; kmem hot-adds 128 MiB less)
 NODE0_MIB, NODE1_MIB = 1024, 640
 
@@ -144,8 +156,8 @@ def advise(out: Path, prog: str, prof: Path, budget: int, reuse: bool = False) -
 # --- guest --------------------------------------------------------------------
 def kernel(out: Path, which: str) -> dict:
     """vmlinuz, initrd, moddir of Debian 12's 6.1 (what linux-image-amd64
-    depends on) or the newest 6.12 of bookworm-backports (a private apt
-    source list; the system's sources are not touched)."""
+    depends on), the newest 6.12 of bookworm-backports or the newest 7.2 of
+    unstable (SUITES)."""
     top = ROOT / "build" / "numa"
     top.mkdir(parents=True, exist_ok=True)
     if which == "6.1":
@@ -153,16 +165,17 @@ def kernel(out: Path, which: str) -> dict:
                 "$2 ~ /^linux-image-6\\.1\\.0-[0-9]+-amd64$/ {print $2; exit}'")
         parts = ""
     else:
-        parts = str(top / "bpo")
+        suite, pattern, sub = SUITES[which]
+        parts = str(top / sub)
         Path(parts).mkdir(exist_ok=True)
-        (Path(parts) / "bookworm-backports.sources").write_text(
-            "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\n"
+        (Path(parts) / f"{suite}.sources").write_text(
+            f"Types: deb\nURIs: http://deb.debian.org/debian\nSuites: {suite}\n"
             "Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n")
         o = f"-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts={parts} -o Dir::State::Lists={parts}/lists"
         pick = (f"mkdir -p {parts}/lists/partial; apt-cache {o} show linux-image-amd64 >/dev/null 2>&1 || "
                 f"apt-get -q {o} update >/dev/null 2>&1; apt-cache {o} search --names-only "
-                f"'^linux-image-6\\.12\\.[0-9.]+\\+deb12-amd64$' | cut -d' ' -f1 | sort -V | tail -1")
-        cached = sorted(top.glob("kernel/linux-image-6.12.*+deb12-amd64"))
+                f"'{pattern}' | cut -d' ' -f1 | sort -V | tail -1")
+        cached = sorted(p for p in top.glob("kernel/linux-image-*") if re.match(pattern, p.name))
     pkg = sh(["bash", "-c", pick], capture_output=True).stdout.strip()
     if not pkg and which != "6.1" and cached:
         pkg = cached[-1].name
@@ -407,7 +420,7 @@ def main() -> int:
         else:
             results["_started"] = {"commit": rev}
             rpath.write_text(json.dumps(results, indent=1, default=str))
-        for kv in ("6.1", "6.12"):
+        for kv in ("6.1", *SUITES):
             ms = [m for m in modes if m.endswith("@" + kv)]
             if not ms:
                 continue

@@ -13,7 +13,9 @@
 # for the tierwise modes, PLACEMENT_<program>.
 # Modes: first-touch (numa_balancing 0, no demotion), linux
 # (numa_balancing=2 + demotion_enabled), damon (DAMON migrate_hot to node 0
-# and migrate_cold to node 1, plus demotion; 6.11+), tierwise (the runtime
+# and migrate_cold to node 1, plus demotion; 6.11+), damon-auto (the same
+# two schemes with quotas DAMON tunes toward node 0's use, as mtier.c; no
+# demotion; 6.16+), tierwise (the runtime
 # with the host-made placement, numa_balancing 0), tierwise+linux.
 set -u
 dir=$1
@@ -62,6 +64,11 @@ node_range() {
 
 damon_off() {
   local a=/sys/kernel/mm/damon/admin/kdamonds
+  # DAMON_STAT (on by default in Debian's 7.x: CONFIG_DAMON_STAT_ENABLED_DEFAULT)
+  # holds DAMON: a kdamond of ours could not be turned on (EBUSY); damo's
+  # tiering example turns it off the same way
+  [ -w /sys/module/damon_stat/parameters/enabled ] &&
+    echo N > /sys/module/damon_stat/parameters/enabled 2> /dev/null
   [ -d $a ] || return 0
   for k in $a/[0-9]*; do
     [ -e "$k/state" ] && [ "$(cat "$k/state")" = on ] && echo off > "$k/state"
@@ -126,6 +133,87 @@ damon_on() {
   done
 }
 
+# damon_auto_on: DAMON's self-tuned tiering (kernel 6.16+), as the kernel's
+# samples/damon/mtier.c and damo's tiering example (damo
+# scripts/mem_tier.sh) set it up: node 0's range with migrate_cold to node
+# 1 for regions with no access, young pages rejected, node 1's with
+# migrate_hot to node 0 for regions accessed in >= 5% of the samples, young
+# pages allowed; apply interval 1 s; a 200 MB/s quota each whose size DAMON
+# tunes toward a goal on node 0: node_mem_free_bp 0.5% (cold out) and
+# node_mem_used_bp 99.7% (hot in); sampling self-tuned toward 4% of
+# accesses in 3 aggregations (5 ms - 10 s). No demotion, no NUMA balancing.
+# The fillers' cgroup is filtered out as in damon_on.
+damon_auto_on() {
+  local a=/sys/kernel/mm/damon/admin/kdamonds k c s node action nid range f
+  [ -d $a ] || { echo "no DAMON sysfs" >> "$dir/damon.txt"; return 1; }
+  damon_off
+  echo 2 > $a/nr_kdamonds
+  for k in 0 1; do
+    node=$k
+    if [ $k = 0 ]; then action=migrate_cold nid=1; else action=migrate_hot nid=0; fi
+    range=($(node_range $node))
+    c=$a/$k/contexts
+    echo 1 > $c/nr_contexts
+    c=$c/0
+    echo paddr > $c/operations
+    echo 5000 > $c/monitoring_attrs/intervals/sample_us
+    echo 100000 > $c/monitoring_attrs/intervals/aggr_us
+    echo 1000000 > $c/monitoring_attrs/intervals/update_us
+    f=$c/monitoring_attrs/intervals/intervals_goal
+    if [ -d $f ]; then
+      echo 400 > $f/access_bp
+      echo 3 > $f/aggrs
+      echo 5000 > $f/min_sample_us
+      echo 10000000 > $f/max_sample_us
+    fi
+    echo 10 > $c/monitoring_attrs/nr_regions/min
+    echo 1000 > $c/monitoring_attrs/nr_regions/max
+    echo 1 > $c/targets/nr_targets
+    echo 1 > $c/targets/0/regions/nr_regions
+    echo ${range[1]} > $c/targets/0/regions/0/end
+    echo ${range[0]} > $c/targets/0/regions/0/start
+    echo 1 > $c/schemes/nr_schemes
+    s=$c/schemes/0
+    echo $action > $s/action
+    echo $nid > $s/target_nid
+    [ -e $s/apply_interval_us ] && echo 1000000 > $s/apply_interval_us
+    echo 4096 > $s/access_pattern/sz/min
+    echo $((1 << 40)) > $s/access_pattern/sz/max
+    echo 0 > $s/access_pattern/age/min
+    echo 4294967295 > $s/access_pattern/age/max
+    if [ $action = migrate_cold ]; then
+      echo 0 > $s/access_pattern/nr_accesses/min
+      echo 0 > $s/access_pattern/nr_accesses/max
+    else # 5% of the samples of an aggregation (20 at 5 ms / 100 ms)
+      echo 1 > $s/access_pattern/nr_accesses/min
+      echo 4294967295 > $s/access_pattern/nr_accesses/max
+    fi
+    echo 2 > $s/filters/nr_filters
+    echo memcg > $s/filters/0/type
+    echo /tw-filler > $s/filters/0/memcg_path
+    echo Y > $s/filters/0/matching
+    [ -e $s/filters/0/allow ] && echo N > $s/filters/0/allow
+    echo young > $s/filters/1/type
+    echo Y > $s/filters/1/matching
+    if [ $action = migrate_cold ]; then f=N; else f=Y; fi
+    [ -e $s/filters/1/allow ] && echo $f > $s/filters/1/allow
+    echo 1000 > $s/quotas/reset_interval_ms
+    echo $((200 * 1000 * 1000)) > $s/quotas/bytes
+    echo 1 > $s/quotas/goals/nr_goals
+    if [ $action = migrate_cold ]; then
+      echo node_mem_free_bp > $s/quotas/goals/0/target_metric
+      echo 50 > $s/quotas/goals/0/target_value
+    else
+      echo node_mem_used_bp > $s/quotas/goals/0/target_metric
+      echo 9970 > $s/quotas/goals/0/target_value
+    fi
+    echo 0 > $s/quotas/goals/0/nid
+    echo none > $s/watermarks/metric
+    echo on > $a/$k/state
+    echo "kdamond $k (auto): node $node [${range[0]}, ${range[1]}) $action -> node $nid, goal $(cat $s/quotas/goals/0/target_metric) $(cat $s/quotas/goals/0/target_value): $(cat $a/$k/state)" >> "$dir/damon.txt"
+  done
+}
+
 # damon_stats: what each kdamond's scheme tried and applied
 damon_stats() {
   local a=/sys/kernel/mm/damon/admin/kdamonds k s
@@ -133,8 +221,9 @@ damon_stats() {
   for k in $a/[0-9]*; do
     [ -e "$k/state" ] || continue
     echo update_schemes_stats > "$k/state" 2> /dev/null
+    echo update_schemes_effective_quotas > "$k/state" 2> /dev/null
     s=$k/contexts/0/schemes/0
-    echo "${k##*/} $(cat $s/action): tried $(cat $s/stats/nr_tried) ($(cat $s/stats/sz_tried) B), applied $(cat $s/stats/nr_applied) ($(cat $s/stats/sz_applied) B), quota exceeded $(cat $s/stats/qt_exceeds)"
+    echo "${k##*/} $(cat $s/action): tried $(cat $s/stats/nr_tried) ($(cat $s/stats/sz_tried) B), applied $(cat $s/stats/nr_applied) ($(cat $s/stats/sz_applied) B), quota exceeded $(cat $s/stats/qt_exceeds)$([ -e $s/quotas/goals/0/target_metric ] && echo ", goal $(cat $s/quotas/goals/0/target_metric) $(cat $s/quotas/goals/0/target_value), effective quota $(cat $s/quotas/effective_bytes 2> /dev/null) B")"
   done
 }
 
@@ -149,6 +238,7 @@ switches() {
   echo $bal > /proc/sys/kernel/numa_balancing
   echo $dem > /sys/kernel/mm/numa/demotion_enabled
   [ $1 = damon ] && damon_on
+  [ $1 = damon-auto ] && damon_auto_on
   echo "numa_balancing=$(cat /proc/sys/kernel/numa_balancing) demotion_enabled=$(cat /sys/kernel/mm/numa/demotion_enabled)"
 }
 
@@ -227,7 +317,7 @@ while read -r name mode target prog args; do
     "${envs[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.out"
   echo $? > "$name.rc"
   echo "free_after_kib N0=$(free_kib 0) N1=$(free_kib 1)" >> "$name.mem"
-  [ "$mode" = damon ] && damon_stats >> "$name.mem"
+  case $mode in damon | damon-auto) damon_stats >> "$name.mem" ;; esac
   exec 7>&-
   wait "${fpids[@]}"
   rm -f "$f"

@@ -7,8 +7,10 @@
 #       fetches PKG (a linux-image-*-amd64) with `apt-get download` into TOP
 #       unless TOP/kernel/PKG is already unpacked; with SOURCE_PARTS_DIR, apt
 #       reads only the deb822 *.sources files there and keeps its lists in
-#       SOURCE_PARTS_DIR/lists (how the bookworm-backports kernel is fetched
-#       without touching the system's apt sources). Sets kdir, vmlinuz, kver.
+#       SOURCE_PARTS_DIR/lists (how the bookworm-backports and unstable
+#       kernels are fetched without touching the system's apt sources); a
+#       split 7.x image brings its linux-binary/modules/base packages. Sets
+#       kdir, vmlinuz, kver, modroot (the modules' directory).
 #   tw_initramfs TOP SRC
 #       the initramfs of $kver (busybox-static, the virtio/9p modules that
 #       are not built in, test/numa/init.sh) in $initrd, and the DAX modules
@@ -27,26 +29,55 @@
 #       node 1 ends up with N1_MIB - 128 MiB (N1_MIB a multiple of 128).
 
 tw_kernel() {
-  local top=$1 pkg=$2 parts=${3:-} opts=()
+  local top=$1 pkg=$2 parts=${3:-} opts=() pkgs p
   if [ -n "$parts" ]; then
     opts=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$parts"
       -o "Dir::State::Lists=$parts/lists")
     mkdir -p "$parts/lists/partial"
   fi
   kdir=$top/kernel/$pkg
-  if ! ls "$kdir"/boot/vmlinuz-* > /dev/null 2>&1; then
+  if ! tw_vmlinuz > /dev/null; then
     if [ -n "$parts" ] && ! apt-cache "${opts[@]}" show "$pkg" > /dev/null 2>&1; then
       apt-get -q "${opts[@]}" update > /dev/null 2>&1 || die "apt-get update with the sources in $parts failed"
     fi
-    say "fetching $pkg (apt-get download)"
-    rm -f "$top"/"$pkg"_*.deb
-    (cd "$top" && apt-get -q "${opts[@]}" -o APT::Sandbox::User=root download "$pkg") ||
-      die "apt-get download $pkg failed"
+    # Debian 14's kernels (7.x) are split: the image package depends on the
+    # kernel (linux-binary-V), its modules (linux-modules-V) and their base
+    # files (linux-base-V) of its own version V; up to 6.12 one package
+    pkgs=("$pkg")
+    for p in $(apt-cache "${opts[@]}" depends "$pkg" 2> /dev/null |
+      awk -v v="${pkg#linux-image-}" '$1 == "Depends:" &&
+        $2 ~ /^linux-(binary|modules|base)-/ && substr($2, length($2) - length(v) + 1) == v {print $2}'); do
+      pkgs+=("$p")
+    done
+    say "fetching ${pkgs[*]} (apt-get download)"
+    for p in "${pkgs[@]}"; do rm -f "$top"/"$p"_*.deb; done
+    (cd "$top" && apt-get -q "${opts[@]}" -o APT::Sandbox::User=root download "${pkgs[@]}") ||
+      die "apt-get download ${pkgs[*]} failed"
     rm -rf "$kdir.tmp" && mkdir -p "$kdir.tmp"
-    dpkg-deb -x "$top"/"$pkg"_*.deb "$kdir.tmp" && rm -rf "$kdir" && mv "$kdir.tmp" "$kdir"
+    for p in "${pkgs[@]}"; do
+      dpkg-deb -x "$top"/"$p"_*.deb "$kdir.tmp" || die "dpkg-deb -x $p failed"
+    done
+    rm -rf "$kdir" && mv "$kdir.tmp" "$kdir"
   fi
-  vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -1)
-  kver=${vmlinuz##*/vmlinuz-}
+  vmlinuz=$(tw_vmlinuz) || die "no vmlinuz in ${pkgs[*]:-$pkg}"
+  if [ "${vmlinuz%/vmlinuz}" != "$vmlinuz" ]; then # usr/lib/modules/KVER/vmlinuz
+    kver=${vmlinuz%/vmlinuz}
+    kver=${kver##*/}
+    modroot=$kdir/usr/lib/modules/$kver
+  else # boot/vmlinuz-KVER
+    kver=${vmlinuz##*/vmlinuz-}
+    modroot=$kdir/lib/modules/$kver
+  fi
+}
+
+# tw_vmlinuz: the kernel image in $kdir (boot/vmlinuz-KVER up to 6.12,
+# usr/lib/modules/KVER/vmlinuz in 7.x), or fails
+tw_vmlinuz() {
+  local f
+  for f in "$kdir"/boot/vmlinuz-* "$kdir"/usr/lib/modules/*/vmlinuz; do
+    [ -f "$f" ] && echo "$f" && return 0
+  done
+  return 1
 }
 
 # tw_ko KO DEST: a module file, decompressed
@@ -60,10 +91,10 @@ tw_ko() {
 
 # tw_find_ko NAME: the module's file in $kdir, empty if built in or absent
 tw_find_ko() {
-  find "$kdir/lib/modules/$kver" \( -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" \) | head -1
+  find "$modroot" \( -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" \) | head -1
 }
 
-tw_builtin() { grep -q "/$1.ko\$" "$kdir/lib/modules/$kver/modules.builtin" 2> /dev/null; }
+tw_builtin() { grep -q "/$1.ko\$" "$modroot/modules.builtin" 2> /dev/null; }
 
 tw_initramfs() {
   local top=$1 src=$2 ir m ko
@@ -82,7 +113,7 @@ tw_initramfs() {
       netfs fscache 9pnet 9pnet_virtio 9p; do
       ko=$(tw_find_ko $m)
       if [ -z "$ko" ]; then
-        tw_builtin $m || [ $m = fscache ] || die "module $m not in $kdir/lib/modules/$kver"
+        tw_builtin $m || [ $m = fscache ] || die "module $m not in $modroot"
         continue
       fi
       tw_ko "$ko" "$ir/modules/$m.ko"
@@ -97,7 +128,7 @@ tw_initramfs() {
     for m in device_dax dax_hmem kmem; do
       ko=$(tw_find_ko $m)
       if [ -z "$ko" ]; then
-        tw_builtin $m || die "module $m not in $kdir/lib/modules/$kver"
+        tw_builtin $m || die "module $m not in $modroot"
         continue
       fi
       tw_ko "$ko" "$moddir/$m.ko"
