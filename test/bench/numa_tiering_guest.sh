@@ -76,41 +76,59 @@ damon_off() {
   echo 0 > $a/nr_kdamonds
 }
 
+# damon_kdamond K MODE: kdamond K (0: node 0's range, migrate_cold to node
+# 1; 1: node 1's, migrate_hot to node 0) on physical addresses, its one
+# scheme (in $s) set up but for its access pattern's counts and quotas;
+# sampling 5 ms, aggregation 100 ms; the fillers' cgroup filtered out.
+damon_kdamond() {
+  local a=/sys/kernel/mm/damon/admin/kdamonds k=$1 c range
+  if [ $k = 0 ]; then action=migrate_cold nid=1; else action=migrate_hot nid=0; fi
+  range=($(node_range $k))
+  c=$a/$k/contexts
+  echo 1 > $c/nr_contexts
+  c=$c/0
+  echo paddr > $c/operations
+  echo 5000 > $c/monitoring_attrs/intervals/sample_us
+  echo 100000 > $c/monitoring_attrs/intervals/aggr_us
+  echo 1000000 > $c/monitoring_attrs/intervals/update_us
+  ctx=$c
+  echo 10 > $c/monitoring_attrs/nr_regions/min
+  echo 1000 > $c/monitoring_attrs/nr_regions/max
+  echo 1 > $c/targets/nr_targets
+  echo 1 > $c/targets/0/regions/nr_regions
+  echo ${range[1]} > $c/targets/0/regions/0/end
+  echo ${range[0]} > $c/targets/0/regions/0/start
+  echo 1 > $c/schemes/nr_schemes
+  s=$c/schemes/0
+  echo $action > $s/action
+  echo $nid > $s/target_nid
+  # (every range of a new scheme's access pattern starts as [0, 0])
+  echo 4096 > $s/access_pattern/sz/min
+  echo $((1 << 40)) > $s/access_pattern/sz/max
+  echo 4294967295 > $s/access_pattern/age/max
+  # the fillers' memory is not the program's: filtered out
+  echo $2 > $s/filters/nr_filters
+  echo memcg > $s/filters/0/type
+  echo /tw-filler > $s/filters/0/memcg_path
+  echo Y > $s/filters/0/matching
+  [ -e $s/filters/0/allow ] && echo N > $s/filters/0/allow
+  echo 1000 > $s/quotas/reset_interval_ms
+  echo none > $s/watermarks/metric
+  where="kdamond $k: node $k [${range[0]}, ${range[1]}) $action -> node $nid"
+}
+
 # damon_on: two kdamonds on physical addresses, as the kernel's "memory
 # tiering with DAMON" setup: node 0's range with migrate_cold to node 1
 # (regions not accessed for 2 s), node 1's with migrate_hot to node 0
-# (regions accessed in >= 5% of the samples). Sampling 5 ms, aggregation
-# 100 ms; quotas 256 MiB per second each; the fillers' cgroup filtered out.
+# (regions accessed in >= 5% of the samples). Quotas 256 MiB per second
+# each.
 damon_on() {
-  local a=/sys/kernel/mm/damon/admin/kdamonds k c s node action nid range
+  local a=/sys/kernel/mm/damon/admin/kdamonds k s action nid ctx where
   [ -d $a ] || { echo "no DAMON sysfs" >> "$dir/damon.txt"; return 1; }
   damon_off
   echo 2 > $a/nr_kdamonds
   for k in 0 1; do
-    node=$k
-    if [ $k = 0 ]; then action=migrate_cold nid=1; else action=migrate_hot nid=0; fi
-    range=($(node_range $node))
-    c=$a/$k/contexts
-    echo 1 > $c/nr_contexts
-    c=$c/0
-    echo paddr > $c/operations
-    echo 5000 > $c/monitoring_attrs/intervals/sample_us
-    echo 100000 > $c/monitoring_attrs/intervals/aggr_us
-    echo 1000000 > $c/monitoring_attrs/intervals/update_us
-    echo 10 > $c/monitoring_attrs/nr_regions/min
-    echo 1000 > $c/monitoring_attrs/nr_regions/max
-    echo 1 > $c/targets/nr_targets
-    echo 1 > $c/targets/0/regions/nr_regions
-    echo ${range[1]} > $c/targets/0/regions/0/end
-    echo ${range[0]} > $c/targets/0/regions/0/start
-    echo 1 > $c/schemes/nr_schemes
-    s=$c/schemes/0
-    echo $action > $s/action
-    echo $nid > $s/target_nid
-    # (every range of a new scheme's access pattern starts as [0, 0])
-    echo 4096 > $s/access_pattern/sz/min
-    echo $((1 << 40)) > $s/access_pattern/sz/max
-    echo 4294967295 > $s/access_pattern/age/max
+    damon_kdamond $k 1
     if [ $action = migrate_cold ]; then
       echo 0 > $s/access_pattern/nr_accesses/min
       echo 0 > $s/access_pattern/nr_accesses/max
@@ -120,16 +138,9 @@ damon_on() {
       echo 20 > $s/access_pattern/nr_accesses/max
       echo 0 > $s/access_pattern/age/min
     fi
-    # the fillers' memory is not the program's: filtered out
-    echo 1 > $s/filters/nr_filters
-    echo memcg > $s/filters/0/type
-    echo /tw-filler > $s/filters/0/memcg_path
-    echo Y > $s/filters/0/matching
-    echo 1000 > $s/quotas/reset_interval_ms
     echo $((256 << 20)) > $s/quotas/bytes
-    echo none > $s/watermarks/metric
     echo on > $a/$k/state
-    echo "kdamond $k: node $node [${range[0]}, ${range[1]}) $action -> node $nid: $(cat $a/$k/state)" >> "$dir/damon.txt"
+    echo "$where: $(cat $a/$k/state)" >> "$dir/damon.txt"
   done
 }
 
@@ -142,62 +153,34 @@ damon_on() {
 # tunes toward a goal on node 0: node_mem_free_bp 0.5% (cold out) and
 # node_mem_used_bp 99.7% (hot in); sampling self-tuned toward 4% of
 # accesses in 3 aggregations (5 ms - 10 s). No demotion, no NUMA balancing.
-# The fillers' cgroup is filtered out as in damon_on.
 damon_auto_on() {
-  local a=/sys/kernel/mm/damon/admin/kdamonds k c s node action nid range f
+  local a=/sys/kernel/mm/damon/admin/kdamonds k s action nid ctx where f
   [ -d $a ] || { echo "no DAMON sysfs" >> "$dir/damon.txt"; return 1; }
   damon_off
   echo 2 > $a/nr_kdamonds
   for k in 0 1; do
-    node=$k
-    if [ $k = 0 ]; then action=migrate_cold nid=1; else action=migrate_hot nid=0; fi
-    range=($(node_range $node))
-    c=$a/$k/contexts
-    echo 1 > $c/nr_contexts
-    c=$c/0
-    echo paddr > $c/operations
-    echo 5000 > $c/monitoring_attrs/intervals/sample_us
-    echo 100000 > $c/monitoring_attrs/intervals/aggr_us
-    echo 1000000 > $c/monitoring_attrs/intervals/update_us
-    f=$c/monitoring_attrs/intervals/intervals_goal
+    damon_kdamond $k 2
+    f=$ctx/monitoring_attrs/intervals/intervals_goal
     if [ -d $f ]; then
       echo 400 > $f/access_bp
       echo 3 > $f/aggrs
       echo 5000 > $f/min_sample_us
       echo 10000000 > $f/max_sample_us
     fi
-    echo 10 > $c/monitoring_attrs/nr_regions/min
-    echo 1000 > $c/monitoring_attrs/nr_regions/max
-    echo 1 > $c/targets/nr_targets
-    echo 1 > $c/targets/0/regions/nr_regions
-    echo ${range[1]} > $c/targets/0/regions/0/end
-    echo ${range[0]} > $c/targets/0/regions/0/start
-    echo 1 > $c/schemes/nr_schemes
-    s=$c/schemes/0
-    echo $action > $s/action
-    echo $nid > $s/target_nid
     [ -e $s/apply_interval_us ] && echo 1000000 > $s/apply_interval_us
-    echo 4096 > $s/access_pattern/sz/min
-    echo $((1 << 40)) > $s/access_pattern/sz/max
     echo 0 > $s/access_pattern/age/min
-    echo 4294967295 > $s/access_pattern/age/max
     if [ $action = migrate_cold ]; then
       echo 0 > $s/access_pattern/nr_accesses/min
       echo 0 > $s/access_pattern/nr_accesses/max
+      f=N
     else # 5% of the samples of an aggregation (20 at 5 ms / 100 ms)
       echo 1 > $s/access_pattern/nr_accesses/min
       echo 4294967295 > $s/access_pattern/nr_accesses/max
+      f=Y
     fi
-    echo 2 > $s/filters/nr_filters
-    echo memcg > $s/filters/0/type
-    echo /tw-filler > $s/filters/0/memcg_path
-    echo Y > $s/filters/0/matching
-    [ -e $s/filters/0/allow ] && echo N > $s/filters/0/allow
     echo young > $s/filters/1/type
     echo Y > $s/filters/1/matching
-    if [ $action = migrate_cold ]; then f=N; else f=Y; fi
     [ -e $s/filters/1/allow ] && echo $f > $s/filters/1/allow
-    echo 1000 > $s/quotas/reset_interval_ms
     echo $((200 * 1000 * 1000)) > $s/quotas/bytes
     echo 1 > $s/quotas/goals/nr_goals
     if [ $action = migrate_cold ]; then
@@ -208,9 +191,8 @@ damon_auto_on() {
       echo 9970 > $s/quotas/goals/0/target_value
     fi
     echo 0 > $s/quotas/goals/0/nid
-    echo none > $s/watermarks/metric
     echo on > $a/$k/state
-    echo "kdamond $k (auto): node $node [${range[0]}, ${range[1]}) $action -> node $nid, goal $(cat $s/quotas/goals/0/target_metric) $(cat $s/quotas/goals/0/target_value): $(cat $a/$k/state)" >> "$dir/damon.txt"
+    echo "$where, goal $(cat $s/quotas/goals/0/target_metric) $(cat $s/quotas/goals/0/target_value): $(cat $a/$k/state)" >> "$dir/damon.txt"
   done
 }
 
