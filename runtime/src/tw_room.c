@@ -46,6 +46,7 @@
  */
 #define _GNU_SOURCE
 #include "tw_dram_limit.h"
+#include "tw_room_plan.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -92,6 +93,9 @@ static int tw_room_local = -1, tw_room_slow = -1;
  * a fork child), the thread that allocates or frees. */
 static tw_room_blk tw_rb[TW_ROOM_SLOTS];
 static tw_room_blk tw_view[TW_ROOM_SLOTS], tw_view0[TW_ROOM_SLOTS];
+/* the view's ranks and live slots, the planner's input (tw_room_plan.c) */
+static int tw_view_rank[TW_ROOM_SLOTS];
+static unsigned char tw_view_live[TW_ROOM_SLOTS];
 static uint64_t tw_rb_ids;
 static int tw_rb_live;
 static pthread_mutex_t tw_room_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -243,16 +247,13 @@ static void tw_room_count(int slot, int what, uint64_t bytes) {
 /* Move \p need bytes of worse-ranked (than \p rank) objects' DRAM pages to
  * the slow node, worst first, each from its end. */
 static void tw_room_demote(int rank, uint64_t need) {
-  int tried[TW_ROOM_SLOTS] = {0};
+  unsigned char cand[TW_ROOM_SLOTS];
+  memcpy(cand, tw_view_live, sizeof(cand));
   while (need >= TW_ROOM_PAGE) {
-    int v = -1;
-    for (int i = 0; i < TW_ROOM_SLOTS; i++)
-      if (tw_view[i].p && !tried[i] && tw_view[i].rank > rank &&
-          (v < 0 || tw_view[i].rank > tw_view[v].rank))
-        v = i;
+    int v = tw_plan_victim(tw_view_rank, cand, TW_ROOM_SLOTS, rank);
     if (v < 0)
       break;
-    tried[v] = 1;
+    cand[v] = 0;
     tw_room_blk *b = &tw_view[v];
     /* its untouched pages give up the room they were owed: their first
      * touches go to the slow node (the range's policy; until a free gives
@@ -260,7 +261,7 @@ static void tw_room_demote(int rank, uint64_t need) {
     uint64_t owed = tw_room_owed(b);
     if (owed && !tw_range_prefer(b->lo, b->hi, tw_room_slow)) {
       b->touched = b->retracted = 1;
-      need = owed < need ? need - owed : 0;
+      need = tw_plan_spend(need, owed);
     }
     size_t moved = 0;
     if (b->grown > b->hi) { /* a promoted tail goes back first */
@@ -278,7 +279,7 @@ static void tw_room_demote(int rank, uint64_t need) {
     tw_rs.demoted_bytes += moved;
     tw_room_count(b->slot, 0, moved);
     b->settled = 0;
-    need = moved < need ? need - moved : 0;
+    need = tw_plan_spend(need, moved);
   }
 }
 
@@ -314,6 +315,10 @@ static void tw_view_take(void) {
   memcpy(tw_view, tw_rb, sizeof(tw_view));
   pthread_mutex_unlock(&tw_room_lock);
   memcpy(tw_view0, tw_view, sizeof(tw_view));
+  for (int i = 0; i < TW_ROOM_SLOTS; i++) {
+    tw_view_live[i] = tw_view[i].p != 0;
+    tw_view_rank[i] = tw_view[i].rank;
+  }
 }
 
 /* Back into the table: what the pass learned and changed of each object
@@ -350,15 +355,16 @@ static void tw_room_make(int rank, uint64_t n) {
   /* (no margin where its first touches may go down to the min watermark
    * and kswapd only reclaims page cache: what the margin would leave free
    * is the room of a worse-ranked object's pages, moved out for nothing) */
-  uint64_t margin =
-      !tw_rs.kernel_demotes && tw_range_prefer_many() ? 0 : TW_ROOM_MARGIN;
+  uint64_t margin = tw_plan_margin(tw_rs.kernel_demotes != 0,
+                                   tw_range_prefer_many(), TW_ROOM_MARGIN);
   uint64_t room = tw_room_now(), need = n + margin;
   for (int i = 0; i < TW_ROOM_SLOTS; i++)
     if (tw_view[i].p)
       need += tw_room_owed(&tw_view[i]);
-  if (room < need) {
-    tw_rs.asked_bytes += need - room;
-    tw_room_demote(rank, need - room);
+  uint64_t shortfall = tw_plan_short(room, need);
+  if (shortfall) {
+    tw_rs.asked_bytes += shortfall;
+    tw_room_demote(rank, shortfall);
   }
 }
 
@@ -550,17 +556,14 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   tw_view_take();
   uint64_t moved0 = tw_rs.restored_bytes + tw_rs.promoted_bytes;
   uint64_t room = tw_room_now();
-  uint64_t budget = (room > TW_ROOM_MARGIN ? room - TW_ROOM_MARGIN : 0) + extra;
-  int done[TW_ROOM_SLOTS] = {0};
+  uint64_t budget = tw_plan_budget(room, TW_ROOM_MARGIN, extra);
+  unsigned char cand[TW_ROOM_SLOTS];
+  memcpy(cand, tw_view_live, sizeof(cand));
   for (;;) {
-    int v = -1;
-    for (int i = 0; i < TW_ROOM_SLOTS; i++)
-      if (tw_view[i].p && !done[i] &&
-          (v < 0 || tw_view[i].rank < tw_view[v].rank))
-        v = i;
+    int v = tw_plan_best(tw_view_rank, cand, TW_ROOM_SLOTS);
     if (v < 0)
       break;
-    done[v] = 1;
+    cand[v] = 0;
     tw_room_blk *b = &tw_view[v];
     if (budget < TW_ROOM_PAGE) { /* the room is spent: exchanges only */
       if (!b->settled && b->rank != INT_MAX) {
@@ -574,7 +577,7 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
       b->touched = 0;
     }
     uint64_t owed = tw_room_owed(b); /* its first touches come first */
-    budget -= owed < budget ? owed : budget;
+    budget = tw_plan_spend(budget, owed);
     /* (a settled object is not looked at again: a pass per large free
      * must not cost all the tracked objects' pages each time) */
     int was = b->settled;
@@ -585,7 +588,7 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
       tw_room_tally(TW_RA_RESTORE, back);
     tw_rs.restored_bytes += back;
     tw_room_count(b->slot, 1, back);
-    budget -= back < budget ? back : budget;
+    budget = tw_plan_spend(budget, back);
     /* what is still elsewhere (the budget spent, or pages a move skipped:
      * -EBUSY, -EAGAIN) is exchanged for worse-ranked pages, and decides
      * whether it is settled */
@@ -594,15 +597,12 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
     if (watched)
       continue; /* (tails grow into the DRAM a free gave back, not into
                    any free memory: the placement's budget holds) */
-    uint64_t grow = b->end - b->grown;
-    grow = grow < budget ? grow : budget;
-    if (tw_cfg.dram_limit) {
-      uint64_t rest = tw_dram_rest();
-      grow = grow < rest ? grow : rest;
-    }
-    grow &= ~(uint64_t)(TW_ROOM_PAGE - 1);
+    uint64_t grow = tw_plan_grow(b->end - b->grown, budget,
+                                 tw_cfg.dram_limit != 0,
+                                 tw_cfg.dram_limit ? tw_dram_rest() : 0,
+                                 TW_ROOM_PAGE);
     tw_dram_ticket t;
-    if (grow < TW_ROOM_PAGE)
+    if (!grow)
       continue;
     if (!tw_dram_take(NULL, grow, &t)) {
       tw_room_tally(TW_RA_PROMOTE, 0);

@@ -90,3 +90,8 @@ foreach(alloc jemalloc tcmalloc_minimal tcmalloc mimalloc)
     set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
   endforeach()
 endforeach()
+# The room's pure planner over a table of cases (room-plan.test).
+add_executable(tw_room_plan_test ${TW_RT_IN}/tw_room_plan_test.c
+               ${CMAKE_SOURCE_DIR}/runtime/src/tw_room_plan.c)
+target_include_directories(tw_room_plan_test PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
+set_target_properties(tw_room_plan_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${TW_RT_OUT})
