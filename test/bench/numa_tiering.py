@@ -15,6 +15,10 @@ fraction (default 25%) of each program's peak footprint with an mlocked
   tierwise@6.12, tierwise+linux@6.12   the same two on 6.12
   linux@7.2, tierwise@7.2, tierwise+linux@7.2   the same on Debian unstable's
                        7.2 (split packages: test/numa/kernel.sh)
+  tierwise-pair@7.2    two instances of the program at once, each advised for
+                       half of node 0 and run with TIERWISE_DRAM_LIMIT=auto
+                       over 2 local processes (its share); each priced
+                       against the oracle of half
   damon-auto@7.2       DAMON's self-tuned tiering: migrate_cold/migrate_hot
                        with quota goals on node 0's use (node_mem_free_bp
                        0.5%, node_mem_used_bp 99.7%: the kernel's
@@ -77,7 +81,8 @@ PROGRAMS = {
 }
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
          "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",
-         "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2"]
+         "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2",
+         "tierwise-pair@7.2"]
 # the kernels: a newest package of a suite from a private apt source list
 # (the system's sources are not touched); 6.1 is what Debian 12's
 # linux-image-amd64 depends on
@@ -344,6 +349,16 @@ def price(prof: Path, sam: dict, model, work: float = 1.0, target: float = 0.0) 
     }
 
 
+def pair_b(d: Path, name: str, prof: Path, model, work: float, share: int) -> dict:
+    """The pair's second instance (NAME.b.*), priced as the first."""
+    rc = (d / f"{name}.b.rc").read_text().strip() if (d / f"{name}.b.rc").exists() else None
+    sp = d / f"{name}.b.samples"
+    if rc != "0" or not sp.exists():
+        return {"error": f"no result (rc {rc})"}
+    sam = parse_samples(sp)
+    return price(prof, sam, model, work, share) if sam["samples"] else {"error": "no samples"}
+
+
 # --- table --------------------------------------------------------------------
 def table(results: dict, programs: list) -> str:
     modes = [m for m in MODES if any(f"{p}|{m}" in results for p in programs)]
@@ -356,8 +371,13 @@ def table(results: dict, programs: list) -> str:
             if not r or "ratio" not in r:
                 row.append(r.get("error", "-") if r else "-")
                 continue
-            row.append(f"{r['ratio']:.3f}x (oracle {r['oracle']:.3f}x; N0 {mib(r['node0_objects_bytes'])}"
-                       f"/{mib(r['node0_process_bytes'])} MiB)")
+            cell = (f"{r['ratio']:.3f}x (oracle {r['oracle']:.3f}x; N0 {mib(r['node0_objects_bytes'])}"
+                    f"/{mib(r['node0_process_bytes'])} MiB)")
+            b = r.get("b")
+            if b:  # tierwise-pair: the second instance, the moves per page placed
+                cell += (f" + {b['ratio']:.3f}x (oracle {b['oracle']:.3f}x; N0 {mib(b['node0_objects_bytes'])} MiB);"
+                         f" {r['migrated_per_placed_page']:.2f} moves/page" if "ratio" in b else f" + {b.get('error')}")
+            row.append(cell)
         lines.append(f"| {m} | " + " | ".join(row) + " |")
     row = []
     for p in programs:
@@ -414,6 +434,10 @@ def main() -> int:
                 pl, cmd = advise(a.out, prog, prof, target, reuse=a.collect)
                 info[prog]["placement"], info[prog]["advise"] = pl, cmd
                 env_pl[f"PLACEMENT_{prog.replace('-', '_')}"] = pl
+            if any(m.startswith("tierwise-pair") for m in modes):
+                pl, cmd = advise(a.out, prog, prof, target // 2, reuse=a.collect)
+                info[prog]["advise_half"] = cmd
+                env_pl[f"PLACEMENT_HALF_{prog.replace('-', '_')}"] = pl
         rev = commit()
         if a.collect:  # the commit of the runs collected: the one they were started with
             rev = json.loads(rpath.read_text()).get("_started", {}).get("commit", rev) if rpath.exists() else rev
@@ -449,11 +473,17 @@ def main() -> int:
                         r["error"] = f"no result (rc {rc})"
                     else:
                         sam = parse_samples(sp)
+                        pair = m.startswith("tierwise-pair")
+                        share = info[prog]["target"] // 2 if pair else info[prog]["target"]
                         if not sam["samples"]:
                             r["error"] = "no samples"
                         else:
-                            r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3],
-                                           info[prog]["target"]))
+                            r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3], share))
+                        if pair:  # the second instance, and the pages the two moved
+                            r["advise"] = info[prog].get("advise_half")
+                            r["b"] = pair_b(d, name, info[prog]["prof"], model, PROGRAMS[prog][3], share)
+                            placed = (r.get("node0_objects_bytes", 0) + r["b"].get("node0_objects_bytes", 0)) / PAGE
+                            r["migrated_per_placed_page"] = r.get("migrated_pages", 0) / max(placed, 1)
                         r["mem"] = (d / f"{name}.mem").read_text()
                         m = re.search(r"^commit (\S+)$", r["mem"], re.M)
                         if m:  # the tree the run was started from

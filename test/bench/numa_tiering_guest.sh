@@ -15,7 +15,8 @@
 # (numa_balancing=2 + demotion_enabled), damon (DAMON migrate_hot to node 0
 # and migrate_cold to node 1, plus demotion; 6.11+), damon-auto (the same
 # two schemes with quotas DAMON tunes toward node 0's use, as mtier.c; no
-# demotion; 6.16+), tierwise (the runtime
+# demotion; 6.16+), tierwise-pair (two instances of the program at once,
+# each placed for half of node 0 and limited to its share), tierwise (the runtime
 # with the host-made placement, numa_balancing 0), tierwise+linux.
 set -u
 dir=$1
@@ -231,11 +232,19 @@ while read -r name mode target prog args; do
   switches first-touch > /dev/null
   sync
   echo 3 > /proc/sys/vm/drop_caches
-  envs=()
+  envs=() envb=() bpid=
   case $mode in
     tierwise | tierwise+linux)
       pl=PLACEMENT_${prog//-/_}
       envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_REPORT="$dir/$name.report.json")
+      ;;
+    tierwise-pair) # two instances at once, each placed for half of node 0
+      # and limited to its share (the room over 2 local processes)
+      pl=PLACEMENT_HALF_${prog//-/_}
+      envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_DRAM_LIMIT=auto
+        TIERWISE_LOCAL_RANKS=2 TIERWISE_REPORT="$dir/$name.report.json")
+      envb=("${envs[@]}")
+      envb[${#envb[@]}-1]=TIERWISE_REPORT="$dir/$name.b.report.json"
       ;;
   esac
   # warm-up: the program's and (tierwise modes) the runtime's files are read
@@ -294,10 +303,20 @@ while read -r name mode target prog args; do
     echo "pcp_before_kib N0=$(pcp_kib 0) N1=$(pcp_kib 1)"
     echo "switches $(switches "$mode")"
   } > "$name.mem"
+  if [ ${#envb[@]} -gt 0 ]; then # the pair's second instance
+    # shellcheck disable=SC2086
+    "$sampler" -i "$INTERVAL_MS" -o "$name.b.samples" -e "$name.b.err" -- \
+      "${envb[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.b.out" &
+    bpid=$!
+  fi
   # shellcheck disable=SC2086
   "$sampler" -i "$INTERVAL_MS" -o "$name.samples" -e "$name.err" -- \
     "${envs[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.out"
   echo $? > "$name.rc"
+  if [ -n "$bpid" ]; then
+    wait "$bpid"
+    echo $? > "$name.b.rc"
+  fi
   echo "free_after_kib N0=$(free_kib 0) N1=$(free_kib 1)" >> "$name.mem"
   case $mode in damon | damon-auto) damon_stats >> "$name.mem" ;; esac
   exec 7>&-
