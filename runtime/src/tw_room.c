@@ -560,6 +560,13 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   unsigned char cand[TW_ROOM_SLOTS];
   memcpy(cand, tw_view_live, sizeof(cand));
   for (;;) {
+    /* a watched pass yields to the asks posted meanwhile (their threads
+     * wait): a free's pass then grows the tails into the room the free
+     * gave back before this pass restores worse-ranked pages into it (a
+     * fresh-clone CI's room-promotes-after-phase: the split grew 2 MiB, cold
+     * took the room); what is left is the next pass's */
+    if (watched && tw_asks_pending())
+      break;
     int v = tw_plan_best(tw_view_rank, cand, TW_ROOM_SLOTS);
     if (v < 0)
       break;
