@@ -16,7 +16,7 @@
  * says so (a pipe: EOF if the child dies first). Before it waited, the
  * parent ran on and changed its pmem-placed objects under the child's copy:
  * in `y=$(echo hi | tr a-z A-Z)` bash's echo child read a pointer its
- * parent had freed and reused, and crashed (runtime/fork-copy.test). Other
+ * parent had freed and reused, and crashed (runtime/fork-private.test). Other
  * threads of the parent are not stopped (the runtime's locks are held, so
  * they cannot allocate, but their plain stores land): what they change
  * while the child copies may reach the child. Cost: the child copies the

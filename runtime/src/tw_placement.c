@@ -438,6 +438,11 @@ int tw_placement_load(const char *path) {
  * (a library's start-up: Open MPI's, Python's) are counted to one frame. */
 static size_t tw_first_len(const char *stack) { return strcspn(stack, ";+"); }
 
+/* The hash of \p stack's first frame. */
+static uint64_t tw_first_frame(const char *stack) {
+  return tw_hash_span(stack, strcspn(stack, ";"));
+}
+
 /* Put \p h in \p set (of tw_phash_mask + 1 slots). */
 static void tw_plead_add(uint64_t *set, uint64_t h) {
   uint32_t k = (uint32_t)h & tw_phash_mask;
@@ -455,25 +460,21 @@ static int tw_plead_has(const uint64_t *set, uint64_t h) {
 }
 
 static int tw_phash_find(uint64_t h, const char *stack, size_t len);
-static int tw_active(const tw_psite *p);
+static int tw_prefix_find(const char *stack, size_t n, int active_only);
 
-/* Whether a site of a frame-wise proper prefix of site \p i's stack is
- * active (not in the default tier, or with plan fields): then site i
- * decides the calls it matches against that shorter site. */
+/* A site that places something: another tier than the default, or plan
+ * fields (a rank, a head). */
+static int tw_active(const tw_psite *p) {
+  return p->tier != tw_default_tier || p->plan;
+}
+
+/* Whether a site of a frame-wise proper prefix of \p p's stack is active:
+ * then p decides the calls it matches against that shorter site. */
 static int tw_prefix_active(const tw_psite *p) {
-  uint64_t h = TW_HASH_SEED;
-  size_t words = 0;
-  for (size_t at = 0; at < p->len; at++) {
-    if (p->stack[at] != ';')
-      continue;
-    h = tw_hash_words(h, p->stack + 8 * words, at / 8 - words);
-    words = at / 8;
-    int j = tw_phash_find(tw_hash_end(h, p->stack + 8 * words, at),
-                          p->stack, at);
-    if (j >= 0 && tw_active(&tw_psites[j]))
-      return 1;
-  }
-  return 0;
+  size_t last = p->len; /* its last frame's start less one: the ';' */
+  while (last > 0 && p->stack[last - 1] != ';')
+    last--;
+  return last > 0 && tw_prefix_find(p->stack, last - 1, 1) >= 0;
 }
 
 /* Sites in the default tier with no plan fields place nothing: a call they
@@ -484,10 +485,6 @@ static int tw_prefix_active(const tw_psite *p) {
  * TIERWISE_TRACK_DEFAULT_MAX of them, those no other-tier site is a prefix
  * of are not tracked: their calls take the fast path and the run report
  * lists them as a count ("untracked_default_sites"), not one by one. */
-static int tw_active(const tw_psite *p) {
-  return p->tier != tw_default_tier || p->plan;
-}
-
 static void tw_quiet_mark(void) {
   int passive = 0;
   for (int i = 0; i < tw_npsites; i++)
@@ -496,22 +493,14 @@ static void tw_quiet_mark(void) {
     return;
   /* the first frames of the active sites: a passive site whose first frame
    * is none of them has no active prefix (most; each looked up once) */
-  uint32_t cap = 16;
-  while (cap < 2u * (uint32_t)(tw_npsites - passive))
-    cap <<= 1;
-  uint64_t *firsts = tw_internal_alloc(cap * sizeof(uint64_t));
+  size_t bytes = ((size_t)tw_phash_mask + 1) * sizeof(uint64_t);
+  uint64_t *firsts = tw_internal_alloc(bytes);
   if (!firsts)
     return; /* (all tracked) */
-  memset(firsts, 0, cap * sizeof(uint64_t));
+  memset(firsts, 0, bytes);
   for (int i = 0; i < tw_npsites; i++)
-    if (tw_active(&tw_psites[i])) {
-      const char *st = tw_psites[i].stack;
-      uint64_t h = tw_hash_span(st, strcspn(st, ";")) | 1;
-      uint32_t k = (uint32_t)h & (cap - 1);
-      while (firsts[k] && firsts[k] != h)
-        k = (k + 1) & (cap - 1);
-      firsts[k] = h;
-    }
+    if (tw_active(&tw_psites[i]))
+      tw_plead_add(firsts, tw_first_frame(tw_psites[i].stack));
   /* a stack named again by an active site (the first entry is the one
    * matched: it stays tracked, as before) */
   int dups = 0;
@@ -525,14 +514,11 @@ static void tw_quiet_mark(void) {
     tw_psite *p = &tw_psites[i];
     if (tw_active(p) || p->quiet < 0)
       continue;
-    uint64_t h = tw_hash_span(p->stack, strcspn(p->stack, ";")) | 1;
-    uint32_t k = (uint32_t)h & (cap - 1);
-    while (firsts[k] && firsts[k] != h)
-      k = (k + 1) & (cap - 1);
     int j = dups ? tw_phash_find(p->hash, p->stack, p->len) : -1;
     if (j >= 0 && tw_psites[j].quiet < 0) /* (the matched entry) */
       continue;
-    if (!firsts[k] || !tw_prefix_active(p)) {
+    if (!tw_plead_has(firsts, tw_first_frame(p->stack)) ||
+        !tw_prefix_active(p)) {
       p->quiet = 1;
       tw_nquiet++;
     }
@@ -589,8 +575,7 @@ static int tw_phash_build(void) {
     uint64_t h = tw_hash_span(tw_psites[i].stack,
                               tw_first_len(tw_psites[i].stack));
     tw_plead_add(tw_plead, h);
-    tw_plead_add(tw_plead_frame,
-                 tw_hash_span(tw_psites[i].stack, strcspn(tw_psites[i].stack, ";")));
+    tw_plead_add(tw_plead_frame, tw_first_frame(tw_psites[i].stack));
     int t = tw_psites[i].tier, k = 0;
     while (k < tw_ptier_nmod[t] && tw_ptier_mod[t][k] != h)
       k++;
@@ -624,8 +609,7 @@ int tw_placement_leads(const char *stack) {
 int tw_placement_leads_frame(const char *stack) {
   if (!tw_plead_frame)
     return tw_npsites > 0;
-  return tw_plead_has(tw_plead_frame,
-                      tw_hash_span(stack, strcspn(stack, ";")));
+  return tw_plead_has(tw_plead_frame, tw_first_frame(stack));
 }
 
 /* The placement site whose stack is the first \p len bytes of \p stack
@@ -640,23 +624,32 @@ static int tw_phash_find(uint64_t h, const char *stack, size_t len) {
   return -1;
 }
 
-int tw_placement_match(const char *stack, int *tier) {
+/* The placement site of the longest frame-wise prefix of \p stack's first
+ * \p n bytes (the n-byte one itself too where it ends a frame), or -1;
+ * \p active_only: only active sites (tw_active). One pass over the stack
+ * finishes every prefix's hash. */
+static int tw_prefix_find(const char *stack, size_t n, int active_only) {
   int best = -1;
-  if (!tw_npsites || !tw_phash)
-    return -1;
   uint64_t h = TW_HASH_SEED; /* over the words of the prefix read so far */
   size_t words = 0;
-  for (size_t at = 0;; at++) {
-    if (stack[at] == ';' || !stack[at]) {
-      h = tw_hash_words(h, stack + 8 * words, at / 8 - words);
-      words = at / 8;
-      int i = tw_phash_find(tw_hash_end(h, stack + 8 * words, at), stack, at);
-      if (i >= 0)
-        best = i; /* a longer prefix than any before */
-    }
-    if (!stack[at])
+  for (size_t at = 0; at <= n; at++) {
+    if (at < n && stack[at] != ';')
+      continue;
+    if (at == n && stack[at] && stack[at] != ';')
       break;
+    h = tw_hash_words(h, stack + 8 * words, at / 8 - words);
+    words = at / 8;
+    int i = tw_phash_find(tw_hash_end(h, stack + 8 * words, at), stack, at);
+    if (i >= 0 && (!active_only || tw_active(&tw_psites[i])))
+      best = i; /* a longer prefix than any before */
   }
+  return best;
+}
+
+int tw_placement_match(const char *stack, int *tier) {
+  if (!tw_npsites || !tw_phash)
+    return -1;
+  int best = tw_prefix_find(stack, strlen(stack), 0);
   if (best >= 0 && tw_psites[best].quiet)
     best = -1; /* (no site of another tier is a prefix of it) */
   if (best >= 0)
