@@ -13,7 +13,8 @@ fraction (default 25%) of each program's peak footprint with an mlocked
                        on a host-made sim profile, applied with the runtime
   tierwise+linux@6.1   the same with Linux tiering on
   tierwise@6.12, tierwise+linux@6.12   the same two on 6.12
-  linux@7.2, tierwise@7.2, tierwise+linux@7.2   the same on Debian unstable's
+  first-touch@7.2, linux@7.2, tierwise@7.2, tierwise+linux@7.2   the same on
+                       Debian unstable's
                        7.2 (split packages: test/numa/kernel.sh)
   tierwise-pair@7.2    two instances of the program at once, each advised for
                        half of node 0 and run with TIERWISE_DRAM_LIMIT=auto
@@ -81,7 +82,7 @@ PROGRAMS = {
 }
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
          "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",
-         "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2",
+         "first-touch@7.2", "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2",
          "tierwise-pair@7.2"]
 # the kernels: a newest package of a suite from a private apt source list
 # (the system's sources are not touched); 6.1 is what Debian 12's
