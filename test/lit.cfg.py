@@ -30,6 +30,9 @@ config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(config.tw_filecheck), os.path.join(b, "bin"), config.environment.get("PATH", os.environ["PATH"])]
 )
 config.environment["TIERWISE_BUILD_DIR"] = b
+# the runtime's placement cache (a large placement's compiled form,
+# runtime/src/tw_placement_cache.c) in the build tree, not in $HOME/.cache
+config.environment["TIERWISE_CACHE_DIR"] = os.path.join(b, "test", "placement-cache")
 for var in ("HOME", "TMPDIR", "LANG"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

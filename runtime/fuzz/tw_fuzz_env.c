@@ -9,10 +9,12 @@
 #define _GNU_SOURCE
 #include "tw_policy.h"
 #include "tw_fuzz.h"
+#include "tw_ptable.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 tw_config tw_cfg;
 volatile int tw_mode_now;
@@ -46,6 +48,21 @@ void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 }
 
 int tw_sys_munmap(void *addr, size_t len) { return munmap(addr, len); }
+
+/* The placement cache belongs to tw_placement_load (files), not to the
+ * parser fuzzed here. */
+int tw_pcache_read(const char *path, const struct stat *st, tw_ptable *t) {
+  (void)path;
+  (void)st;
+  (void)t;
+  return 0;
+}
+void tw_pcache_write(const char *path, const struct stat *st,
+                     const tw_ptable *t) {
+  (void)path;
+  (void)st;
+  (void)t;
+}
 
 void tw_fuzz_reset(void) {
   for (size_t i = 0; i < tw_fuzz_n; i++)

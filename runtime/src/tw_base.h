@@ -55,6 +55,8 @@ typedef struct tw_config {
   int numa_migrate;     /* TIERWISE_NUMA_MODE=migrate: tw_room.c */
   size_t unmatched_min;
   uint64_t track_default_max; /* TIERWISE_TRACK_DEFAULT_MAX (tw_placement.c) */
+  uint64_t placement_cache_min; /* TIERWISE_PLACEMENT_CACHE_MIN: sites */
+  const char *cache_dir;        /* TIERWISE_CACHE_DIR (tw_placement_cache.c) */
   size_t slow_cache; /* TIERWISE_SLOW_CACHE: per thread and slow tier */
   /* the room's scheme (tw_room.c; tw_options: units, defaults, what each
    * answers to) */
@@ -70,6 +72,7 @@ typedef struct tw_config {
 enum tw_opt_id {
   TW_O_DEPTH, TW_O_OBJECTS_MIN, TW_O_FASTPATH_MAX, TW_O_FASTPATH_LEARN,
   TW_O_FASTPATH_CHECK, TW_O_UNMATCHED_MIN, TW_O_TRACK_DEFAULT_MAX,
+  TW_O_PLACEMENT_CACHE_MIN,
   TW_O_SLOW_CACHE, TW_O_ROOM,
   TW_O_ROOM_INTERVAL, TW_O_ROOM_MIN, TW_O_ROOM_MARGIN, TW_O_ROOM_PCP_MIN,
   TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE, TW_O_ROOM_ASK_WAIT, TW_O_COUNT

@@ -50,10 +50,10 @@ __attribute__((visibility("default"))) char *secure_getenv(const char *name) {
  * where it could replace a file of that name, and the CLI found none).
  * Too long to be made absolute: as given. */
 static const char *tw_env_path(const char *name) {
-  static char bufs[6][4096];
+  static char bufs[8][4096];
   static int used;
   const char *v = secure_getenv(name);
-  if (!v || !*v || *v == '/' || used == 6)
+  if (!v || !*v || *v == '/' || used == 8)
     return v;
   char *b = bufs[used];
   if (!getcwd(b, sizeof(bufs[0])))
@@ -173,6 +173,12 @@ const tw_option tw_options[TW_O_COUNT] = {
     [TW_O_TRACK_DEFAULT_MAX] = {"TIERWISE_TRACK_DEFAULT_MAX",
                                 "track_default_max", "sites", 1000, 0,
                                 UINT32_MAX},
+    /* placements of this many sites are kept compiled in the cache
+     * directory for the next process (tw_placement_cache.c: reading 4.5 MB
+     * of JSON was 25M of an Open MPI start-up's 69M instructions); 0: never */
+    [TW_O_PLACEMENT_CACHE_MIN] = {"TIERWISE_PLACEMENT_CACHE_MIN",
+                                  "placement_cache_min", "sites", 1000, 0,
+                                  UINT32_MAX},
     /* slow-tier blocks kept per thread and tier (tw_tcache.c) */
     [TW_O_SLOW_CACHE] = {"TIERWISE_SLOW_CACHE", "slow_cache", "bytes",
                          4 << 20, 0, (uint64_t)1 << 40},
@@ -468,6 +474,7 @@ void tw_config_read(void) {
   tw_cfg.pmem_dir = tw_env_path("TIERWISE_PMEM_DIR");
   tw_cfg.report_path = tw_env_path("TIERWISE_REPORT");
   tw_cfg.maps_copy = tw_env_path("TIERWISE_MAPS_COPY");
+  tw_cfg.cache_dir = tw_env_path("TIERWISE_CACHE_DIR");
   tw_cfg.sysfs_node = secure_getenv("TIERWISE_SYSFS_NODE");
   for (int i = 0; i < TW_O_COUNT; i++)
     tw_opt[i] = tw_env_opt(i);
@@ -498,6 +505,7 @@ void tw_config_read(void) {
     tw_warn("TIERWISE_NUMA_MODE: not policy or migrate: ", nm, "");
   tw_cfg.unmatched_min = tw_opt[TW_O_UNMATCHED_MIN];
   tw_cfg.track_default_max = tw_opt[TW_O_TRACK_DEFAULT_MAX];
+  tw_cfg.placement_cache_min = tw_opt[TW_O_PLACEMENT_CACHE_MIN];
   tw_cfg.slow_cache = tw_opt[TW_O_SLOW_CACHE];
 #ifdef TW_WITH_PMU
   /* libtierwise-pmu.so: the pmu profiler is the census into

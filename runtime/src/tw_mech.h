@@ -131,6 +131,8 @@ static inline void tw_site_live_add(tw_site *s, size_t size) {
 typedef void (*tw_module_fn)(void *ctx, const char *path, const char *base,
                              const char *build_id);
 TW_HIDDEN void tw_modules_each(tw_module_fn fn, void *ctx);
+/* The build-id of the runtime's own module, hex ("" without one). */
+TW_HIDDEN void tw_own_build_id(char out[41]);
 /* The basename of module \p idx (a site's first_mod - 1): a module's
  * entry is never reused (a library loaded again gets another one). */
 TW_HIDDEN const char *tw_module_base(int idx);

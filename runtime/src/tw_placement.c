@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include "tw_policy.h"
 #include "tw_pjson.h"
+#include "tw_ptable.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -26,58 +27,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The plan fields few sites have (FORMATS.md): kept beside the site. */
-typedef struct tw_pplan {
-  uint64_t dram_bytes;  /* DRAM head of each object (tw_split.c); 0: none */
-  double dram_fraction; /* the head as a share of each object; 0: none */
-  int rank;             /* the advisor's DRAM order (1 best); 0: none */
-  uint64_t planned;     /* planned DRAM bytes (tw_dram_limit.c) */
-  const uint64_t *live; /* planned_live: DRAM bytes at each plan instant */
-} tw_pplan;
-
-typedef struct tw_psite {
-  const char *stack, *location; /* NUL-terminated, in the file's buffer */
-  uint64_t hash;                /* tw_hash_span(stack, len) */
-  uint32_t len;
-  int tier;
-  int quiet;            /* not tracked: tw_quiet_mark */
-  const tw_pplan *plan; /* NULL: none of the plan fields */
-} tw_psite;
-
-typedef struct tw_pmodule {
-  const char *module, *build_id;
-} tw_pmodule;
-
-static tw_psite *tw_psites;
-static int tw_npsites, tw_default_tier, tw_pdepth;
-static int32_t *tw_phash; /* open addressing: index into tw_psites, -1 empty */
-static uint32_t tw_phash_mask;
-/* Hashes of the modules of the sites' first frames (open addressing, 0
- * empty): a call whose first frame is in none of them cannot match any site
- * (the matching is by stack prefix). */
-static uint64_t *tw_plead;
-/* The same of the sites' first frames themselves: a call whose first frame
- * is none of them needs no full unwind (tw_policy_site_at). */
-static uint64_t *tw_plead_frame;
-/* The same per tier, for the first TW_PTIER_MODS modules (-1: more). */
-#define TW_PTIER_MODS 16
-static uint64_t tw_ptier_mod[TW_TIER_COUNT][TW_PTIER_MODS];
-static int tw_ptier_nmod[TW_TIER_COUNT];
-static tw_pmodule *tw_pmods;
-static int tw_npmods;
-static const char *tw_ppath;
 static const tw_pplan tw_noplan;
-static int tw_nlive; /* length of every site's planned_live (0: none) */
-static int tw_nquiet; /* sites not tracked (tw_quiet_mark) */
+static tw_ptable tw_pt;
+static const char *tw_ppath;
 
-int tw_placement_default_tier(void) { return tw_default_tier; }
-int tw_placement_depth(void) { return tw_pdepth; }
-int tw_placement_nsites(void) { return tw_npsites; }
-int tw_placement_tier(int i) { return tw_psites[i].tier; }
-int tw_placement_quiet(int i) { return tw_psites[i].quiet; }
-int tw_placement_nquiet(void) { return tw_nquiet; }
+int tw_placement_default_tier(void) { return tw_pt.default_tier; }
+int tw_placement_depth(void) { return tw_pt.depth; }
+int tw_placement_nsites(void) { return tw_pt.nsites; }
+int tw_placement_tier(int i) { return tw_pt.sites[i].tier; }
+int tw_placement_quiet(int i) { return tw_pt.sites[i].quiet; }
+int tw_placement_nquiet(void) { return tw_pt.nquiet; }
 static const tw_pplan *tw_plan(int i) {
-  return i >= 0 && i < tw_npsites && tw_psites[i].plan ? tw_psites[i].plan
+  return i >= 0 && i < tw_pt.nsites && tw_pt.sites[i].plan ? tw_pt.sites[i].plan
                                                        : &tw_noplan;
 }
 uint64_t tw_placement_dram_bytes(int i) { return tw_plan(i)->dram_bytes; }
@@ -88,10 +49,10 @@ int tw_placement_rank(int i, uint64_t *planned) {
 }
 int tw_placement_live(int i, const uint64_t **live) {
   *live = tw_plan(i)->live;
-  return *live ? tw_nlive : 0;
+  return *live ? tw_pt.nlive : 0;
 }
 const char *tw_placement_field(int i, int which) {
-  return which ? tw_psites[i].location : tw_psites[i].stack;
+  return which ? tw_pt.sites[i].location : tw_pt.sites[i].stack;
 }
 
 static int tw_bad(const char *field, const char *value, const char *why) {
@@ -105,9 +66,9 @@ static int tw_bad(const char *field, const char *value, const char *why) {
       line[n++] = *s;
   line[n] = 0;
   tw_warn(line, "", "");
-  tw_npsites = 0;
-  tw_default_tier = TW_TIER_DRAM;
-  tw_pdepth = 0;
+  tw_pt.nsites = 0;
+  tw_pt.default_tier = TW_TIER_DRAM;
+  tw_pt.depth = 0;
   return 0;
 }
 
@@ -170,13 +131,13 @@ static int tw_live_field(const tw_pjlist *lv, tw_pplan *p, int i) {
     return tw_bad(tw_field(&f, i, "planned_live"), "(not such a list)",
                   "must be a list of 1 to 64 integers from 0 to "
                   "planned_bytes");
-  if (tw_nlive && lv->n != tw_nlive)
+  if (tw_pt.nlive && lv->n != tw_pt.nlive)
     return tw_bad(tw_field(&f, i, "planned_live"), "(another length)",
                   "must be as long on every site");
   uint64_t *live = tw_internal_alloc((size_t)lv->n * sizeof(uint64_t));
   if (live) /* else no timeline for this site: its planned bytes throughout */
     memcpy(live, lv->v, (size_t)lv->n * sizeof(uint64_t));
-  tw_nlive = lv->n;
+  tw_pt.nlive = lv->n;
   p->live = live;
   return 1;
 }
@@ -264,20 +225,20 @@ static int tw_root_fields(const tw_pjroot *r, int partial, unsigned *done) {
     if (!r->default_tier.kind)
       return tw_bad("default_tier", "(missing)", "required");
     if (!tw_tier_value(-1, "default_tier", &r->default_tier,
-                       &tw_default_tier))
+                       &tw_pt.default_tier))
       return 0;
   }
   if (r->depth.kind && (r->depth.kind != 1 || tw_int(r->depth.v) < 1 ||
                         tw_int(r->depth.v) > TW_MAX_DEPTH ||
                         r->depth.v != (double)tw_int(r->depth.v)))
     return tw_bad("depth", "(not 1..64)", "must be an integer 1..64");
-  tw_pdepth = r->depth.kind ? tw_int(r->depth.v) : 0;
+  tw_pt.depth = r->depth.kind ? tw_int(r->depth.v) : 0;
   return 1;
 }
 
 typedef struct tw_pread {
   const tw_pjroot *root;
-  size_t cap; /* room in tw_psites */
+  size_t cap; /* room in tw_pt.sites */
   int n;
   unsigned done; /* top-level fields checked (tw_root_fields) */
   const char *tier_p; /* the last tier name parsed, and its tier */
@@ -304,7 +265,7 @@ static int tw_site_read(void *ctx, const tw_pjsite *s) {
   if ((size_t)r->n == r->cap)
     return tw_bad(tw_field(&f, r->n, "stack"), "(past the sites counted)",
                   "cannot be kept");
-  tw_psite *p = &tw_psites[r->n];
+  tw_psite *p = &tw_pt.sites[r->n];
   /* most sites name the tier the one before named: no parse then */
   const tw_pjstr *t = &s->tier;
   if (t->kind == 1 && r->tier_p && r->tier_n == t->n &&
@@ -331,10 +292,10 @@ static int tw_site_read(void *ctx, const tw_pjsite *s) {
 
 static void tw_module_read(void *ctx, const tw_pjstr *m, const tw_pjstr *b) {
   (void)ctx;
-  if (!b->n || !tw_pmods)
+  if (!b->n || !tw_pt.mods)
     return;
-  tw_pmods[tw_npmods].module = tw_cstr(m);
-  tw_pmods[tw_npmods++].build_id = tw_cstr(b);
+  tw_pt.mods[tw_pt.nmods].module = tw_cstr(m);
+  tw_pt.mods[tw_pt.nmods++].build_id = tw_cstr(b);
 }
 
 static int tw_phash_build(void);
@@ -342,15 +303,15 @@ static int tw_phash_build(void);
 /* Parse the placement in \p buf (\p len bytes, TW_PJSON_PADDING more
  * writable; kept by the sites). */
 static int tw_parse(char *buf, size_t len) {
-  tw_npsites = tw_npmods = tw_nlive = tw_nquiet = 0;
-  tw_psites = NULL;
+  tw_pt.nsites = tw_pt.nmods = tw_pt.nlive = tw_pt.nquiet = 0;
+  tw_pt.sites = NULL;
   /* room for every site and module the text can hold: a kept site takes at
    * least 13 bytes ({"stack":"x"}), a module 26; only what is used is
    * touched (the internal allocator maps large blocks NORESERVE) */
   size_t most = len / 13 + 1;
-  tw_psites = tw_internal_alloc(most * sizeof(tw_psite));
-  tw_pmods = tw_internal_alloc((len / 26 + 1) * sizeof(tw_pmodule));
-  if (!tw_psites || !tw_pmods)
+  tw_pt.sites = tw_internal_alloc(most * sizeof(tw_psite));
+  tw_pt.mods = tw_internal_alloc((len / 26 + 1) * sizeof(tw_pmodule));
+  if (!tw_pt.sites || !tw_pt.mods)
     return tw_bad("(file)", tw_ppath, "cannot be kept (out of memory)");
   tw_pjroot root;
   tw_pread rd = {&root, most, 0, 0, NULL, 0, 0};
@@ -369,7 +330,7 @@ static int tw_parse(char *buf, size_t len) {
     return 0;
   if (root.sites != 1)
     return tw_bad("sites", "(missing)", "must be a list");
-  tw_npsites = rd.n;
+  tw_pt.nsites = rd.n;
   return tw_phash_build();
 }
 
@@ -420,6 +381,10 @@ int tw_placement_load(const char *path) {
       tw_fd_close(fd);
     return tw_bad("(file)", path, "cannot be opened");
   }
+  if (tw_pcache_read(path, &st, &tw_pt)) { /* the compiled form of this very file */
+    tw_fd_close(fd);
+    return 1;
+  }
   size_t len = (size_t)st.st_size, got = 0;
   char *buf = tw_text_buffer(len + TW_PJSON_PADDING + 1);
   ssize_t n = 1;
@@ -429,7 +394,15 @@ int tw_placement_load(const char *path) {
   if (!buf || got != len)
     return tw_bad("(file)", path, "cannot be read");
   memset(buf + len, 0, TW_PJSON_PADDING + 1);
-  return tw_parse(buf, len);
+  if (!tw_parse(buf, len))
+    return 0;
+  struct stat now; /* (not when the file changed while it was read) */
+  if (!stat(path, &now) && now.st_ino == st.st_ino &&
+      now.st_dev == st.st_dev && now.st_size == st.st_size &&
+      now.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+      now.st_mtim.tv_nsec == st.st_mtim.tv_nsec)
+    tw_pcache_write(path, &st, &tw_pt);
+  return 1;
 }
 
 /* The length of the module of \p stack's first frame (`MODULE+0x...`). By
@@ -443,17 +416,17 @@ static uint64_t tw_first_frame(const char *stack) {
   return tw_hash_span(stack, strcspn(stack, ";"));
 }
 
-/* Put \p h in \p set (of tw_phash_mask + 1 slots). */
+/* Put \p h in \p set (of tw_pt.mask + 1 slots). */
 static void tw_plead_add(uint64_t *set, uint64_t h) {
-  uint32_t k = (uint32_t)h & tw_phash_mask;
+  uint32_t k = (uint32_t)h & tw_pt.mask;
   while (set[k] && set[k] != h)
-    k = (k + 1) & tw_phash_mask;
+    k = (k + 1) & tw_pt.mask;
   set[k] = h;
 }
 
 static int tw_plead_has(const uint64_t *set, uint64_t h) {
-  for (uint32_t k = (uint32_t)h & tw_phash_mask; set[k];
-       k = (k + 1) & tw_phash_mask)
+  for (uint32_t k = (uint32_t)h & tw_pt.mask; set[k];
+       k = (k + 1) & tw_pt.mask)
     if (set[k] == h)
       return 1;
   return 0;
@@ -465,7 +438,7 @@ static int tw_prefix_find(const char *stack, size_t n, int active_only);
 /* A site that places something: another tier than the default, or plan
  * fields (a rank, a head). */
 static int tw_active(const tw_psite *p) {
-  return p->tier != tw_default_tier || p->plan;
+  return p->tier != tw_pt.default_tier || p->plan;
 }
 
 /* Whether a site of a frame-wise proper prefix of \p p's stack is active:
@@ -487,45 +460,45 @@ static int tw_prefix_active(const tw_psite *p) {
  * lists them as a count ("untracked_default_sites"), not one by one. */
 static void tw_quiet_mark(void) {
   int passive = 0;
-  for (int i = 0; i < tw_npsites; i++)
-    passive += !tw_active(&tw_psites[i]);
+  for (int i = 0; i < tw_pt.nsites; i++)
+    passive += !tw_active(&tw_pt.sites[i]);
   if ((uint64_t)passive <= tw_cfg.track_default_max)
     return;
   /* the first frames of the active sites: a passive site whose first frame
    * is none of them has no active prefix (most; each looked up once) */
-  size_t bytes = ((size_t)tw_phash_mask + 1) * sizeof(uint64_t);
+  size_t bytes = ((size_t)tw_pt.mask + 1) * sizeof(uint64_t);
   uint64_t *firsts = tw_internal_alloc(bytes);
   if (!firsts)
     return; /* (all tracked) */
   memset(firsts, 0, bytes);
-  for (int i = 0; i < tw_npsites; i++)
-    if (tw_active(&tw_psites[i]))
-      tw_plead_add(firsts, tw_first_frame(tw_psites[i].stack));
+  for (int i = 0; i < tw_pt.nsites; i++)
+    if (tw_active(&tw_pt.sites[i]))
+      tw_plead_add(firsts, tw_first_frame(tw_pt.sites[i].stack));
   /* a stack named again by an active site (the first entry is the one
    * matched: it stays tracked, as before) */
   int dups = 0;
-  for (int i = 0; i < tw_npsites; i++) {
-    const tw_psite *p = &tw_psites[i];
+  for (int i = 0; i < tw_pt.nsites; i++) {
+    const tw_psite *p = &tw_pt.sites[i];
     int j = tw_active(p) ? tw_phash_find(p->hash, p->stack, p->len) : -1;
     if (j >= 0 && j != i)
-      tw_psites[j].quiet = -1, dups++;
+      tw_pt.sites[j].quiet = -1, dups++;
   }
-  for (int i = 0; i < tw_npsites; i++) {
-    tw_psite *p = &tw_psites[i];
+  for (int i = 0; i < tw_pt.nsites; i++) {
+    tw_psite *p = &tw_pt.sites[i];
     if (tw_active(p) || p->quiet < 0)
       continue;
     int j = dups ? tw_phash_find(p->hash, p->stack, p->len) : -1;
-    if (j >= 0 && tw_psites[j].quiet < 0) /* (the matched entry) */
+    if (j >= 0 && tw_pt.sites[j].quiet < 0) /* (the matched entry) */
       continue;
     if (!tw_plead_has(firsts, tw_first_frame(p->stack)) ||
         !tw_prefix_active(p)) {
       p->quiet = 1;
-      tw_nquiet++;
+      tw_pt.nquiet++;
     }
   }
-  for (int i = 0; i < tw_npsites; i++)
-    if (tw_psites[i].quiet < 0)
-      tw_psites[i].quiet = 0;
+  for (int i = 0; i < tw_pt.nsites; i++)
+    if (tw_pt.sites[i].quiet < 0)
+      tw_pt.sites[i].quiet = 0;
 }
 
 /* The hash table of the placement's stacks, built once after parsing (a
@@ -535,91 +508,91 @@ static void tw_quiet_mark(void) {
  * same, formats/placement.py). */
 static int tw_phash_build(void) {
   uint32_t cap = 16;
-  while (cap < 2u * (uint32_t)tw_npsites)
+  while (cap < 2u * (uint32_t)tw_pt.nsites)
     cap <<= 1;
-  tw_phash = tw_internal_alloc(cap * sizeof(*tw_phash));
-  if (!tw_phash)
+  tw_pt.phash = tw_internal_alloc(cap * sizeof(*tw_pt.phash));
+  if (!tw_pt.phash)
     return 1;
-  memset(tw_phash, 0xff, cap * sizeof(*tw_phash));
-  tw_phash_mask = cap - 1;
-  for (int i = 0; i < tw_npsites; i++) {
-    const tw_psite *p = &tw_psites[i];
-    uint32_t k = (uint32_t)p->hash & tw_phash_mask;
-    for (const tw_psite *q; tw_phash[k] >= 0; k = (k + 1) & tw_phash_mask) {
-      q = &tw_psites[tw_phash[k]];
+  memset(tw_pt.phash, 0xff, cap * sizeof(*tw_pt.phash));
+  tw_pt.mask = cap - 1;
+  for (int i = 0; i < tw_pt.nsites; i++) {
+    const tw_psite *p = &tw_pt.sites[i];
+    uint32_t k = (uint32_t)p->hash & tw_pt.mask;
+    for (const tw_psite *q; tw_pt.phash[k] >= 0; k = (k + 1) & tw_pt.mask) {
+      q = &tw_pt.sites[tw_pt.phash[k]];
       if (q->hash == p->hash && q->len == p->len &&
           !memcmp(q->stack, p->stack, p->len))
         break;
     }
-    if (tw_phash[k] >= 0 && tw_psites[tw_phash[k]].tier != p->tier) {
+    if (tw_pt.phash[k] >= 0 && tw_pt.sites[tw_pt.phash[k]].tier != p->tier) {
       tw_fname f;
       return tw_bad(tw_field(&f, i, "tier"), tw_tier_str(p->tier),
                     "an earlier site has the same stack in another tier");
     }
-    if (tw_phash[k] < 0)
-      tw_phash[k] = i;
+    if (tw_pt.phash[k] < 0)
+      tw_pt.phash[k] = i;
   }
   tw_quiet_mark();
-  tw_plead = tw_internal_alloc(cap * sizeof(*tw_plead));
-  tw_plead_frame = tw_internal_alloc(cap * sizeof(*tw_plead_frame));
-  if (!tw_plead || !tw_plead_frame) {
-    tw_plead = tw_plead_frame = NULL; /* (every call may match) */
+  tw_pt.lead = tw_internal_alloc(cap * sizeof(*tw_pt.lead));
+  tw_pt.lead_frame = tw_internal_alloc(cap * sizeof(*tw_pt.lead_frame));
+  if (!tw_pt.lead || !tw_pt.lead_frame) {
+    tw_pt.lead = tw_pt.lead_frame = NULL; /* (every call may match) */
     return 1;
   }
-  memset(tw_plead, 0, cap * sizeof(*tw_plead));
-  memset(tw_plead_frame, 0, cap * sizeof(*tw_plead_frame));
-  memset(tw_ptier_nmod, 0, sizeof(tw_ptier_nmod));
-  for (int i = 0; i < tw_npsites; i++) {
-    if (tw_psites[i].quiet)
+  memset(tw_pt.lead, 0, cap * sizeof(*tw_pt.lead));
+  memset(tw_pt.lead_frame, 0, cap * sizeof(*tw_pt.lead_frame));
+  memset(tw_pt.tier_nmod, 0, sizeof(tw_pt.tier_nmod));
+  for (int i = 0; i < tw_pt.nsites; i++) {
+    if (tw_pt.sites[i].quiet)
       continue; /* (its calls need no unwind) */
-    uint64_t h = tw_hash_span(tw_psites[i].stack,
-                              tw_first_len(tw_psites[i].stack));
-    tw_plead_add(tw_plead, h);
-    tw_plead_add(tw_plead_frame, tw_first_frame(tw_psites[i].stack));
-    int t = tw_psites[i].tier, k = 0;
-    while (k < tw_ptier_nmod[t] && tw_ptier_mod[t][k] != h)
+    uint64_t h = tw_hash_span(tw_pt.sites[i].stack,
+                              tw_first_len(tw_pt.sites[i].stack));
+    tw_plead_add(tw_pt.lead, h);
+    tw_plead_add(tw_pt.lead_frame, tw_first_frame(tw_pt.sites[i].stack));
+    int t = tw_pt.sites[i].tier, k = 0;
+    while (k < tw_pt.tier_nmod[t] && tw_pt.tier_mod[t][k] != h)
       k++;
-    if (tw_ptier_nmod[t] < 0 || k < tw_ptier_nmod[t])
+    if (tw_pt.tier_nmod[t] < 0 || k < tw_pt.tier_nmod[t])
       continue;
     if (k == TW_PTIER_MODS)
-      tw_ptier_nmod[t] = -1;
+      tw_pt.tier_nmod[t] = -1;
     else
-      tw_ptier_mod[t][tw_ptier_nmod[t]++] = h;
+      tw_pt.tier_mod[t][tw_pt.tier_nmod[t]++] = h;
   }
   return 1;
 }
 
 int tw_placement_tier_starts_in(int tier, const char *module) {
-  if (tier == tw_default_tier || tw_ptier_nmod[tier] < 0 ||
-      (!tw_plead && tw_npsites))
+  if (tier == tw_pt.default_tier || tw_pt.tier_nmod[tier] < 0 ||
+      (!tw_pt.lead && tw_pt.nsites))
     return 1;
   uint64_t h = tw_hash_span(module, strlen(module));
-  for (int k = 0; k < tw_ptier_nmod[tier]; k++)
-    if (tw_ptier_mod[tier][k] == h)
+  for (int k = 0; k < tw_pt.tier_nmod[tier]; k++)
+    if (tw_pt.tier_mod[tier][k] == h)
       return 1;
   return 0;
 }
 
 int tw_placement_leads(const char *stack) {
-  if (!tw_plead)
-    return tw_npsites > 0; /* no table: every call may match */
-  return tw_plead_has(tw_plead, tw_hash_span(stack, tw_first_len(stack)));
+  if (!tw_pt.lead)
+    return tw_pt.nsites > 0; /* no table: every call may match */
+  return tw_plead_has(tw_pt.lead, tw_hash_span(stack, tw_first_len(stack)));
 }
 
 int tw_placement_leads_frame(const char *stack) {
-  if (!tw_plead_frame)
-    return tw_npsites > 0;
-  return tw_plead_has(tw_plead_frame, tw_first_frame(stack));
+  if (!tw_pt.lead_frame)
+    return tw_pt.nsites > 0;
+  return tw_plead_has(tw_pt.lead_frame, tw_first_frame(stack));
 }
 
 /* The placement site whose stack is the first \p len bytes of \p stack
  * (hash \p h), or -1. */
 static int tw_phash_find(uint64_t h, const char *stack, size_t len) {
-  for (uint32_t k = (uint32_t)h & tw_phash_mask; tw_phash[k] >= 0;
-       k = (k + 1) & tw_phash_mask) {
-    const tw_psite *p = &tw_psites[tw_phash[k]];
+  for (uint32_t k = (uint32_t)h & tw_pt.mask; tw_pt.phash[k] >= 0;
+       k = (k + 1) & tw_pt.mask) {
+    const tw_psite *p = &tw_pt.sites[tw_pt.phash[k]];
     if (p->hash == h && p->len == len && !memcmp(p->stack, stack, len))
-      return tw_phash[k];
+      return tw_pt.phash[k];
   }
   return -1;
 }
@@ -640,20 +613,20 @@ static int tw_prefix_find(const char *stack, size_t n, int active_only) {
     h = tw_hash_words(h, stack + 8 * words, at / 8 - words);
     words = at / 8;
     int i = tw_phash_find(tw_hash_end(h, stack + 8 * words, at), stack, at);
-    if (i >= 0 && (!active_only || tw_active(&tw_psites[i])))
+    if (i >= 0 && (!active_only || tw_active(&tw_pt.sites[i])))
       best = i; /* a longer prefix than any before */
   }
   return best;
 }
 
 int tw_placement_match(const char *stack, int *tier) {
-  if (!tw_npsites || !tw_phash)
+  if (!tw_pt.nsites || !tw_pt.phash)
     return -1;
   int best = tw_prefix_find(stack, strlen(stack), 0);
-  if (best >= 0 && tw_psites[best].quiet)
+  if (best >= 0 && tw_pt.sites[best].quiet)
     best = -1; /* (no site of another tier is a prefix of it) */
   if (best >= 0)
-    *tier = tw_psites[best].tier;
+    *tier = tw_pt.sites[best].tier;
   return best;
 }
 
@@ -670,9 +643,9 @@ static void tw_check_one(void *ctx, const char *path, const char *base,
   if (!strncmp(base, "libtierwise", 11))
     return; /* tierwise's own (the profile's runtime, rebuilt or upgraded
                since): no site has a frame in it */
-  for (int i = 0; i < tw_npmods; i++)
-    if (!strcmp(tw_pmods[i].module, base) && *build_id &&
-        strcmp(tw_pmods[i].build_id, build_id)) {
+  for (int i = 0; i < tw_pt.nmods; i++)
+    if (!strcmp(tw_pt.mods[i].module, base) && *build_id &&
+        strcmp(tw_pt.mods[i].build_id, build_id)) {
       tw_warn("the placement was made for another build of ", base,
               " (build-id differs): its sites may not match; see "
               "\"unmatched\" in the run report");
@@ -682,6 +655,6 @@ static void tw_check_one(void *ctx, const char *path, const char *base,
 
 void tw_placement_check_modules(void) {
   struct tw_modcheck c = {0};
-  if (tw_npmods)
+  if (tw_pt.nmods)
     tw_modules_each(tw_check_one, &c);
 }

@@ -34,6 +34,9 @@ TW_HIDDEN int tw_placement_tier(int i);
  * TIERWISE_TRACK_DEFAULT_MAX); how many are not. */
 TW_HIDDEN int tw_placement_quiet(int i);
 TW_HIDDEN int tw_placement_nquiet(void);
+/* The placement cache (tw_placement_cache.c): "read", "written", "not
+ * written", "off", "small" or "" (no placement file); *path: its file. */
+TW_HIDDEN const char *tw_pcache_state(const char **path);
 TW_HIDDEN uint64_t tw_placement_dram_bytes(int i); /* 0 for -1 */
 TW_HIDDEN double tw_placement_dram_fraction(int i); /* 0: none, or -1 */
 /* The advisor's DRAM rank of site \p i (0: none) and *planned bytes. */

@@ -453,6 +453,14 @@ void tw_report_write(void) {
   }
   tw_out_str(o, "],\n \"untracked_default_sites\": ");
   tw_out_u64(o, (uint64_t)tw_placement_nquiet());
+  const char *pc_path, *pc = tw_pcache_state(&pc_path);
+  if (*pc) {
+    tw_out_str(o, ",\n \"placement_cache\": {\"state\": ");
+    tw_out_json(o, pc);
+    tw_out_str(o, ", \"path\": ");
+    tw_out_json(o, pc_path);
+    tw_out_str(o, "}");
+  }
   tw_out_str(o, ",\n \"unmatched\": [");
   for (uint32_t i = 0, first = 1; i < n; i++) {
     tw_site *s = tw_site_get(i);

@@ -120,6 +120,27 @@ static void tw_build_id(struct dl_phdr_info *info, char out[41]) {
   }
 }
 
+/* The build-id of the runtime's own module (the object this function is
+ * in), into \p out ("" without one). */
+static int tw_own_one(struct dl_phdr_info *info, size_t size, void *ctx) {
+  (void)size;
+  uintptr_t at = (uintptr_t)&tw_own_build_id;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && at >= lo && at < lo + ph->p_memsz) {
+      tw_build_id(info, ctx);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void tw_own_build_id(char out[41]) {
+  out[0] = 0;
+  dl_iterate_phdr(tw_own_one, out);
+}
+
 /* Directories' real paths (tw_lock held): the modules of a job come from a
  * few directories (Open MPI's ~100 components from one). */
 #define TW_DIRS 16

@@ -17,7 +17,9 @@ site of the census (~12,000; all DRAM but build_local's):
 - instructions of the program's process (callgrind, deterministic up to
   Open MPI's own variation between runs, ~3%), whole run and up to the end
   of MPI_Init,
-and the ratios to the program alone; with --placement FILE (e.g. one
+and the ratios to the program alone (the large placement with its
+compiled form in the placement cache, as every process after the first
+reads it, and with the cache off: the JSON read); with --placement FILE (e.g. one
 `tierwise advise` wrote from a sim profile of the same command), that
 placement too. Also the job's other system calls (all but rt_sigprocmask
 and clock_nanosleep).
@@ -150,7 +152,13 @@ def main():
             runs["runtime, " + name] = {
                 **base, "LD_PRELOAD": args.runtime, "TIERWISE_PLACEMENT": str(path),
                 "TIERWISE_PMEM_DIR": str(out / "pmem"),
+                # the placement cache (a large placement's compiled form):
+                # the strace run writes it, callgrind's reads it
+                "TIERWISE_CACHE_DIR": str(out / "cache"),
             }
+            if name[0].isdigit():  # and without it: the JSON read
+                runs[f"runtime, {name}, no cache"] = {
+                    **runs["runtime, " + name], "TIERWISE_PLACEMENT_CACHE_MIN": "0"}
         res = {}
         for k, env in runs.items():
             print(f"mpi_startup: {k} ...", file=sys.stderr, flush=True)
