@@ -225,7 +225,7 @@ def boot(out: Path, kern: dict, runs: list, env: dict, timeout: int) -> Path:
 
 # --- pricing ------------------------------------------------------------------
 def parse_samples(path: Path) -> dict:
-    res = {"samples": [], "vmstat": {}, "held": [], "exit": None}
+    res = {"samples": [], "vmstat": {}, "held": [], "exit": None, "kernel_s": None}
     cur = None
     for line in path.read_text().splitlines():
         f = line.split()
@@ -245,6 +245,12 @@ def parse_samples(path: Path) -> dict:
             res["vmstat"][f[1]] = {k: int(v) for k, v in (x.split("=") for x in f[2:])}
         elif f[0] == "exit":
             res["exit"] = int(f[1])
+        elif f[0] == "kernel":  # its guest time, within 5 ms (numa_sample.c)
+            res["kernel_s"] = float(f[1])
+    if res["kernel_s"] is None and len(res["samples"]) > 1:
+        # an older numa_sample: from the first sample to the last, which
+        # is taken up to one interval after the kernel's end
+        res["kernel_s_upper"] = res["samples"][-1]["t"] - res["samples"][0]["t"]
     return res
 
 
@@ -347,6 +353,8 @@ def price(prof: Path, sam: dict, model, work: float = 1.0, target: float = 0.0) 
         "vmstat_delta": {k: v for k, v in delta.items() if v and re.match(
             r"pgpromote|pgdemote|numa_hint_faults|pgmigrate_success|numa_pages_migrated", k)},
         "migrated_pages": migrated,
+        "kernel_s": sam.get("kernel_s"),
+        "kernel_s_upper": sam.get("kernel_s_upper"),
     }
 
 
@@ -361,6 +369,23 @@ def pair_b(d: Path, name: str, prof: Path, model, work: float, share: int) -> di
 
 
 # --- table --------------------------------------------------------------------
+def kernel_time(r: dict, results: dict, prog: str, mode: str) -> str:
+    """The kernel phase's guest time of a cell, and its ratio to first
+    touch's on the same kernel where there is one ("<=": an upper bound,
+    from a run before numa_sample timed the kernel)."""
+    def secs(x):
+        if x.get("kernel_s") is not None:
+            return x["kernel_s"], ""
+        return x.get("kernel_s_upper"), "<="
+    t, bound = secs(r)
+    if t is None:
+        return ""
+    ft = results.get(f"{prog}|first-touch@{mode.split('@')[1]}") if "@" in mode else None
+    t0 = secs(ft)[0] if ft and not mode.startswith("first-touch") else None
+    rel = f" = {t / t0:.2f}x FT" if t0 and not bound and not secs(ft)[1] else ""
+    return f"; kernel {bound}{t:.1f} s{rel}"
+
+
 def table(results: dict, programs: list) -> str:
     modes = [m for m in MODES if any(f"{p}|{m}" in results for p in programs)]
     mib = lambda b: f"{b / MiB:.0f}"
@@ -373,7 +398,7 @@ def table(results: dict, programs: list) -> str:
                 row.append(r.get("error", "-") if r else "-")
                 continue
             cell = (f"{r['ratio']:.3f}x (oracle {r['oracle']:.3f}x; N0 {mib(r['node0_objects_bytes'])}"
-                    f"/{mib(r['node0_process_bytes'])} MiB)")
+                    f"/{mib(r['node0_process_bytes'])} MiB{kernel_time(r, results, p, m)})")
             b = r.get("b")
             if b:  # tierwise-pair: the second instance, the moves per page placed
                 cell += (f" + {b['ratio']:.3f}x (oracle {b['oracle']:.3f}x; N0 {mib(b['node0_objects_bytes'])} MiB);"
