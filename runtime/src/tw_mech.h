@@ -193,11 +193,13 @@ TW_HIDDEN extern const tw_tier_ops tw_numa_ops; /* tw_be_numa.c */
 /* tw_tcache.c: the slow tiers' thread cache, for blocks of at most
  * TW_TC_MAX (a backend's cache_max caps it). tw_tc_get: a cached block of
  * \p tier holding \p size bytes at an \p align boundary, or NULL;
- * tw_tc_put: 1 when \p p (a block of \p tier, served by \p ops) was kept,
- * 0: the caller frees it. \p align: a power of two. */
+ * tw_tc_put: 1 when \p p (a block of \p tier, served by \p ops, of usable
+ * size \p usable, 0: not known yet) was kept, 0: the caller frees it.
+ * \p align: a power of two. */
 #define TW_TC_MAX ((size_t)2 << 20)
 TW_HIDDEN void *tw_tc_get(int tier, size_t size, size_t align);
-TW_HIDDEN int tw_tc_put(int tier, const tw_tier_ops *ops, void *p);
+TW_HIDDEN int tw_tc_put(int tier, const tw_tier_ops *ops, void *p,
+                        size_t usable);
 TW_HIDDEN void tw_tc_atfork(int phase);
 /* The cache is on (TIERWISE_SLOW_CACHE, not under Valgrind). */
 TW_HIDDEN int tw_tc_on(void);

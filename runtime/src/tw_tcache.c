@@ -164,6 +164,11 @@ int tw_tc_on(void) { return tw_cfg.slow_cache != 0 && tw_vg == TW_VG_NONE; }
 
 void *tw_tc_get(int tier, size_t size, size_t align) {
   tw_tc *c = tw_tc_mine;
+  /* an alignment above the size: the backend rounds such a block up to
+   * the alignment (jemalloc's size classes), so that is the class it was
+   * cached in when freed */
+  if (align > size)
+    size = align;
   if (!c || c == TW_TC_OFF || size > TW_TC_MAX ||
       c->gen != __atomic_load_n(&tw_tc_gen, __ATOMIC_RELAXED))
     return NULL;
@@ -185,10 +190,10 @@ void *tw_tc_get(int tier, size_t size, size_t align) {
   return NULL;
 }
 
-int tw_tc_put(int tier, const tw_tier_ops *ops, void *p) {
+int tw_tc_put(int tier, const tw_tier_ops *ops, void *p, size_t usable) {
   if (!ops->cache_max || !tw_tc_on())
     return 0;
-  size_t u = ops->usable(tier, p);
+  size_t u = usable ? usable : ops->usable(tier, p);
   if (u < 16 || u > ops->cache_max || u > TW_TC_MAX)
     return 0;
   tw_tc *c = tw_tc_here();

@@ -17,9 +17,15 @@
 #include <pthread.h>
 #include <string.h>
 
-/* realloc within a tier takes the thread cache up to this size; larger
- * blocks are memkind's to grow in place (a copy costs more than its locks) */
-#define TW_TC_REALLOC_MAX ((size_t)32 << 10)
+/* realloc within a tier takes the thread cache up to this size (a block
+ * of the new size, the copy, the old block cached); larger blocks are
+ * memkind's. memkind's realloc of a large block makes a new extent each
+ * time (~24,000 instructions besides the copy, with its arenas' locks):
+ * tw_stress, 1 thread, every site in pmem, against the program alone:
+ * 1.032x its instructions at 32 KiB, 1.022x at 256 KiB (memcpy's vector
+ * loop; counting rep movsb per byte 1.054x and 1.044x); wall 1.007x and
+ * 0.991x, at 4 threads 0.991x and 0.977x (test/bench/slow_tier_alloc.py) */
+#define TW_TC_REALLOC_MAX ((size_t)256 << 10)
 
 /* DRAM is always there: glibc from the first allocation on. */
 static const tw_tier_ops *tw_be[TW_TIER_COUNT] = {[TW_TIER_DRAM] =
@@ -120,14 +126,16 @@ void *tw_tier_alloc(int tier, size_t size, size_t align, int zero) {
     return NULL;
   const tw_tier_ops *ops = tw_be[tier];
   void *p;
-  int saved = errno;
-  errno = 0;
   if (tier != TW_TIER_DRAM && !size)
     size = 1;
   if (ops->cache_max && (p = tw_tc_get(tier, size, align < 16 ? 16 : align))) {
     if (zero) /* (a cached block is in use: this one costs no lock) */
       memset(p, 0, size);
-  } else if (align > 16) {
+    return p;
+  }
+  int saved = errno;
+  errno = 0;
+  if (align > 16) {
     p = ops->aligned(tier, align, size);
     if (p && zero)
       memset(p, 0, size);
@@ -145,7 +153,7 @@ void *tw_tier_alloc(int tier, size_t size, size_t align, int zero) {
 
 void tw_tier_free(int tier, void *p) {
   const tw_tier_ops *ops = tw_be[tier];
-  if (!tw_tc_put(tier, ops, p))
+  if (!tw_tc_put(tier, ops, p, 0))
     ops->free(tier, p);
 }
 
@@ -163,7 +171,8 @@ void *tw_tier_realloc(int tier, void *p, size_t size) {
       void *q = tw_tier_alloc(tier, size, 0, 0);
       if (q) {
         memcpy(q, p, u < size ? u : size);
-        tw_tier_free(tier, p);
+        if (!tw_tc_put(tier, ops, p, u)) /* (its size known: not asked again) */
+          ops->free(tier, p);
       }
       return q;
     }
