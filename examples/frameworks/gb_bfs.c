@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
   TW_GB_TRY(GrB_Vector_new(&level, GrB_INT32, (GrB_Index)n));
   TW_GB_TRY(GrB_Vector_new(&q, GrB_BOOL, (GrB_Index)n));
 
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   TW_GB_TRY(GrB_Vector_setElement_BOOL(q, true, (GrB_Index)root));
   GrB_Index frontier = 1;
   int32_t depth = 0;

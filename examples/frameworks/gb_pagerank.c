@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   TW_GB_TRY(GrB_Vector_new(&c, GrB_UINT64, (GrB_Index)n));
   TW_GB_TRY(GrB_Vector_new(&t, GrB_UINT64, (GrB_Index)n));
 
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   const uint64_t base = tw_ex_pr_base(n);
   TW_GB_TRY(GrB_Vector_assign_UINT64(r, NULL, NULL, tw_ex_pr_init(n), GrB_ALL,
                                      (GrB_Index)n, NULL));

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   igraph_vector_t scores;
   igraph_real_t eigenvalue;
   TW_IG_TRY(igraph_vector_init(&scores, 0));
-  double t0 = tw_ex_now();
+  double t0 = tw_ex_kernel_start();
   TW_IG_TRY(igraph_pagerank(&graph, IGRAPH_PAGERANK_ALGO_PRPACK, &scores,
                             &eigenvalue, igraph_vss_all(), IGRAPH_DIRECTED,
                             0.85, NULL, NULL));
