@@ -20,6 +20,7 @@ fraction (default 25%) of each program's peak footprint with an mlocked
                        half of node 0 and run with TIERWISE_DRAM_LIMIT=auto
                        over 2 local processes (its share); each priced
                        against the oracle of half
+  tierwise-quad@7.2    the same with four instances, a quarter each
   damon-auto@7.2       DAMON's self-tuned tiering: migrate_cold/migrate_hot
                        with quota goals on node 0's use (node_mem_free_bp
                        0.5%, node_mem_used_bp 99.7%: the kernel's
@@ -83,14 +84,18 @@ PROGRAMS = {
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
          "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",
          "first-touch@7.2", "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2",
-         "tierwise-pair@7.2"]
+         "tierwise-pair@7.2", "tierwise-quad@7.2"]
+# the modes of several instances at once: how many
+PARTS = {"tierwise-pair": 2, "tierwise-quad": 4}
 # the kernels: a newest package of a suite from a private apt source list
 # (the system's sources are not touched); 6.1 is what Debian 12's
 # linux-image-amd64 depends on
 SUITES = {"6.12": ("bookworm-backports", r"^linux-image-6\.12\.[0-9.]+\+deb12-amd64$", "bpo"),
           "7.2": ("unstable", r"^linux-image-7\.2\.[0-9.]+\+deb14-amd64$", "unstable")}
-# guest memory: node 0 (CPUs), node 1 (KMEM-DAX; kmem hot-adds 128 MiB less)
-NODE0_MIB, NODE1_MIB = 1024, 640
+# guest geometries: vCPUs (all on node 0), node 0 MiB, node 1 MiB (KMEM-DAX;
+# kmem hot-adds 128 MiB less)
+GEOMETRIES = {"small": (2, 1024, 640), "large": (4, 2048, 1280)}
+GEOMETRY = GEOMETRIES["small"]
 
 
 def sh(cmd, **kw) -> subprocess.CompletedProcess:
@@ -189,7 +194,7 @@ def kernel(out: Path, which: str) -> dict:
         sys.exit(f"no {which} kernel package found")
     script = (f"say() {{ echo \"numa_tiering: $*\" >&2; }}; die() {{ echo \"numa_tiering: $*\" >&2; exit 1; }}; "
               f"source {ROOT}/test/numa/kernel.sh; tw_kernel {top} {pkg} {parts}; "
-              f"tw_initramfs {top} {ROOT}; tw_kmem_dax {NODE0_MIB} {NODE1_MIB}; "
+              f"tw_initramfs {top} {ROOT}; tw_kmem_dax {GEOMETRY[1]} {GEOMETRY[2]} {GEOMETRY[0]}; "
               "echo \"$vmlinuz\"; echo \"$initrd\"; echo \"$moddir\"; echo \"$kver\"; "
               "echo \"$kmem_dax_append\"; echo \"${qemu_numa[*]}\"")
     r = sh(["bash", "-c", script], capture_output=True)
@@ -207,7 +212,7 @@ def boot(out: Path, kern: dict, runs: list, env: dict, timeout: int) -> Path:
     (d / "runs").write_text("".join(" ".join(map(str, r)) + "\n" for r in runs))
     (d / "env.sh").write_text("".join(f"{k}={shlex.quote(str(v))}\n" for k, v in env.items()))
     cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-nographic", "-no-reboot",
-           "-net", "none", "-smp", "2", "-kernel", kern["vmlinuz"], "-initrd", kern["initrd"],
+           "-net", "none", "-smp", str(GEOMETRY[0]), "-kernel", kern["vmlinuz"], "-initrd", kern["initrd"],
            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap",
            *kern["qemu"], "-append",
            f"console=ttyS0 quiet panic=-1 nokaslr {kern['append']} "
@@ -358,10 +363,12 @@ def price(prof: Path, sam: dict, model, work: float = 1.0, target: float = 0.0) 
     }
 
 
-def pair_b(d: Path, name: str, prof: Path, model, work: float, share: int) -> dict:
-    """The pair's second instance (NAME.b.*), priced as the first."""
-    rc = (d / f"{name}.b.rc").read_text().strip() if (d / f"{name}.b.rc").exists() else None
-    sp = d / f"{name}.b.samples"
+def other_instance(d: Path, name: str, x: str, prof: Path, model, work: float,
+                   share: int) -> dict:
+    """Instance x (b, c, d) of tierwise-pair/-quad (NAME.x.*), priced as
+    the first."""
+    rc = (d / f"{name}.{x}.rc").read_text().strip() if (d / f"{name}.{x}.rc").exists() else None
+    sp = d / f"{name}.{x}.samples"
     if rc != "0" or not sp.exists():
         return {"error": f"no result (rc {rc})"}
     sam = parse_samples(sp)
@@ -399,10 +406,14 @@ def table(results: dict, programs: list) -> str:
                 continue
             cell = (f"{r['ratio']:.3f}x (oracle {r['oracle']:.3f}x; N0 {mib(r['node0_objects_bytes'])}"
                     f"/{mib(r['node0_process_bytes'])} MiB{kernel_time(r, results, p, m)})")
-            b = r.get("b")
-            if b:  # tierwise-pair: the second instance, the moves per page placed
-                cell += (f" + {b['ratio']:.3f}x (oracle {b['oracle']:.3f}x; N0 {mib(b['node0_objects_bytes'])} MiB);"
-                         f" {r['migrated_per_placed_page']:.2f} moves/page" if "ratio" in b else f" + {b.get('error')}")
+            for b in r.get("others", [r["b"]] if r.get("b") else []):
+                # tierwise-pair/-quad: the other instances
+                cell += (f" + {b['ratio']:.3f}x (oracle {b['oracle']:.3f}x; N0 {mib(b['node0_objects_bytes'])} MiB)"
+                         if "ratio" in b else f" + {b.get('error')}")
+            if "migrated_per_placed_page" in r:  # and what they held together, moved
+                cell += (f"; together N0 {mib(r.get('node0_process_sum', 0))} MiB of"
+                         f" {mib(r['target'])}, {r['migrated_per_placed_page']:.2f} moves/page"
+                         if "node0_process_sum" in r else f"; {r['migrated_per_placed_page']:.2f} moves/page")
             row.append(cell)
         lines.append(f"| {m} | " + " | ".join(row) + " |")
     row = []
@@ -430,6 +441,9 @@ def main() -> int:
     ap.add_argument("--programs", default=",".join(PROGRAMS))
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--fraction", type=float, default=0.25)
+    ap.add_argument("--geometry", choices=GEOMETRIES, default="small",
+                    help="the guest: small (2 vCPUs, node 0 1 GiB; default) or large "
+                         "(4 vCPUs, node 0 2 GiB, node 1 1.25 GiB)")
     ap.add_argument("--interval-ms", type=int, default=1000)
     ap.add_argument("--above-watermarks", action="store_true",
                     help="leave node 0 the fraction above its zones' low watermarks, not as MemFree")
@@ -439,6 +453,8 @@ def main() -> int:
     ap.add_argument("--collect", action="store_true",
                     help="price what the last guests left (also of a guest still running) without booting")
     a = ap.parse_args()
+    global GEOMETRY
+    GEOMETRY = GEOMETRIES[a.geometry]
     a.out = a.out.resolve()  # the guest sees the host's / as /
     programs = a.programs.split(",")
     modes = a.modes.split(",")
@@ -460,10 +476,11 @@ def main() -> int:
                 pl, cmd = advise(a.out, prog, prof, target, reuse=a.collect)
                 info[prog]["placement"], info[prog]["advise"] = pl, cmd
                 env_pl[f"PLACEMENT_{prog.replace('-', '_')}"] = pl
-            if any(m.startswith("tierwise-pair") for m in modes):
-                pl, cmd = advise(a.out, prog, prof, target // 2, reuse=a.collect)
-                info[prog]["advise_half"] = cmd
-                env_pl[f"PLACEMENT_HALF_{prog.replace('-', '_')}"] = pl
+            for mode, k in PARTS.items():
+                if any(m.startswith(mode + "@") for m in modes):
+                    pl, cmd = advise(a.out, prog, prof, target // k, reuse=a.collect)
+                    info[prog][f"advise_part{k}"] = cmd
+                    env_pl[f"PLACEMENT_PART{k}_{prog.replace('-', '_')}"] = pl
         rev = commit()
         if a.collect:  # the commit of the runs collected: the one they were started with
             rev = json.loads(rpath.read_text()).get("_started", {}).get("commit", rev) if rpath.exists() else rev
@@ -499,17 +516,21 @@ def main() -> int:
                         r["error"] = f"no result (rc {rc})"
                     else:
                         sam = parse_samples(sp)
-                        pair = m.startswith("tierwise-pair")
-                        share = info[prog]["target"] // 2 if pair else info[prog]["target"]
+                        k = PARTS.get(m.split("@")[0], 1)
+                        share = info[prog]["target"] // k
                         if not sam["samples"]:
                             r["error"] = "no samples"
                         else:
                             r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3], share))
-                        if pair:  # the second instance, and the pages the two moved
-                            r["advise"] = info[prog].get("advise_half")
-                            r["b"] = pair_b(d, name, info[prog]["prof"], model, PROGRAMS[prog][3], share)
-                            placed = (r.get("node0_objects_bytes", 0) + r["b"].get("node0_objects_bytes", 0)) / PAGE
+                        if k > 1:  # the other instances, what they held and moved
+                            r["advise"] = info[prog].get(f"advise_part{k}")
+                            r["others"] = [other_instance(d, name, x, info[prog]["prof"], model,
+                                                          PROGRAMS[prog][3], share)
+                                           for x in "bcd"[:k - 1]]
+                            every = [r, *r["others"]]
+                            placed = sum(x.get("node0_objects_bytes", 0) for x in every) / PAGE
                             r["migrated_per_placed_page"] = r.get("migrated_pages", 0) / max(placed, 1)
+                            r["node0_process_sum"] = sum(x.get("node0_process_bytes", 0) for x in every)
                         r["mem"] = (d / f"{name}.mem").read_text()
                         m = re.search(r"^commit (\S+)$", r["mem"], re.M)
                         if m:  # the tree the run was started from

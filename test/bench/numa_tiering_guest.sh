@@ -15,8 +15,9 @@
 # (numa_balancing=2 + demotion_enabled), damon (DAMON migrate_hot to node 0
 # and migrate_cold to node 1, plus demotion; 6.11+), damon-auto (the same
 # two schemes with quotas DAMON tunes toward node 0's use, as mtier.c; no
-# demotion; 6.16+), tierwise-pair (two instances of the program at once,
-# each placed for half of node 0 and limited to its share), tierwise (the runtime
+# demotion; 6.16+), tierwise-pair and tierwise-quad (2 and 4 instances of
+# the program at once, each placed for its share of node 0 and limited to
+# it), tierwise (the runtime
 # with the host-made placement, numa_balancing 0), tierwise+linux.
 set -u
 dir=$1
@@ -232,19 +233,21 @@ while read -r name mode target prog args; do
   switches first-touch > /dev/null
   sync
   echo 3 > /proc/sys/vm/drop_caches
-  envs=() envb=() bpid=
+  envs=() envb=() others= bpids=()
   case $mode in
     tierwise | tierwise+linux)
       pl=PLACEMENT_${prog//-/_}
       envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_REPORT="$dir/$name.report.json")
       ;;
-    tierwise-pair) # two instances at once, each placed for half of node 0
-      # and limited to its share (the room over 2 local processes)
-      pl=PLACEMENT_HALF_${prog//-/_}
+    tierwise-pair | tierwise-quad) # 2 (4) instances at once, each placed
+      # for its share of node 0 and limited to it (the room over 2 (4)
+      # local processes); the others are NAME.b (.c, .d)
+      k=2 others=b
+      [ "$mode" = tierwise-quad ] && k=4 others="b c d"
+      pl=PLACEMENT_PART${k}_${prog//-/_}
       envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_DRAM_LIMIT=auto
-        TIERWISE_LOCAL_RANKS=2 TIERWISE_REPORT="$dir/$name.report.json")
+        TIERWISE_LOCAL_RANKS=$k TIERWISE_REPORT="$dir/$name.report.json")
       envb=("${envs[@]}")
-      envb[${#envb[@]}-1]=TIERWISE_REPORT="$dir/$name.b.report.json"
       ;;
   esac
   # warm-up: the program's and (tierwise modes) the runtime's files are read
@@ -303,20 +306,21 @@ while read -r name mode target prog args; do
     echo "pcp_before_kib N0=$(pcp_kib 0) N1=$(pcp_kib 1)"
     echo "switches $(switches "$mode")"
   } > "$name.mem"
-  if [ ${#envb[@]} -gt 0 ]; then # the pair's second instance
+  for x in $others; do # the other instances (tierwise-pair, -quad)
+    envb[${#envb[@]}-1]=TIERWISE_REPORT="$dir/$name.$x.report.json"
     # shellcheck disable=SC2086
-    "$sampler" -i "$INTERVAL_MS" -o "$name.b.samples" -e "$name.b.err" -- \
-      "${envb[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.b.out" &
-    bpid=$!
-  fi
+    "$sampler" -i "$INTERVAL_MS" -o "$name.$x.samples" -e "$name.$x.err" -- \
+      "${envb[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.$x.out" &
+    bpids+=("$x:$!")
+  done
   # shellcheck disable=SC2086
   "$sampler" -i "$INTERVAL_MS" -o "$name.samples" -e "$name.err" -- \
     "${envs[@]}" "$BUILD/examples/$prog" $args -v < /dev/null 7>&- > "$name.out"
   echo $? > "$name.rc"
-  if [ -n "$bpid" ]; then
-    wait "$bpid"
-    echo $? > "$name.b.rc"
-  fi
+  for xp in "${bpids[@]}"; do
+    wait "${xp#*:}"
+    echo $? > "$name.${xp%%:*}.rc"
+  done
   echo "free_after_kib N0=$(free_kib 0) N1=$(free_kib 1)" >> "$name.mem"
   case $mode in damon | damon-auto) damon_stats >> "$name.mem" ;; esac
   exec 7>&-

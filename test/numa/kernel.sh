@@ -16,9 +16,9 @@
 #       are not built in, test/numa/init.sh) in $initrd, and the DAX modules
 #       (device_dax, dax_hmem, kmem; decompressed) in $moddir for the guest
 #       to insmod over 9p.
-#   tw_kmem_dax N0_MIB N1_MIB
+#   tw_kmem_dax N0_MIB N1_MIB [VCPUS (default 2, all on node 0)]
 #       QEMU arguments in qemu_numa (array) and kernel arguments in
-#       kmem_dax_append for a guest whose node 0 = 2 CPUs + N0_MIB and whose
+#       kmem_dax_append for a guest whose node 0 = the CPUs + N0_MIB and whose
 #       node 1 (N1_MIB, memory only) the firmware gives as RAM but the kernel
 #       marks Soft Reserved (memmap=SIZE%START-1+0xefffffff: E820 RAM becomes
 #       EFI_MEMORY_SP), so that dax_hmem makes it dax0.0 and kmem hot-adds it:
@@ -137,12 +137,12 @@ tw_initramfs() {
 }
 
 tw_kmem_dax() {
-  local n0=$1 n1=$2
+  local n0=$1 n1=$2 ncpu=${3:-2}
   local start=$((n0 << 20)) size=$((n1 << 20))
   local sp=$((size - (2 << 20)))
   qemu_numa=(-m $((n0 + n1))M
     -object memory-backend-ram,id=m0,size=${n0}M -object memory-backend-ram,id=m1,size=${n1}M
-    -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,memdev=m1)
+    -numa node,nodeid=0,cpus=0-$((ncpu - 1)),memdev=m0 -numa node,nodeid=1,memdev=m1)
   kmem_dax_append=$(printf 'memmap=0x%x%%0x%x-1+0xefffffff memmap=0x%x$0x%x' \
     $sp $start $((2 << 20)) $((start + sp)))
 }
