@@ -114,6 +114,7 @@ typedef struct tw_room_stats {
   int on, node, slow_node;           /* DRAM node, slow node (-1: none) */
   uint64_t room_bytes, free_bytes;   /* at start: room = free - watermark */
   uint64_t watermark_bytes;
+  uint64_t pcp_bytes;                /* at start: free pages in its CPUs' lists */
   uint64_t asked_bytes;              /* room short for ranked objects */
   uint64_t demoted_bytes;            /* moved to the slow node for them */
   uint64_t restored_bytes;           /* moved back / spilled pages fetched */

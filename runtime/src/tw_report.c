@@ -188,7 +188,7 @@ static void tw_report_plan(tw_out *o, int p) {
  * advisor/FORMATS.md "room"). */
 static void tw_report_room(tw_out *o, const tw_room_stats *r) {
   const char *k[] = {"room_bytes",      "free_bytes",
-                     "watermark_bytes", "asked_bytes",
+                     "watermark_bytes", "pcp_bytes",       "asked_bytes",
                      "demoted_bytes",   "restored_bytes",
                      "exchanged_bytes", "promoted_bytes",
                      "promoted_moved_bytes", "phases",
@@ -196,7 +196,7 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                      "pcp_passes",      "migrate_bytes",
                      "asks",            "ask_timeouts"};
   const uint64_t v[] = {r->room_bytes,      r->free_bytes,
-                        r->watermark_bytes, r->asked_bytes,
+                        r->watermark_bytes, r->pcp_bytes,       r->asked_bytes,
                         r->demoted_bytes,   r->restored_bytes,
                         r->exchanged_bytes, r->promoted_bytes,
                         r->promoted_moved_bytes, r->phases,

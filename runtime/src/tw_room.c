@@ -185,8 +185,20 @@ void tw_room_init(void) {
   tw_rs.node = local;
   tw_rs.slow_node = slow;
   if (tw_cfg.dram_limit_auto) {
+    /* the free pages in the node's per-CPU lists too, which MemFree does
+     * not count (mm/page_alloc.c: a page moved to a pcp list leaves
+     * NR_FREE_PAGES) and an allocation on that CPU takes first: a guest's
+     * 2 CPUs held 8 MiB of a 21 MiB room there, and two processes sharing
+     * the node each took 6 of their 10 MiB (issue 41) */
+    if (room) {
+      static uint64_t pcp[TW_CPUS_MAX]; /* (at start: no other thread) */
+      tw_node_pcp((unsigned)local, pcp);
+      for (int c = 0; c < TW_CPUS_MAX; c++)
+        tw_rs.pcp_bytes += pcp[c];
+    }
     /* (this process's share: tw_local_ranks) */
-    uint64_t share = room / (tw_cfg.local_ranks ? tw_cfg.local_ranks : 1);
+    uint64_t share =
+        (room + tw_rs.pcp_bytes) / (tw_cfg.local_ranks ? tw_cfg.local_ranks : 1);
     tw_cfg.dram_limit = share ? share : 1; /* 1: no room at all */
     tw_free_slow = 1;
   }
