@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
   tw_ex_load(&o, &g);
   int64_t n = g.n, root = tw_fw_root(&o, &g);
   GrB_Matrix a = tw_gb_adjacency(&g);
+  tw_gb_objects(&o, a);
   GrB_Vector level, q;
   TW_GB_TRY(GrB_Vector_new(&level, GrB_INT32, (GrB_Index)n));
   TW_GB_TRY(GrB_Vector_new(&q, GrB_BOOL, (GrB_Index)n));

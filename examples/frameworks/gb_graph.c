@@ -28,6 +28,23 @@ GrB_Matrix tw_gb_adjacency(tw_ex_edgelist *g) {
   return a;
 }
 
+void tw_gb_objects(const tw_ex_options *o, GrB_Matrix a) {
+  if (!o->verbose)
+    return;
+  GrB_Index *ap, *aj, aps, ajs, axs;
+  void *ax;
+  bool iso, jumbled;
+  /* (unpacked and packed back as they are: the same arrays, no copy) */
+  TW_GB_TRY(GrB_Matrix_wait(a, GrB_MATERIALIZE));
+  TW_GB_TRY(GxB_Matrix_unpack_CSR(a, &ap, &aj, &ax, &aps, &ajs, &axs, &iso,
+                                  &jumbled, NULL));
+  tw_ex_object(o, "gb_rowptr", ap, aps);
+  tw_ex_object(o, "gb_colidx", aj, ajs);
+  tw_ex_object(o, "gb_values", ax, axs);
+  TW_GB_TRY(GxB_Matrix_pack_CSR(a, &ap, &aj, &ax, aps, ajs, axs, iso, jumbled,
+                                NULL));
+}
+
 GrB_Vector tw_gb_out_degree(GrB_Matrix a, int64_t n) {
   GrB_Vector deg;
   TW_GB_TRY(GrB_Vector_new(&deg, GrB_UINT64, (GrB_Index)n));

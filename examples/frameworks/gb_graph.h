@@ -22,6 +22,11 @@
  * the multigraph the other examples traverse). Frees the edge list. */
 GrB_Matrix tw_gb_adjacency(tw_ex_edgelist *g);
 
+/* With -v: "object" lines (tw_ex_object) for the arrays the library keeps
+ * the matrix in (CSR: row pointers, column indices, values), so that
+ * test/bench/numa_sample sees where they are. */
+void tw_gb_objects(const tw_ex_options *o, GrB_Matrix a);
+
 /* deg(u) = out-degree of u with multiplicity; only vertices with out-edges
  * have an entry. */
 GrB_Vector tw_gb_out_degree(GrB_Matrix a, int64_t n);

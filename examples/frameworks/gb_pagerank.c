@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
   tw_ex_load(&o, &g);
   int64_t n = g.n;
   GrB_Matrix a = tw_gb_adjacency(&g);
+  tw_gb_objects(&o, a);
   GrB_Vector deg = tw_gb_out_degree(a, n), r, c, t;
   TW_GB_TRY(GrB_Vector_new(&r, GrB_UINT64, (GrB_Index)n));
   TW_GB_TRY(GrB_Vector_new(&c, GrB_UINT64, (GrB_Index)n));

@@ -17,9 +17,12 @@ int main(int argc, char **argv) {
   int64_t n = g.n, root = tw_fw_root(&o, &g);
   igraph_t graph;
   tw_ig_graph(&g, &graph);
+  tw_ig_objects(&o, &graph);
 
   igraph_vector_int_t dist;
-  TW_IG_TRY(igraph_vector_int_init(&dist, 0));
+  /* (at its size: igraph_bfs finds it so and does not move it) */
+  TW_IG_TRY(igraph_vector_int_init(&dist, (igraph_integer_t)n));
+  tw_ex_object(&o, "ig_dist", VECTOR(dist), (size_t)n * sizeof(igraph_integer_t));
   double t0 = tw_ex_kernel_start();
   TW_IG_TRY(igraph_bfs(&graph, (igraph_integer_t)root, NULL, IGRAPH_OUT,
                        /*unreachable=*/0, NULL, NULL, NULL, NULL, NULL, NULL,

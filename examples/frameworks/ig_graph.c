@@ -16,3 +16,13 @@ void tw_ig_graph(tw_ex_edgelist *g, igraph_t *graph) {
   TW_IG_TRY(igraph_create(graph, &edges, (igraph_integer_t)n, IGRAPH_DIRECTED));
   igraph_vector_int_destroy(&edges);
 }
+
+void tw_ig_objects(const tw_ex_options *o, const igraph_t *graph) {
+  const igraph_vector_int_t *v[] = {&graph->from, &graph->to, &graph->oi,
+                                    &graph->ii,   &graph->os, &graph->is};
+  const char *names[] = {"ig_from", "ig_to", "ig_oi", "ig_ii", "ig_os", "ig_is"};
+  for (int i = 0; i < 6; i++)
+    tw_ex_object(o, names[i], v[i]->stor_begin,
+                 (size_t)(v[i]->stor_end - v[i]->stor_begin) *
+                     sizeof(igraph_integer_t));
+}

@@ -20,3 +20,8 @@
 /* Directed multigraph with g's edges (duplicates and self-loops kept, as
  * the other examples traverse them). Frees the edge list. */
 void tw_ig_graph(tw_ex_edgelist *g, igraph_t *graph);
+
+/* With -v: "object" lines (tw_ex_object) for the graph's own arrays (igraph_t:
+ * edge ends, their orderings, the index of each vertex's edges), so that
+ * test/bench/numa_sample sees where igraph keeps them. */
+void tw_ig_objects(const tw_ex_options *o, const igraph_t *graph);

@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
   int64_t n = g.n;
   igraph_t graph;
   tw_ig_graph(&g, &graph);
+  tw_ig_objects(&o, &graph);
 
   igraph_vector_t scores;
   igraph_real_t eigenvalue;

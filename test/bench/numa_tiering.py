@@ -80,6 +80,11 @@ PROGRAMS = {
     "sssp": (["-g", "18"], "2M", [], 1.0),
     "fwlike-pagerank": (["-g", "18"], "2M", [], 1.0),
     "fwlike-bfs": (["-g", "18"], "2M", [], 1.0),
+    # framework drivers (examples/frameworks): the libraries' own arrays are
+    # listed with -v (tw_gb_objects, tw_ig_objects); scale 16, whose peak
+    # (the graph's build) is that of the examples at 18
+    "gb-pagerank": (["-g", "16", "-n", "10"], "2M", ["-n", "50"], 5.0),
+    "ig-bfs": (["-g", "16"], "2M", [], 1.0),
 }
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
          "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",

@@ -22,7 +22,7 @@ r = json.load(open(f"{sys.argv[2]}/backend.json"))["roi"]
 print(f"roi {r['mode']} {r['function']} entries {r['entries']}")
 for name, where in (("graph", "ig_graph.c:16"), ("edge list", "gen.c:37")):
     print(f"{name} ({where}): loads {total(roi, where, 'loads')} stores {total(roi, where, 'stores')}")
-own = [s for s, x in whole.items() if "ig_pagerank.c:30" in x["location"] and int(x["loads"] or 0)]
+own = [s for s, x in whole.items() if "ig_pagerank.c:31" in x["location"] and int(x["loads"] or 0)]
 n = lambda rows, s, c: int(rows[s][c] or 0)
 # written and missed only inside igraph_pagerank (misses within 2%: the
 # cache it starts with differs by what ran before); read after it too (main
