@@ -41,6 +41,9 @@ typedef struct tw_site {
   /* Where its pages really are (tw_maps.c): sampled resident pages per
    * NUMA node, and pages sampled (resident or not), of its large objects. */
   uint64_t node_pages[TW_REPORT_NODES], pages_sampled;
+  /* the same during the run, for the objects the room tracks: sampled by
+   * its watcher every second (tw_room.c) */
+  uint64_t run_node_pages[TW_REPORT_NODES], run_pages_sampled;
 } tw_site;
 
 /* Site of the current call stack (full unwind). */

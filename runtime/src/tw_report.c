@@ -49,6 +49,7 @@ static int tw_report_named(void) {
 typedef struct tw_psum {
   uint64_t b[TW_TIER_COUNT], allocs, fb, fa;
   uint64_t nodes[TW_REPORT_NODES], sampled;
+  uint64_t run_nodes[TW_REPORT_NODES], run_sampled;
 } tw_psum;
 
 static void tw_tier_bytes(tw_out *o, const uint64_t *b) {
@@ -65,9 +66,14 @@ static void tw_tier_bytes(tw_out *o, const uint64_t *b) {
   tw_out_str(o, "}");
 }
 
-/* "nodes": sampled resident pages per NUMA node (tw_maps.c). */
-static void tw_nodes(tw_out *o, const uint64_t *pages, uint64_t sampled) {
-  tw_out_str(o, ", \"nodes\": {");
+/* "nodes": sampled resident pages per NUMA node (tw_maps.c); \p when:
+ * "" (at frees and exit) or "_during_run" (the room's watcher, every
+ * second). */
+static void tw_nodes_when(tw_out *o, const uint64_t *pages, uint64_t sampled,
+                          const char *when) {
+  tw_out_str(o, ", \"nodes");
+  tw_out_str(o, when);
+  tw_out_str(o, "\": {");
   for (int i = 0, first = 1; i < TW_REPORT_NODES; i++) {
     if (!pages[i])
       continue;
@@ -81,8 +87,14 @@ static void tw_nodes(tw_out *o, const uint64_t *pages, uint64_t sampled) {
     tw_out_u64(o, pages[i]);
     first = 0;
   }
-  tw_out_str(o, "}, \"pages_sampled\": ");
+  tw_out_str(o, "}, \"pages_sampled");
+  tw_out_str(o, when);
+  tw_out_str(o, "\": ");
   tw_out_u64(o, sampled);
+}
+
+static void tw_nodes(tw_out *o, const uint64_t *pages, uint64_t sampled) {
+  tw_nodes_when(o, pages, sampled, "");
 }
 
 /* "backends": what served each tier used ("numa-node 1", "memkind-file",
@@ -417,9 +429,12 @@ void tw_report_write(void) {
     q->fa += s->fallback_allocs;
     for (int t = 0; t < TW_TIER_COUNT; t++)
       q->b[t] += s->tier_bytes[t];
-    for (int k = 0; k < TW_REPORT_NODES; k++)
+    for (int k = 0; k < TW_REPORT_NODES; k++) {
       q->nodes[k] += s->node_pages[k];
+      q->run_nodes[k] += s->run_node_pages[k];
+    }
     q->sampled += s->pages_sampled;
+    q->run_sampled += s->run_pages_sampled;
   }
   tw_nodeset cpus;
   int have_cpus = tw_numa_cpu_nodes(&cpus) > 0;
@@ -444,6 +459,8 @@ void tw_report_write(void) {
     tw_out_str(o, ", \"fallback_allocs\": ");
     tw_out_u64(o, fa);
     tw_nodes(o, sum[p].nodes, sum[p].sampled);
+    if (sum[p].run_sampled)
+      tw_nodes_when(o, sum[p].run_nodes, sum[p].run_sampled, "_during_run");
     if (tw_placement_tier(p) == TW_TIER_DRAM && have_cpus)
       tw_dram_elsewhere(o, p, sum[p].nodes, &cpus);
     tw_report_plan(o, p);

@@ -702,6 +702,33 @@ static uint64_t tw_room_pcp_passes(void) {
   return moved;
 }
 
+/* The run report's node figures during the run (issue 39: those sampled
+ * at free and at exit miss what happened in between - a head moved out
+ * for the kernel and back after it): every TW_RUN_SAMPLE_MS the watcher
+ * looks where at most TW_RUN_SAMPLE_PAGES pages of each tracked object's
+ * DRAM part are (tw_room_exec held: frees of tracked objects wait for it)
+ * and adds them to its site's run_node_pages. */
+#define TW_RUN_SAMPLE_MS 1000
+#define TW_RUN_SAMPLE_PAGES 64
+static void tw_room_sample_run(void) {
+  static tw_room_blk objs[TW_ROOM_SLOTS]; /* (the watcher's only) */
+  pthread_mutex_lock(&tw_room_lock);
+  memcpy(objs, tw_rb, sizeof(objs));
+  pthread_mutex_unlock(&tw_room_lock);
+  for (int i = 0; i < TW_ROOM_SLOTS; i++) {
+    if (!objs[i].p || objs[i].hi <= objs[i].lo)
+      continue;
+    uint64_t nodes[TW_REPORT_NODES] = {0};
+    size_t n = tw_numa_pages((const void *)objs[i].lo, objs[i].hi - objs[i].lo,
+                             nodes, TW_REPORT_NODES, TW_RUN_SAMPLE_PAGES);
+    tw_site *s = tw_site_get(objs[i].site);
+    __atomic_fetch_add(&s->run_pages_sampled, n, __ATOMIC_RELAXED);
+    for (int k = 0; k < TW_REPORT_NODES; k++)
+      if (nodes[k])
+        __atomic_fetch_add(&s->run_node_pages[k], nodes[k], __ATOMIC_RELAXED);
+  }
+}
+
 /* The watcher: the asks first, at once (tw_room_answer); every
  * TIERWISE_ROOM_INTERVAL ms, the room; a pass when it grew by TW_ROOM_MIN
  * since the lowest it was seen at (spilled pages may now fit), when objects
@@ -721,7 +748,7 @@ static void *tw_room_watch(void *arg) {
   uint64_t ns = ms * 100000u; /* a tenth of a tick */
   struct timespec brief = {(time_t)(ns / 1000000000u),
                            (long)(ns % 1000000000u)};
-  uint64_t low = UINT64_MAX;
+  uint64_t low = UINT64_MAX, next_sample = 0;
   unsigned seen = 0, rung = 0, idle = 0, wait = 1;
   for (;;) {
     /* a tick, ended early by the bell (an object tracked, an ask, a large
@@ -746,6 +773,15 @@ static void *tw_room_watch(void *arg) {
         seen = gen; /* (objects came before a free's pass: it was theirs) */
     }
     pthread_mutex_unlock(&tw_room_exec);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t now_ms = (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+    if (tw_cfg.report_path && now_ms >= next_sample) {
+      pthread_mutex_lock(&tw_room_exec);
+      tw_room_sample_run();
+      pthread_mutex_unlock(&tw_room_exec);
+      next_sample = now_ms + TW_RUN_SAMPLE_MS;
+    }
     uint64_t room = tw_room_now();
     low = room < low ? room : low;
     unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Test program: three big arrays from three distinct call sites, plus many
- * small allocations from a loop; prints each array's address and size so
- * tests can check its tier. Usage: tw_sites [N_SMALL] [BIG_BYTES] */
+/* Test program: three big arrays from three sites, many small allocations
+ * from a loop; prints each array's address and size so tests can check its
+ * tier. Usage: tw_sites [N_SMALL] [BIG_BYTES] [HOLD_MS: sleep, arrays live] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
+#include <time.h>
 __attribute__((noinline)) static char *make(size_t n, int fill) {
   char *p = malloc(n);
   memset(p, fill, n);
@@ -41,6 +41,11 @@ int main(int argc, char **argv) {
   fprintf(stderr, "object a %p %zu\nobject b %p %zu\nobject c %p %zu\n",
           (void *)a, big, (void *)b, big * 2, (void *)c, big);
   printf("checksum: %lx\n", sum);
+  fflush(stdout);
+  long hold = argc > 3 ? strtol(argv[3], 0, 10) : 0;
+  struct timespec d = {hold / 1000, (hold % 1000) * 1000000L};
+  while (hold > 0 && nanosleep(&d, &d))
+    ;
   free(a);
   free(b);
   free(c);
