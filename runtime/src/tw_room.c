@@ -92,6 +92,11 @@ static int tw_room_local = -1, tw_room_slow = -1;
  * owner of the page work - or, where there is none (TIERWISE_ROOM_INTERVAL=0,
  * a fork child), the thread that allocates or frees. */
 static tw_room_blk tw_rb[TW_ROOM_SLOTS];
+/* Slots [0, tw_rb_hi) have been used (a new object takes the first free
+ * one, so this stays near the most objects live at once): the copies and
+ * scans look no further (tw_room_lock). tw_view_n: its value at the view's
+ * copy. */
+static int tw_rb_hi, tw_view_n;
 static tw_room_blk tw_view[TW_ROOM_SLOTS], tw_view0[TW_ROOM_SLOTS];
 /* the view's ranks and live slots, the planner's input (tw_room_plan.c) */
 static int tw_view_rank[TW_ROOM_SLOTS];
@@ -260,9 +265,9 @@ static void tw_room_count(int slot, int what, uint64_t bytes) {
  * the slow node, worst first, each from its end. */
 static void tw_room_demote(int rank, uint64_t need) {
   unsigned char cand[TW_ROOM_SLOTS];
-  memcpy(cand, tw_view_live, sizeof(cand));
+  memcpy(cand, tw_view_live, (size_t)tw_view_n);
   while (need >= TW_ROOM_PAGE) {
-    int v = tw_plan_victim(tw_view_rank, cand, TW_ROOM_SLOTS, rank);
+    int v = tw_plan_victim(tw_view_rank, cand, tw_view_n, rank);
     if (v < 0)
       break;
     cand[v] = 0;
@@ -324,10 +329,11 @@ static void tw_room_exchange(tw_room_blk *b) {
 /* The executor's copy of the tracked objects (tw_room_exec held). */
 static void tw_view_take(void) {
   pthread_mutex_lock(&tw_room_lock);
-  memcpy(tw_view, tw_rb, sizeof(tw_view));
+  tw_view_n = tw_rb_hi;
+  memcpy(tw_view, tw_rb, (size_t)tw_view_n * sizeof(*tw_view));
   pthread_mutex_unlock(&tw_room_lock);
-  memcpy(tw_view0, tw_view, sizeof(tw_view));
-  for (int i = 0; i < TW_ROOM_SLOTS; i++) {
+  memcpy(tw_view0, tw_view, (size_t)tw_view_n * sizeof(*tw_view));
+  for (int i = 0; i < tw_view_n; i++) {
     tw_view_live[i] = tw_view[i].p != 0;
     tw_view_rank[i] = tw_view[i].rank;
   }
@@ -340,7 +346,7 @@ static void tw_view_take(void) {
 static void tw_view_put(void) {
   int open = 0;
   pthread_mutex_lock(&tw_room_lock);
-  for (int i = 0; i < TW_ROOM_SLOTS; i++) {
+  for (int i = 0; i < tw_view_n; i++) {
     tw_room_blk *v = &tw_view[i], *was = &tw_view0[i], *now = &tw_rb[i];
     if (!v->p)
       continue;
@@ -370,7 +376,7 @@ static void tw_room_make(int rank, uint64_t n) {
   uint64_t margin = tw_plan_margin(tw_rs.kernel_demotes != 0,
                                    tw_range_prefer_many(), TW_ROOM_MARGIN);
   uint64_t room = tw_room_now(), need = n + margin;
-  for (int i = 0; i < TW_ROOM_SLOTS; i++)
+  for (int i = 0; i < tw_view_n; i++)
     if (tw_view[i].p)
       need += tw_room_owed(&tw_view[i]);
   uint64_t shortfall = tw_plan_short(room, need);
@@ -510,6 +516,8 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
       b.id = ++tw_rb_ids;
       tw_rb[i] = b;
       tw_rb_live++;
+      if (i >= tw_rb_hi)
+        tw_rb_hi = i + 1;
       __atomic_fetch_add(&tw_room_gen, 1, __ATOMIC_RELAXED); /* (watcher) */
       __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
       added = 1;
@@ -529,7 +537,7 @@ int tw_room_tracked(const void *p) {
   if (!__atomic_load_n(&tw_rb_live, __ATOMIC_RELAXED))
     return 0;
   pthread_mutex_lock(&tw_room_lock);
-  for (int i = 0; i < TW_ROOM_SLOTS && !found; i++)
+  for (int i = 0; i < tw_rb_hi && !found; i++)
     found = tw_rb[i].p == (uintptr_t)p;
   pthread_mutex_unlock(&tw_room_lock);
   return found;
@@ -540,7 +548,7 @@ int tw_room_forget(const void *p) {
   if (!p || !__atomic_load_n(&tw_rb_live, __ATOMIC_RELAXED))
     return 0;
   pthread_mutex_lock(&tw_room_lock);
-  for (int i = 0; i < TW_ROOM_SLOTS; i++)
+  for (int i = 0; i < tw_rb_hi; i++)
     if (tw_rb[i].p == (uintptr_t)p) {
       b = tw_rb[i];
       tw_rb[i].p = 0;
@@ -570,7 +578,7 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   uint64_t room = tw_room_now();
   uint64_t budget = tw_plan_budget(room, TW_ROOM_MARGIN, extra);
   unsigned char cand[TW_ROOM_SLOTS];
-  memcpy(cand, tw_view_live, sizeof(cand));
+  memcpy(cand, tw_view_live, (size_t)tw_view_n);
   for (;;) {
     /* a watched pass yields to the asks posted meanwhile (their threads
      * wait): a free's pass then grows the tails into the room the free
@@ -579,7 +587,7 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
      * took the room); what is left is the next pass's */
     if (watched && tw_asks_pending())
       break;
-    int v = tw_plan_best(tw_view_rank, cand, TW_ROOM_SLOTS);
+    int v = tw_plan_best(tw_view_rank, cand, tw_view_n);
     if (v < 0)
       break;
     cand[v] = 0;
@@ -713,9 +721,10 @@ static uint64_t tw_room_pcp_passes(void) {
 static void tw_room_sample_run(void) {
   static tw_room_blk objs[TW_ROOM_SLOTS]; /* (the watcher's only) */
   pthread_mutex_lock(&tw_room_lock);
-  memcpy(objs, tw_rb, sizeof(objs));
+  int n = tw_rb_hi;
+  memcpy(objs, tw_rb, (size_t)n * sizeof(*objs));
   pthread_mutex_unlock(&tw_room_lock);
-  for (int i = 0; i < TW_ROOM_SLOTS; i++) {
+  for (int i = 0; i < n; i++) {
     if (!objs[i].p || objs[i].hi <= objs[i].lo)
       continue;
     uint64_t nodes[TW_REPORT_NODES] = {0};
