@@ -191,10 +191,23 @@ static int tw_pc_unpack(char *buf, const tw_pc_head *h, const size_t *off,
       return 0;
     s[i].plan = p ? &pl[p - 1] : NULL;
   }
+  /* (the look-ups stop at an empty slot: each table must have one) */
   int32_t *ph = (int32_t *)(buf + off[TW_PC_PHASH]);
-  for (uint32_t k = 0; k <= h->mask; k++)
+  uint32_t empty = 0;
+  for (uint32_t k = 0; k <= h->mask; k++) {
     if (ph[k] < -1 || ph[k] >= h->nsites)
       return 0;
+    empty += ph[k] < 0;
+  }
+  for (int t = TW_PC_LEAD; h->lead && t <= TW_PC_LEADF; t++) {
+    const uint64_t *set = (const uint64_t *)(buf + off[t]);
+    uint32_t k = 0;
+    while (k <= h->mask && set[k])
+      k++;
+    empty = k <= h->mask ? empty : 0;
+  }
+  if (!empty)
+    return 0;
   tw_pmodule *m = (tw_pmodule *)(buf + off[TW_PC_MODS]);
   for (int i = 0; i < h->nmods; i++) {
     m[i].module = tw_pc_str((uintptr_t)m[i].module, pool, h->nstr);
