@@ -262,6 +262,29 @@ int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t) {
   return 1;
 }
 
+uint64_t tw_dram_take_upto(const tw_site *s, uint64_t n, uint64_t unit,
+                           tw_dram_ticket *t) {
+  if (tw_dram_take(s, n, t))
+    return n;
+  /* the room the account shows, and what of the site's own reservation
+   * it has not claimed (shared in time: at most what is unspent) */
+  int64_t u = atomic_load(&tw_used), un = atomic_load(&tw_unspent);
+  uint64_t used = u > 0 ? (uint64_t)u : 0;
+  uint64_t room = tw_cfg.dram_limit > used ? tw_cfg.dram_limit - used : 0;
+  int slot = tw_ranked && s ? s->placed : -1;
+  if (slot >= 0 && tw_res_bytes[slot]) {
+    uint64_t cap = tw_res_bytes[slot], took = atomic_load(&tw_res_used[slot]);
+    uint64_t own = cap > took ? cap - took : 0;
+    room += own < (uint64_t)(un > 0 ? un : 0) ? own : (uint64_t)(un > 0 ? un : 0);
+  }
+  uint64_t want = (room < n ? room : n) / unit * unit;
+  /* (others take and give meanwhile: a few tries, each half the last) */
+  for (int k = 0; k < 4 && want >= unit; k++, want = want / 2 / unit * unit)
+    if (tw_dram_take(s, want, t))
+      return want;
+  return 0;
+}
+
 /* A block's home slot; its stripe is home / TW_REC_STRIPE, and probes
  * wrap inside the stripe. */
 static unsigned tw_rec_slot(uintptr_t p) {

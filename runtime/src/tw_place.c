@@ -45,22 +45,28 @@ static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
 /* A DRAM head of \p dram_bytes (placement dram_bytes of site \p s, or the
  * argument of tierwise.h's tw_malloc_head) and a slow tier: objects up to
  * the head are DRAM's; a larger one becomes a split block (tw_split.c)
- * unless the DRAM limit has no room for its head (then it goes whole to the
- * slow tier) or the split cannot be made (whole, in \p tier). NULL: no split
- * block, *tier says where the whole object goes. \p s (NULL: none) counts
- * the head as DRAM bytes and the tail as \p tier's. */
+ * unless the split cannot be made (whole, in \p tier). Under a DRAM limit
+ * without room for the whole head the head is the part there is room for,
+ * in whole pages, the rest counted as fallback; with no room at all the
+ * object goes whole to the slow tier (before, a head one page too big for
+ * the limit sent all of it there: two processes sharing a node each lost
+ * a 7.8 MB head with 6.8 MB of room left). NULL: no split block, *tier
+ * says where the whole object goes. \p s (NULL: none) counts the head as
+ * DRAM bytes and the tail as \p tier's. */
 static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
                          size_t align, int zero, int *tier, int *fell) {
   if (size <= dram_bytes) {
     *tier = TW_TIER_DRAM;
     return NULL;
   }
-  uint64_t head = dram_bytes;
   tw_dram_ticket t;
-  if (!tw_dram_take(s, head, &t)) {
+  uint64_t head = tw_dram_take_upto(s, dram_bytes, 4096, &t);
+  if (!head) {
     *fell = 1; /* its DRAM part did not fit */
     return NULL;
   }
+  if (head < dram_bytes && s) /* (the part of its head that did not) */
+    tw_site_fell_back(s, (size_t)(dram_bytes - head));
   if (TW_UNLIKELY(tw_room_on))
     tw_room_before(s, head); /* the head's room on the DRAM node */
   void *p = tw_split_alloc(s ? (uint32_t)(s - tw_site_get(0)) : TW_SITE_NONE,
