@@ -42,15 +42,17 @@ static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
     memset(p, 0, size);
 }
 
+#define TW_PART_HEAD_MIN ((uint64_t)1 << 20)
+
 /* A DRAM head of \p dram_bytes (placement dram_bytes of site \p s, or the
  * argument of tierwise.h's tw_malloc_head) and a slow tier: objects up to
  * the head are DRAM's; a larger one becomes a split block (tw_split.c)
  * unless the split cannot be made (whole, in \p tier). Under a DRAM limit
- * without room for the whole head the head is the part there is room for,
- * in whole pages, the rest counted as fallback; with no room at all the
- * object goes whole to the slow tier (before, a head one page too big for
- * the limit sent all of it there: two processes sharing a node each lost
- * a 7.8 MB head with 6.8 MB of room left). NULL: no split block, *tier
+ * without room for the whole head, a head of 1 MiB or more is the part
+ * there is room for if that is at least half of it, in whole pages, the
+ * rest counted as fallback; otherwise the object goes whole to the slow
+ * tier (as every one did before: two processes sharing a node each lost a
+ * 7.8 MB head with 6.8 MB of room left). NULL: no split block, *tier
  * says where the whole object goes. \p s (NULL: none) counts the head as
  * DRAM bytes and the tail as \p tier's. */
 static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
@@ -59,8 +61,20 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     *tier = TW_TIER_DRAM;
     return NULL;
   }
+  /* Only a head of TW_PART_HEAD_MIN or more (an array's: few, long-lived)
+   * that does not fit whole takes the part that does, and only at least
+   * half of it: a split costs its own mappings, and under a full 4 MiB
+   * limit a stress of 256 KiB heads ran 3x longer making partial ones
+   * (test/bench/crash_matrix.py's limit+heads) */
   tw_dram_ticket t;
-  uint64_t head = tw_dram_take_upto(s, dram_bytes, 4096, &t);
+  uint64_t head = dram_bytes >= TW_PART_HEAD_MIN
+                      ? tw_dram_take_upto(s, dram_bytes, 4096, &t)
+                  : tw_dram_take(s, dram_bytes, &t) ? dram_bytes
+                                                    : 0;
+  if (head && head < dram_bytes / 2) {
+    tw_dram_undo(&t);
+    head = 0;
+  }
   if (!head) {
     *fell = 1; /* its DRAM part did not fit */
     return NULL;
