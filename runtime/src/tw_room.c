@@ -121,9 +121,6 @@ static struct tw_room_ask {
 } tw_asks[TW_ROOM_ASKS];
 static int tw_nasks;
 static unsigned tw_ask_ticket, tw_ask_done;
-/* A free's pass (TW_ASK_PHASE) is posted and not yet begun: nobody waits
- * for it, and frees meanwhile post no other. */
-static int tw_phase_posted;
 /* a sample whose thread stopped waiting (its object may be gone): its
  * ticket, at ticket % TW_ROOM_ASKS */
 static unsigned tw_ask_dropped[TW_ROOM_ASKS];
@@ -156,7 +153,6 @@ void tw_room_atfork(int phase) {
     __atomic_store_n(&tw_room_watching, 0, __ATOMIC_RELAXED);
     tw_nasks = 0;
     tw_ask_done = tw_ask_ticket;
-    tw_phase_posted = 0;
   }
 }
 
@@ -402,8 +398,6 @@ static int tw_room_answer(void) {
   unsigned ticket = tw_ask_ticket;
   memcpy(asks, tw_asks, (size_t)n * sizeof(*asks));
   tw_nasks = 0;
-  /* (a free from now on asks for another pass) */
-  __atomic_store_n(&tw_phase_posted, 0, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&tw_room_lock);
   int room = 0, phase = 0;
   for (int i = 0; i < n; i++) {
@@ -432,11 +426,22 @@ static int tw_room_answer(void) {
  * (TIERWISE_ROOM_ASK_WAIT: after that the thread goes on - a ranked
  * object's first touches find what room there is, a sample is not taken).
  * 0: not posted (no watcher, or TW_ROOM_ASKS asks waiting). */
-static unsigned tw_room_post(struct tw_room_ask a);
 static int tw_room_ask(struct tw_room_ask a) {
-  unsigned ticket = tw_room_post(a);
+  unsigned ticket = 0;
+  if (!__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED) || tw_room_owner)
+    return 0;
+  pthread_mutex_lock(&tw_room_lock);
+  if (tw_nasks < TW_ROOM_ASKS) {
+    /* (atomic: the watcher reads it without the lock) */
+    ticket = a.ticket = __atomic_add_fetch(&tw_ask_ticket, 1, __ATOMIC_RELEASE);
+    tw_asks[tw_nasks++] = a;
+    tw_rs.asks++;
+    __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&tw_room_lock);
   if (!ticket)
     return 0;
+  tw_sys_futex_wake(&tw_room_bell, 1);
   uint64_t end = tw_now_ns() + tw_cfg.room_ask_wait_ms * 1000000u;
   for (;;) {
     unsigned done = __atomic_load_n(&tw_ask_done, __ATOMIC_ACQUIRE);
@@ -453,26 +458,6 @@ static int tw_room_ask(struct tw_room_ask a) {
                             (long)((end - now) % 1000000000u)};
     tw_sys_futex_wait(&tw_ask_done, done, &left);
   }
-}
-
-/* Posts an ask to the watcher and rings its bell; its ticket, 0: not
- * posted (no watcher, the watcher itself, or TW_ROOM_ASKS asks waiting). */
-static unsigned tw_room_post(struct tw_room_ask a) {
-  unsigned ticket = 0;
-  if (!__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED) || tw_room_owner)
-    return 0;
-  pthread_mutex_lock(&tw_room_lock);
-  if (tw_nasks < TW_ROOM_ASKS) {
-    /* (atomic: the watcher reads it without the lock) */
-    ticket = a.ticket = __atomic_add_fetch(&tw_ask_ticket, 1, __ATOMIC_RELEASE);
-    tw_asks[tw_nasks++] = a;
-    tw_rs.asks++;
-    __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
-  }
-  pthread_mutex_unlock(&tw_room_lock);
-  if (ticket)
-    tw_sys_futex_wake(&tw_room_bell, 1);
-  return ticket;
 }
 
 void tw_room_before(const tw_site *s, uint64_t n) {
@@ -678,16 +663,8 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
  * (the freeing thread waits for it, bounded: the program's next phase
  * finds the room it left), or the freeing thread's where there is none. */
 void tw_room_freed(void) {
-  /* The free goes on: its pass is the watcher's, not waited for (a BFS
-   * kernel that freed large objects between its levels waited for three
-   * passes, 0.58 s of guest time against first touch's 0.04 s: issue 39's
-   * stalls in the kernel); one pass asked for serves every free before it
-   * begins. */
-  if (__atomic_exchange_n(&tw_phase_posted, 1, __ATOMIC_ACQ_REL))
+  if (tw_room_ask((struct tw_room_ask){.kind = TW_ASK_PHASE}))
     return;
-  if (tw_room_post((struct tw_room_ask){.kind = TW_ASK_PHASE}))
-    return;
-  __atomic_store_n(&tw_phase_posted, 0, __ATOMIC_RELEASE); /* (no watcher) */
   pthread_mutex_lock(&tw_room_exec);
   tw_room_pass(0, 0);
   pthread_mutex_unlock(&tw_room_exec);
