@@ -262,10 +262,12 @@ int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t) {
   return 1;
 }
 
-uint64_t tw_dram_take_upto(const tw_site *s, uint64_t n, uint64_t unit,
-                           tw_dram_ticket *t) {
+uint64_t tw_dram_take_upto(const tw_site *s, uint64_t n, uint64_t least,
+                           uint64_t unit, tw_dram_ticket *t) {
   if (tw_dram_take(s, n, t))
     return n;
+  if (least >= n)
+    return 0;
   /* the room the account shows, and what of the site's own reservation
    * it has not claimed (shared in time: at most what is unspent) */
   int64_t u = atomic_load(&tw_used), un = atomic_load(&tw_unspent);
@@ -279,7 +281,8 @@ uint64_t tw_dram_take_upto(const tw_site *s, uint64_t n, uint64_t unit,
   }
   uint64_t want = (room < n ? room : n) / unit * unit;
   /* (others take and give meanwhile: a few tries, each half the last) */
-  for (int k = 0; k < 4 && want >= unit; k++, want = want / 2 / unit * unit)
+  for (int k = 0; k < 4 && want >= unit && want >= least;
+       k++, want = want / 2 / unit * unit)
     if (tw_dram_take(s, want, t))
       return want;
   return 0;

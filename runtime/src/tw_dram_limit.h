@@ -35,11 +35,12 @@ TW_HIDDEN void tw_dram_limit_atfork(int phase); /* 0 prepare, 1 parent, 2 child 
  * limit: 1, nothing charged. */
 TW_HIDDEN int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t);
 /* As tw_dram_take for at most \p n bytes: all of them, or else the most
- * the limit has room for, in whole \p unit (a split object's DRAM head
- * that does not fit whole gets the part that does). The bytes charged, 0:
- * none (*t empty). */
+ * the limit has room for, in whole \p unit, if that is \p least or more (a
+ * split object's DRAM head that does not fit whole gets the part that
+ * does). The bytes charged, 0: none (*t empty). */
 TW_HIDDEN uint64_t tw_dram_take_upto(const tw_site *s, uint64_t n,
-                                     uint64_t unit, tw_dram_ticket *t);
+                                     uint64_t least, uint64_t unit,
+                                     tw_dram_ticket *t);
 /* The DRAM block \p p of \p bytes was served under ticket \p t (an empty
  * ticket: served in DRAM without room, e.g. as a fallback): the account
  * now holds \p bytes for it. */

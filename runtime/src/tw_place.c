@@ -67,14 +67,9 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
    * limit a stress of 256 KiB heads ran 3x longer making partial ones
    * (test/bench/crash_matrix.py's limit+heads) */
   tw_dram_ticket t;
-  uint64_t head = dram_bytes >= TW_PART_HEAD_MIN
-                      ? tw_dram_take_upto(s, dram_bytes, 4096, &t)
-                  : tw_dram_take(s, dram_bytes, &t) ? dram_bytes
-                                                    : 0;
-  if (head && head < dram_bytes / 2) {
-    tw_dram_undo(&t);
-    head = 0;
-  }
+  uint64_t head = tw_dram_take_upto(
+      s, dram_bytes, dram_bytes >= TW_PART_HEAD_MIN ? dram_bytes / 2 : dram_bytes,
+      4096, &t);
   if (!head) {
     *fell = 1; /* its DRAM part did not fit */
     return NULL;

@@ -396,12 +396,7 @@ int tw_placement_load(const char *path) {
   memset(buf + len, 0, TW_PJSON_PADDING + 1);
   if (!tw_parse(buf, len))
     return 0;
-  struct stat now; /* (not when the file changed while it was read) */
-  if (!stat(path, &now) && now.st_ino == st.st_ino &&
-      now.st_dev == st.st_dev && now.st_size == st.st_size &&
-      now.st_mtim.tv_sec == st.st_mtim.tv_sec &&
-      now.st_mtim.tv_nsec == st.st_mtim.tv_nsec)
-    tw_pcache_write(path, &st, &tw_pt);
+  tw_pcache_write(path, &st, &tw_pt);
   return 1;
 }
 

@@ -340,6 +340,7 @@ static void tw_pc_fill(const tw_ptable *t, tw_pc_head *h, char *buf,
 /* Remove the entries of the cache directory \p dir not written for
  * TW_PC_KEEP_S. */
 static void tw_pc_evict(const char *dir) {
+  /* (getdents64, not opendir: no malloc of the runtime's own at start-up) */
   int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
     return;
@@ -429,10 +430,14 @@ void tw_pcache_write(const char *path, const struct stat *st,
   tw_pc_state = "not written";
   if (!t->phash)
     return;
-  tw_pc_head h;
+  tw_pc_head h, now;
+  struct stat again; /* (not when the file changed while it was read) */
   tw_pc_key(&h, st);
-  if (!h.runtime[0])
-    return; /* (a runtime built without a build-id: nothing to key it by) */
+  if (stat(path, &again))
+    return;
+  tw_pc_key(&now, &again);
+  if (!tw_pc_same(&h, &now))
+    return; /* (nor by a runtime built without a build-id: no key) */
   h.nsites = t->nsites;
   h.nmods = t->nmods;
   h.nlive = t->nlive;

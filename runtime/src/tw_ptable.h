@@ -63,6 +63,7 @@ typedef struct tw_ptable {
 TW_HIDDEN int tw_pcache_read(const char *path, const struct stat *st,
                              tw_ptable *t);
 /* Write \p t as the compiled form of the file \p path of \p st (a placement of at
- * least TIERWISE_PLACEMENT_CACHE_MIN sites; failures only noted). */
+ * least TIERWISE_PLACEMENT_CACHE_MIN sites; not when \p path is no longer
+ * that file as \p st saw it; failures only noted). */
 TW_HIDDEN void tw_pcache_write(const char *path, const struct stat *st,
                                const tw_ptable *t);

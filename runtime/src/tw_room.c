@@ -719,19 +719,16 @@ static uint64_t tw_room_pcp_passes(void) {
 #define TW_RUN_SAMPLE_MS 1000
 #define TW_RUN_SAMPLE_PAGES 64
 static void tw_room_sample_run(void) {
-  static tw_room_blk objs[TW_ROOM_SLOTS]; /* (the watcher's only) */
-  pthread_mutex_lock(&tw_room_lock);
-  int n = tw_rb_hi;
-  memcpy(objs, tw_rb, (size_t)n * sizeof(*objs));
-  pthread_mutex_unlock(&tw_room_lock);
-  for (int i = 0; i < n; i++) {
-    if (!objs[i].p || objs[i].hi <= objs[i].lo)
+  tw_view_take(); /* (read only: nothing to put back) */
+  for (int i = 0; i < tw_view_n; i++) {
+    const tw_room_blk *b = &tw_view[i];
+    if (!b->p || b->hi <= b->lo)
       continue;
     uint64_t nodes[TW_REPORT_NODES] = {0};
-    size_t n = tw_numa_pages((const void *)objs[i].lo, objs[i].hi - objs[i].lo,
-                             nodes, TW_REPORT_NODES, TW_RUN_SAMPLE_PAGES);
-    tw_site *s = tw_site_get(objs[i].site);
-    __atomic_fetch_add(&s->run_pages_sampled, n, __ATOMIC_RELAXED);
+    size_t looked = tw_numa_pages((const void *)b->lo, b->hi - b->lo, nodes,
+                                  TW_REPORT_NODES, TW_RUN_SAMPLE_PAGES);
+    tw_site *s = tw_site_get(b->site);
+    __atomic_fetch_add(&s->run_pages_sampled, looked, __ATOMIC_RELAXED);
     for (int k = 0; k < TW_REPORT_NODES; k++)
       if (nodes[k])
         __atomic_fetch_add(&s->run_node_pages[k], nodes[k], __ATOMIC_RELAXED);
@@ -782,9 +779,7 @@ static void *tw_room_watch(void *arg) {
         seen = gen; /* (objects came before a free's pass: it was theirs) */
     }
     pthread_mutex_unlock(&tw_room_exec);
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    uint64_t now_ms = (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+    uint64_t now_ms = tw_now_ns() / 1000000u;
     if (tw_cfg.report_path && now_ms >= next_sample) {
       pthread_mutex_lock(&tw_room_exec);
       tw_room_sample_run();

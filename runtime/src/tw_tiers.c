@@ -151,11 +151,15 @@ void *tw_tier_alloc(int tier, size_t size, size_t align, int zero) {
   return p;
 }
 
-void tw_tier_free(int tier, void *p) {
+/* Free \p p of \p tier, into the thread cache where it takes it; \p usable:
+ * its usable size, 0: not known. */
+static void tw_tier_free_sized(int tier, void *p, size_t usable) {
   const tw_tier_ops *ops = tw_be[tier];
-  if (!tw_tc_put(tier, ops, p, 0))
+  if (!tw_tc_put(tier, ops, p, usable))
     ops->free(tier, p);
 }
+
+void tw_tier_free(int tier, void *p) { tw_tier_free_sized(tier, p, 0); }
 
 void *tw_tier_realloc(int tier, void *p, size_t size) {
   const tw_tier_ops *ops = tw_be[tier];
@@ -171,8 +175,7 @@ void *tw_tier_realloc(int tier, void *p, size_t size) {
       void *q = tw_tier_alloc(tier, size, 0, 0);
       if (q) {
         memcpy(q, p, u < size ? u : size);
-        if (!tw_tc_put(tier, ops, p, u)) /* (its size known: not asked again) */
-          ops->free(tier, p);
+        tw_tier_free_sized(tier, p, u); /* (its size: not asked again) */
       }
       return q;
     }
