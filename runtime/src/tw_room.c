@@ -121,6 +121,13 @@ static struct tw_room_ask {
 } tw_asks[TW_ROOM_ASKS];
 static int tw_nasks;
 static unsigned tw_ask_ticket, tw_ask_done;
+/* A free's pass (TW_ASK_PHASE) is posted and not yet begun: nobody waits
+ * for it, and frees meanwhile post no other. */
+static int tw_phase_posted;
+/* The watcher's free's pass stopped for asks posted meanwhile (the frees'
+ * page samples, a ranked malloc's room: their threads wait): it goes on
+ * after they are answered (tw_room_answer; the watcher's only). */
+static int tw_phase_again;
 /* a sample whose thread stopped waiting (its object may be gone): its
  * ticket, at ticket % TW_ROOM_ASKS */
 static unsigned tw_ask_dropped[TW_ROOM_ASKS];
@@ -153,6 +160,7 @@ void tw_room_atfork(int phase) {
     __atomic_store_n(&tw_room_watching, 0, __ATOMIC_RELAXED);
     tw_nasks = 0;
     tw_ask_done = tw_ask_ticket;
+    tw_phase_posted = tw_phase_again = 0;
   }
 }
 
@@ -398,8 +406,11 @@ static int tw_room_answer(void) {
   unsigned ticket = tw_ask_ticket;
   memcpy(asks, tw_asks, (size_t)n * sizeof(*asks));
   tw_nasks = 0;
+  /* (a free from now on asks for another pass; one whose ask found the
+   * queue full left only this) */
+  int phase = __atomic_exchange_n(&tw_phase_posted, 0, __ATOMIC_ACQ_REL);
   pthread_mutex_unlock(&tw_room_lock);
-  int room = 0, phase = 0;
+  int room = 0;
   for (int i = 0; i < n; i++) {
     room |= asks[i].kind == TW_ASK_ROOM;
     phase |= asks[i].kind == TW_ASK_PHASE;
@@ -415,10 +426,15 @@ static int tw_room_answer(void) {
         tw_room_make(asks[i].rank, asks[i].n);
     tw_view_put();
   }
-  if (phase)
-    tw_room_pass(0, 0);
+  /* (answered before the free's pass: nobody waits for it, and it stops
+   * only for asks posted after these) */
   __atomic_store_n(&tw_ask_done, ticket, __ATOMIC_RELEASE);
   tw_sys_futex_wake(&tw_ask_done, INT_MAX); /* (its waiters) */
+  if (phase || tw_phase_again) {
+    phase = 1;
+    tw_phase_again = 0;
+    tw_room_pass(0, 0);
+  }
   return phase;
 }
 
@@ -426,22 +442,11 @@ static int tw_room_answer(void) {
  * (TIERWISE_ROOM_ASK_WAIT: after that the thread goes on - a ranked
  * object's first touches find what room there is, a sample is not taken).
  * 0: not posted (no watcher, or TW_ROOM_ASKS asks waiting). */
+static unsigned tw_room_post(struct tw_room_ask a);
 static int tw_room_ask(struct tw_room_ask a) {
-  unsigned ticket = 0;
-  if (!__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED) || tw_room_owner)
-    return 0;
-  pthread_mutex_lock(&tw_room_lock);
-  if (tw_nasks < TW_ROOM_ASKS) {
-    /* (atomic: the watcher reads it without the lock) */
-    ticket = a.ticket = __atomic_add_fetch(&tw_ask_ticket, 1, __ATOMIC_RELEASE);
-    tw_asks[tw_nasks++] = a;
-    tw_rs.asks++;
-    __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
-  }
-  pthread_mutex_unlock(&tw_room_lock);
+  unsigned ticket = tw_room_post(a);
   if (!ticket)
     return 0;
-  tw_sys_futex_wake(&tw_room_bell, 1);
   uint64_t end = tw_now_ns() + tw_cfg.room_ask_wait_ms * 1000000u;
   for (;;) {
     unsigned done = __atomic_load_n(&tw_ask_done, __ATOMIC_ACQUIRE);
@@ -458,6 +463,26 @@ static int tw_room_ask(struct tw_room_ask a) {
                             (long)((end - now) % 1000000000u)};
     tw_sys_futex_wait(&tw_ask_done, done, &left);
   }
+}
+
+/* Posts an ask to the watcher and rings its bell; its ticket, 0: not
+ * posted (no watcher, the watcher itself, or TW_ROOM_ASKS asks waiting). */
+static unsigned tw_room_post(struct tw_room_ask a) {
+  unsigned ticket = 0;
+  if (!__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED) || tw_room_owner)
+    return 0;
+  pthread_mutex_lock(&tw_room_lock);
+  if (tw_nasks < TW_ROOM_ASKS) {
+    /* (atomic: the watcher reads it without the lock) */
+    ticket = a.ticket = __atomic_add_fetch(&tw_ask_ticket, 1, __ATOMIC_RELEASE);
+    tw_asks[tw_nasks++] = a;
+    tw_rs.asks++;
+    __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
+  }
+  pthread_mutex_unlock(&tw_room_lock);
+  if (ticket)
+    tw_sys_futex_wake(&tw_room_bell, 1);
+  return ticket;
 }
 
 void tw_room_before(const tw_site *s, uint64_t n) {
@@ -579,14 +604,19 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   uint64_t budget = tw_plan_budget(room, TW_ROOM_MARGIN, extra);
   unsigned char cand[TW_ROOM_SLOTS];
   memcpy(cand, tw_view_live, (size_t)tw_view_n);
-  for (;;) {
-    /* a watched pass yields to the asks posted meanwhile (their threads
-     * wait): a free's pass then grows the tails into the room the free
-     * gave back before this pass restores worse-ranked pages into it (a
-     * fresh-clone CI's room-promotes-after-phase: the split grew 2 MiB, cold
-     * took the room); what is left is the next pass's */
-    if (watched && tw_asks_pending())
+  for (int done = 0;; done++) {
+    /* the watcher's pass yields to the asks posted meanwhile (their threads
+     * wait). A watched pass stops: a free's pass then grows the tails into
+     * the room the free gave back before this pass restores worse-ranked
+     * pages into it (a fresh-clone CI's room-promotes-after-phase: the
+     * split grew 2 MiB, cold took the room); what is left is the next
+     * pass's. A free's pass, after at least one object, goes on once they
+     * are answered (tw_phase_again): the frees' page samples must not wait
+     * for its page moves. */
+    if (tw_room_owner && (watched || done) && tw_asks_pending()) {
+      tw_phase_again |= !watched;
       break;
+    }
     int v = tw_plan_best(tw_view_rank, cand, tw_view_n);
     if (v < 0)
       break;
@@ -659,12 +689,27 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   return tw_rs.restored_bytes + tw_rs.promoted_bytes - moved0;
 }
 
-/* A large DRAM object was freed: the pass with promotions, the owner's
- * (the freeing thread waits for it, bounded: the program's next phase
- * finds the room it left), or the freeing thread's where there is none. */
+/* A large DRAM object was freed: the pass with promotions, the owner's,
+ * posted and not waited for; or the freeing thread's where there is no
+ * owner. */
 void tw_room_freed(void) {
-  if (tw_room_ask((struct tw_room_ask){.kind = TW_ASK_PHASE}))
+  /* The free goes on: its pass is the watcher's (a BFS kernel that freed
+   * large objects between its levels waited for three passes, 0.58 s of
+   * guest time against first touch's 0.04 s: issue 39's stalls in the
+   * kernel); one pass asked for serves every free before it begins. So the
+   * room the free left goes to the better-ranked objects as fast as the
+   * watcher moves their pages, while the program goes on. */
+  if (__atomic_exchange_n(&tw_phase_posted, 1, __ATOMIC_ACQ_REL))
     return;
+  if (tw_room_post((struct tw_room_ask){.kind = TW_ASK_PHASE}))
+    return;
+  if (__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED) && !tw_room_owner) {
+    /* (the queue is full: the watcher answers it at once, and the pass
+     * with it - tw_phase_posted) */
+    tw_sys_futex_wake(&tw_room_bell, 1);
+    return;
+  }
+  __atomic_store_n(&tw_phase_posted, 0, __ATOMIC_RELEASE); /* (no watcher) */
   pthread_mutex_lock(&tw_room_exec);
   tw_room_pass(0, 0);
   pthread_mutex_unlock(&tw_room_exec);
@@ -761,7 +806,7 @@ static void *tw_room_watch(void *arg) {
      * free); a tenth of one when objects came while the last pass ran (a
      * burst: one pass per that); none while asks or a free's pass wait
      * (posted after the bell was last read: not slept on) */
-    int posted = tw_asks_pending();
+    int posted = tw_asks_pending() || tw_phase_again;
     unsigned was = rung;
     if (posted)
       ;
@@ -773,7 +818,7 @@ static void *tw_room_watch(void *arg) {
     int ticked = !posted && rung == was; /* (a tick, not the bell) */
     /* asks first (their threads wait), then a free's pass with promotions */
     pthread_mutex_lock(&tw_room_exec);
-    if (tw_asks_pending()) {
+    if (tw_asks_pending() || tw_phase_again) {
       unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
       if (tw_room_answer())
         seen = gen; /* (objects came before a free's pass: it was theirs) */

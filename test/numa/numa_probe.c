@@ -39,7 +39,7 @@
  *   --file-nodes  where each file's pages in the page cache are: prints
  *             `file PATH cached=P N0=x N1=y` (mincore finds the cached
  *             pages; only those are read, so none is read in anew)
- *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE]] [-o FILE]
+ *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE[,GROW]]] [-o FILE]
  *   --phases  the program's phases for the runtime's room on the DRAM node
  *             (runtime/README.md "Room on the DRAM node"): four objects of
  *             the given MiB from four sites, allocated and touched in this
@@ -48,7 +48,10 @@
  *             site) - then, SETTLE seconds later (default 0: at once),
  *             their pages (objects p1-NAME), then make_tmp's
  *             buffer is freed (the phase change) and the three others are
- *             worked on (hot and split read for SECONDS, default once)
+ *             worked on (hot and split read for SECONDS, default once;
+ *             with GROW, also until the split object has GROW MiB more
+ *             on node 0 than at p1, at most 60 s: the runtime's watcher
+ *             promotes its tail after the free, while the program runs)
  *             and reported again (p2-NAME) */
 #define _GNU_SOURCE
 #include <numaif.h>
@@ -206,11 +209,14 @@ __attribute__((noinline)) static unsigned char *make_hot(size_t n) { return mall
 
 __attribute__((noinline)) static unsigned char *make_split(size_t n) { return malloc(n); }
 
+static void pages_on(void *p, size_t n, long per_node[MAXNODE]);
+
 /* --phases: see the comment at the top. */
 static int phases(const char *sizes, const char *outpath) {
-  double m[4] = {48, 32, 16, 48}, spin = 0, settle = 0;
-  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin, &settle) < 4) {
-    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE]] (MiB)\n");
+  double m[4] = {48, 32, 16, 48}, spin = 0, settle = 0, grow = 0;
+  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin, &settle,
+             &grow) < 4) {
+    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE[,GROW]]] (MiB)\n");
     return 2;
   }
   size_t n[4];
@@ -235,6 +241,9 @@ static int phases(const char *sizes, const char *outpath) {
   report(out, "p1-tmp", tmp, n[1]);
   report(out, "p1-hot", hot, n[2]);
   report(out, "p1-split", split, n[3]);
+  long n0_before[MAXNODE] = {0}, n0_now[MAXNODE];
+  if (grow > 0)
+    pages_on(split, n[3], n0_before);
   free(tmp); /* the phase change: the temporary buffer dies */
   /* the kernel phase: hot and split, read for SECONDS (wall clock: time for
    * the NUMA-balancing scanner), at least once; the checksum counts one */
@@ -249,7 +258,14 @@ static int phases(const char *sizes, const char *outpath) {
     if (!pass)
       sum += s;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >= spin)
+    double took = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+    if (took < spin)
+      continue;
+    if (grow <= 0 || took >= spin + 60)
+      break;
+    memset(n0_now, 0, sizeof n0_now);
+    pages_on(split, n[3], n0_now);
+    if ((double)(n0_now[0] - n0_before[0]) * PAGE >= grow * 1048576.0)
       break;
   }
   report(out, "p2-cold", cold, n[0]);
