@@ -55,6 +55,12 @@ void tw_core_free(void *p) {
     tw_fa_free(p);
     return;
   }
+  /* (the room's frees: a glibc block below its smallest object, at once) */
+  if (tw_free_big && tw_page_owner(p) == TW_OWNER_GLIBC &&
+      tw_glibc_chunk(p) < tw_free_big) {
+    __libc_free(p);
+    return;
+  }
   if (TW_LIKELY(!tw_hdr_mode))
     tw_pl_free(p);
   else

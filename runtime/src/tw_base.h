@@ -121,6 +121,10 @@ TW_HIDDEN extern int tw_hdr_mode;
  * tool's requests (tw_vg_tracks(TW_TIER_DRAM)) or the DRAM limit's
  * accounting (set once, when the configuration is read). */
 TW_HIDDEN extern int tw_free_slow;
+/* Where only the room made it slow (tw_room.c): the size of its smallest
+ * tracked object; the slow path's first step frees a smaller glibc block
+ * at once (tw_core_free). 0: otherwise. */
+TW_HIDDEN extern size_t tw_free_big;
 
 /* Another malloc implementation serves the process (tw_config.c: a
  * program linked with jemalloc, tcmalloc, mimalloc): set when the

@@ -75,6 +75,7 @@ int tw_hdr_mode;
  * (the program's allocator freeing through our free, tw_foreign) must not
  * go to glibc unseen. */
 int tw_free_slow = 1;
+size_t tw_free_big;
 static atomic_int tw_init_state; /* 0 none, 1 running, 2 config read */
 static uint64_t tw_t0;
 

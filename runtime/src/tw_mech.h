@@ -209,6 +209,12 @@ TW_HIDDEN int tw_tc_on(void);
 
 /* tw_be_glibc.c */
 TW_HIDDEN size_t tw_glibc_usable(void *p);
+/* The size of glibc block \p p's chunk (its header's size field less the
+ * flags in its low 3 bits: glibc's malloc/malloc.c mchunk_size): at least
+ * the block's usable size, read with one load. */
+static inline size_t tw_glibc_chunk(const void *p) {
+  return ((const size_t *)p)[-1] & ~(size_t)7;
+}
 TW_HIDDEN void tw_glibc_init(void);
 
 /* tw_be_memkind.c: libmemkind, dlopen'ed on first use; the operations on a

@@ -132,6 +132,8 @@ typedef struct tw_room_stats {
   uint64_t tried[4], applied[4];
   uint64_t asks;                     /* allocations that asked the watcher */
   uint64_t ask_timeouts;             /* of them, gone on before its answer */
+  uint64_t untracked; /* DRAM objects of TW_ROOM_MIN+ left to first touch:
+                         every slot was taken */
 } tw_room_stats;
 enum tw_room_action { TW_RA_DEMOTE, TW_RA_RESTORE, TW_RA_EXCHANGE,
                       TW_RA_PROMOTE };

@@ -206,7 +206,8 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                      "promoted_moved_bytes", "phases",
                      "watched",         "grown",
                      "pcp_passes",      "migrate_bytes",
-                     "asks",            "ask_timeouts"};
+                     "asks",            "ask_timeouts",
+                     "untracked"};
   const uint64_t v[] = {r->room_bytes,      r->free_bytes,
                         r->watermark_bytes, r->pcp_bytes,       r->asked_bytes,
                         r->demoted_bytes,   r->restored_bytes,
@@ -214,7 +215,8 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                         r->promoted_moved_bytes, r->phases,
                         r->watched,         r->grown,
                         r->pcp_passes,      r->migrate_bytes,
-                        r->asks,            r->ask_timeouts};
+                        r->asks,            r->ask_timeouts,
+                        r->untracked};
   if (r->node < 0)
     return;
   tw_out_str(o, ",\n \"room\": {\"active\": ");
@@ -353,6 +355,14 @@ void tw_report_write(void) {
   tw_maps_sample_live(); /* where the live objects' pages are */
   tw_split_each(tw_sample_split);
   const tw_room_stats *room = tw_room_report(); /* its DRAM objects too */
+  if (room->untracked) {
+    char num[24];
+    tw_fmt_u64(num, room->untracked);
+    tw_warn("room: ", num,
+            " DRAM object(s) of TIERWISE_ROOM_MIN or more were left to first "
+            "touch (its table of live objects was full): their pages may "
+            "be on the slow node");
+  }
   uint32_t n = tw_site_count();
   int np = tw_placement_nsites();
   uint64_t totals[TW_TIER_COUNT] = {0};

@@ -109,10 +109,9 @@ static pthread_mutex_t tw_room_exec = PTHREAD_MUTEX_INITIALIZER;
  * made by the watcher while the allocating thread waits, bounded; under
  * tw_room_lock. tw_ask_done: the last ticket answered (a futex). */
 #define TW_ROOM_ASKS 64
-enum { TW_ASK_ROOM, TW_ASK_SAMPLE, TW_ASK_PHASE };
+enum { TW_ASK_ROOM, TW_ASK_SAMPLE };
 static struct tw_room_ask {
-  int kind;        /* room for a ranked object, a page sample, a free's
-                      pass with promotions */
+  int kind;        /* room for a ranked object, a page sample */
   int rank;        /* room: the object's rank */
   uint64_t n;      /* room, sample: its bytes */
   uint32_t site;   /* a sample's site and object */
@@ -121,8 +120,9 @@ static struct tw_room_ask {
 } tw_asks[TW_ROOM_ASKS];
 static int tw_nasks;
 static unsigned tw_ask_ticket, tw_ask_done;
-/* A free's pass (TW_ASK_PHASE) is posted and not yet begun: nobody waits
- * for it, and frees meanwhile post no other. */
+/* A free's pass is wanted and not yet begun (tw_room_freed: set without a
+ * lock, the bell rung; nobody waits for it, and frees meanwhile ring no
+ * other). */
 static int tw_phase_posted;
 /* The watcher's free's pass stopped for asks posted meanwhile (the frees'
  * page samples, a ranked malloc's room: their threads wait): it goes on
@@ -227,7 +227,12 @@ void tw_room_init(void) {
   tw_room_local = local;
   tw_room_slow = slow;
   tw_rs.kernel_demotes = (uint64_t)tw_kernel_demotes();
-  tw_free_slow = 1; /* frees of tracked objects must be seen */
+  /* frees of tracked objects must be seen; where nothing else needs the
+   * slow path, its first step frees a glibc block smaller than the
+   * smallest tracked object at once (tw_core_free: its chunk's size) */
+  if (!tw_free_slow)
+    tw_free_big = TW_ROOM_MIN;
+  tw_free_slow = 1;
   __atomic_store_n(&tw_room_on, 1, __ATOMIC_RELEASE);
   tw_room_watch_start();
 }
@@ -398,7 +403,7 @@ static uint64_t tw_room_pass(int watched, uint64_t extra);
 
 /* The watcher's answer to the asks (tw_room_exec held): samples first
  * (their objects are about to be freed), then room, then one pass with
- * promotions for the frees that asked. 1: that pass ran. */
+ * promotions for the frees that rang (tw_phase_posted). 1: that pass ran. */
 static int tw_room_answer(void) {
   struct tw_room_ask asks[TW_ROOM_ASKS];
   pthread_mutex_lock(&tw_room_lock);
@@ -406,14 +411,12 @@ static int tw_room_answer(void) {
   unsigned ticket = tw_ask_ticket;
   memcpy(asks, tw_asks, (size_t)n * sizeof(*asks));
   tw_nasks = 0;
-  /* (a free from now on asks for another pass; one whose ask found the
-   * queue full left only this) */
-  int phase = __atomic_exchange_n(&tw_phase_posted, 0, __ATOMIC_ACQ_REL);
   pthread_mutex_unlock(&tw_room_lock);
+  /* (a free from now on wants another pass) */
+  int phase = __atomic_exchange_n(&tw_phase_posted, 0, __ATOMIC_ACQ_REL);
   int room = 0;
   for (int i = 0; i < n; i++) {
     room |= asks[i].kind == TW_ASK_ROOM;
-    phase |= asks[i].kind == TW_ASK_PHASE;
     unsigned t = asks[i].ticket;
     if (asks[i].kind == TW_ASK_SAMPLE &&
         __atomic_load_n(&tw_ask_dropped[t % TW_ROOM_ASKS], __ATOMIC_ACQUIRE) != t)
@@ -548,6 +551,8 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
       added = 1;
     }
   pthread_mutex_unlock(&tw_room_lock);
+  if (!added) /* (said at exit: the report's room.untracked, a warning) */
+    __atomic_fetch_add(&tw_rs.untracked, 1, __ATOMIC_RELAXED);
   /* the watcher's pass at once, not at its next tick: the pages other
    * ranked objects spilled while this one was made (the kernel's free
    * pages in per-CPU lists) come back before it is used - numa-r23's bfs
@@ -701,11 +706,9 @@ void tw_room_freed(void) {
    * watcher moves their pages, while the program goes on. */
   if (__atomic_exchange_n(&tw_phase_posted, 1, __ATOMIC_ACQ_REL))
     return;
-  if (tw_room_post((struct tw_room_ask){.kind = TW_ASK_PHASE}))
-    return;
   if (__atomic_load_n(&tw_room_watching, __ATOMIC_RELAXED) && !tw_room_owner) {
-    /* (the queue is full: the watcher answers it at once, and the pass
-     * with it - tw_phase_posted) */
+    /* (no lock, no queue: the bell) */
+    __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELEASE);
     tw_sys_futex_wake(&tw_room_bell, 1);
     return;
   }
@@ -806,7 +809,8 @@ static void *tw_room_watch(void *arg) {
      * free); a tenth of one when objects came while the last pass ran (a
      * burst: one pass per that); none while asks or a free's pass wait
      * (posted after the bell was last read: not slept on) */
-    int posted = tw_asks_pending() || tw_phase_again;
+    int posted = tw_asks_pending() || tw_phase_again ||
+                 __atomic_load_n(&tw_phase_posted, __ATOMIC_ACQUIRE);
     unsigned was = rung;
     if (posted)
       ;
@@ -818,7 +822,8 @@ static void *tw_room_watch(void *arg) {
     int ticked = !posted && rung == was; /* (a tick, not the bell) */
     /* asks first (their threads wait), then a free's pass with promotions */
     pthread_mutex_lock(&tw_room_exec);
-    if (tw_asks_pending() || tw_phase_again) {
+    if (tw_asks_pending() || tw_phase_again ||
+        __atomic_load_n(&tw_phase_posted, __ATOMIC_ACQUIRE)) {
       unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
       if (tw_room_answer())
         seen = gen; /* (objects came before a free's pass: it was theirs) */

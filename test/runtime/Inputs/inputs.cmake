@@ -7,7 +7,7 @@ foreach(prog tw_sites tw_threads tw_edge tw_fork_private tw_mismatch tw_system
              tw_mmap_huge tw_fork_stress tw_fork_frees tw_signal tw_stacks
              tw_uncharged tw_strdup tw_realloc_head tw_slow_reuse
              tw_small_stack tw_closefds tw_chdir tw_remap tw_cancel
-             tw_remote_free)
+             tw_remote_free tw_many)
   add_executable(${prog} ${TW_RT_IN}/${prog}.c)
   target_compile_options(${prog} PRIVATE -O1 -g)
   target_link_libraries(${prog} PRIVATE pthread)
