@@ -12,7 +12,7 @@ fraction (default 25%) of each program's peak footprint with an mlocked
   tierwise@6.1         `tierwise advise --tiers kmem --dram-budget <node 0 free>`
                        on a host-made sim profile, applied with the runtime
   tierwise+linux@6.1   the same with Linux tiering on
-  tierwise@6.12, tierwise+linux@6.12   the same two on 6.12
+  first-touch@6.12, tierwise@6.12, tierwise+linux@6.12   the same on 6.12
   first-touch@7.2, linux@7.2, tierwise@7.2, tierwise+linux@7.2   the same on
                        Debian unstable's
                        7.2 (split packages: test/numa/kernel.sh)
@@ -87,7 +87,7 @@ PROGRAMS = {
     "ig-bfs": (["-g", "16"], "2M", [], 1.0),
 }
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
-         "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",
+         "first-touch@6.12", "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",
          "first-touch@7.2", "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2",
          "tierwise-pair@7.2", "tierwise-quad@7.2"]
 # the modes of several instances at once: how many
