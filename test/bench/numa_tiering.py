@@ -452,6 +452,9 @@ def main() -> int:
     ap.add_argument("--interval-ms", type=int, default=1000)
     ap.add_argument("--above-watermarks", action="store_true",
                     help="leave node 0 the fraction above its zones' low watermarks, not as MemFree")
+    ap.add_argument("--runtime-env", default="", metavar="'TIERWISE_X=V ...'",
+                    help="more runtime settings for the tierwise modes (the room's knobs: "
+                         "docs/room.md); use another -o")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per guest boot")
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "build" / "bench" / "numa-tiering")
     ap.add_argument("--table-only", action="store_true", help="print the table of results.json")
@@ -466,6 +469,9 @@ def main() -> int:
     for m in modes:
         if m not in MODES:
             sys.exit(f"--modes: {m} is not one of {', '.join(MODES)}")
+    for kv in a.runtime_env.split():
+        if not re.fullmatch(r"TIERWISE_[A-Z0-9_]+=[^\s'\"]*", kv):
+            sys.exit(f"--runtime-env: {kv!r} is not TIERWISE_NAME=VALUE")
     a.out.mkdir(parents=True, exist_ok=True)
     rpath = a.out / "results.json"
     results = json.loads(rpath.read_text()) if rpath.exists() else {}
@@ -501,7 +507,7 @@ def main() -> int:
                      " ".join(run_args(prog))) for prog in programs for m in ms]
             env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
                    "INTERVAL_MS": a.interval_ms, "COMMIT": rev,
-                   "ABOVE_WMARK": int(a.above_watermarks), **env_pl}
+                   "ABOVE_WMARK": int(a.above_watermarks), "RUNTIME_ENV": a.runtime_env, **env_pl}
             if a.collect:
                 d = a.out / "guest" / kern["kver"]
             else:
@@ -512,7 +518,8 @@ def main() -> int:
                     key = f"{prog}|{m}"
                     r = {"commit": rev, "kernel": kern["kver"], "peak": info[prog]["peak"],
                          "target": info[prog]["target"], "args": run_args(prog),
-                         "advise": info[prog].get("advise") if m.startswith("tierwise") else None}
+                         "advise": info[prog].get("advise") if m.startswith("tierwise") else None,
+                         "runtime_env": a.runtime_env if m.startswith("tierwise") else ""}
                     sp = d / f"{name}.samples"
                     rc = (d / f"{name}.rc").read_text().strip() if (d / f"{name}.rc").exists() else None
                     if a.collect and rc is None:

@@ -237,7 +237,8 @@ while read -r name mode target prog args; do
   case $mode in
     tierwise | tierwise+linux)
       pl=PLACEMENT_${prog//-/_}
-      envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_REPORT="$dir/$name.report.json")
+      # shellcheck disable=SC2206
+      envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" $RUNTIME_ENV TIERWISE_REPORT="$dir/$name.report.json")
       ;;
     tierwise-pair | tierwise-quad) # 2 (4) instances at once, each placed
       # for its share of node 0 and limited to it (the room over 2 (4)
@@ -245,8 +246,9 @@ while read -r name mode target prog args; do
       k=2 others=b
       [ "$mode" = tierwise-quad ] && k=4 others="b c d"
       pl=PLACEMENT_PART${k}_${prog//-/_}
+      # shellcheck disable=SC2206
       envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" TIERWISE_DRAM_LIMIT=auto
-        TIERWISE_LOCAL_RANKS=$k TIERWISE_REPORT="$dir/$name.report.json")
+        TIERWISE_LOCAL_RANKS=$k $RUNTIME_ENV TIERWISE_REPORT="$dir/$name.report.json")
       envb=("${envs[@]}")
       ;;
   esac
@@ -305,6 +307,7 @@ while read -r name mode target prog args; do
     echo "free_before_kib N0=$(free_kib 0) N1=$(free_kib 1)"
     echo "pcp_before_kib N0=$(pcp_kib 0) N1=$(pcp_kib 1)"
     echo "switches $(switches "$mode")"
+    echo "runtime_env ${RUNTIME_ENV:-}"
   } > "$name.mem"
   for x in $others; do # the other instances (tierwise-pair, -quad)
     envb[${#envb[@]}-1]=TIERWISE_REPORT="$dir/$name.$x.report.json"
