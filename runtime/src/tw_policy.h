@@ -134,6 +134,8 @@ typedef struct tw_room_stats {
   uint64_t ask_timeouts;             /* of them, gone on before its answer */
   uint64_t untracked; /* DRAM objects of TW_ROOM_MIN+ left to first touch:
                          every slot was taken */
+  uint64_t watcher_cpu_ms; /* the watcher thread's CPU time, to its last
+                              wake-up */
 } tw_room_stats;
 enum tw_room_action { TW_RA_DEMOTE, TW_RA_RESTORE, TW_RA_EXCHANGE,
                       TW_RA_PROMOTE };

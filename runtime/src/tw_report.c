@@ -207,7 +207,7 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                      "watched",         "grown",
                      "pcp_passes",      "migrate_bytes",
                      "asks",            "ask_timeouts",
-                     "untracked"};
+                     "untracked",       "watcher_cpu_ms"};
   const uint64_t v[] = {r->room_bytes,      r->free_bytes,
                         r->watermark_bytes, r->pcp_bytes,       r->asked_bytes,
                         r->demoted_bytes,   r->restored_bytes,
@@ -216,7 +216,7 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
                         r->watched,         r->grown,
                         r->pcp_passes,      r->migrate_bytes,
                         r->asks,            r->ask_timeouts,
-                        r->untracked};
+                        r->untracked,       r->watcher_cpu_ms};
   if (r->node < 0)
     return;
   tw_out_str(o, ",\n \"room\": {\"active\": ");

@@ -820,6 +820,12 @@ static void *tw_room_watch(void *arg) {
       nanosleep(&brief, NULL);
     rung = __atomic_load_n(&tw_room_bell, __ATOMIC_RELAXED);
     int ticked = !posted && rung == was; /* (a tick, not the bell) */
+    struct timespec cpu; /* (the report's watcher_cpu_ms: its cost) */
+    if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+      __atomic_store_n(&tw_rs.watcher_cpu_ms,
+                       (uint64_t)cpu.tv_sec * 1000u +
+                           (uint64_t)cpu.tv_nsec / 1000000u,
+                       __ATOMIC_RELAXED);
     /* asks first (their threads wait), then a free's pass with promotions */
     pthread_mutex_lock(&tw_room_exec);
     if (tw_asks_pending() || tw_phase_again ||
