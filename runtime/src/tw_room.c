@@ -113,6 +113,7 @@ enum { TW_ASK_ROOM, TW_ASK_SAMPLE };
 static struct tw_room_ask {
   int kind;        /* room for a ranked object, a page sample */
   int rank;        /* room: the object's rank */
+  unsigned promise; /* room: its promise's id (tw_promises) */
   uint64_t n;      /* room, sample: its bytes */
   uint32_t site;   /* a sample's site and object */
   const void *p;
@@ -131,6 +132,23 @@ static int tw_phase_again;
 /* a sample whose thread stopped waiting (its object may be gone): its
  * ticket, at ticket % TW_ROOM_ASKS */
 static unsigned tw_ask_dropped[TW_ROOM_ASKS];
+/* Room made for ranked objects about to be allocated, not yet tracked (an
+ * ask answered; the thread allocates, then tracks): until then a pass counts
+ * it as owed at the object's rank, so that it does not give that room to
+ * worse-ranked pages meanwhile (the watcher takes up a free's pass right
+ * after answering an ask: on the yardstick's bfs at 1/2 it restored 13.9 MB
+ * of worse-ranked pages that the next ask demoted again, and the edges'
+ * first touches spilled). Kept by tw_room_make, cleared by tw_room_track
+ * (the thread's tw_my_promise) or after TW_PROMISE_MS. Under tw_room_lock. */
+#define TW_PROMISES 16
+#define TW_PROMISE_MS 1000 /* an allocation and its tracking: microseconds */
+static struct tw_promise {
+  unsigned id; /* 0: free */
+  int rank;
+  uint64_t n, at_ns;
+} tw_promises[TW_PROMISES];
+static unsigned tw_promise_ids;
+static __thread unsigned tw_my_promise;
 
 /* Asks posted and not yet answered (the watcher). */
 static int tw_asks_pending(void) {
@@ -377,9 +395,35 @@ static void tw_view_put(void) {
   __atomic_store_n(&tw_room_unsettled, open, __ATOMIC_RELAXED);
 }
 
+/* Promise \p id: \p n bytes of room made for a \p rank object (the
+ * executor; at id % TW_PROMISES: the one it replaces, 16 asks older, is
+ * long kept or expired). */
+static void tw_promise_keep(unsigned id, int rank, uint64_t n) {
+  uint64_t now = tw_now_ns();
+  pthread_mutex_lock(&tw_room_lock);
+  tw_promises[id % TW_PROMISES] = (struct tw_promise){id, rank, n, now};
+  pthread_mutex_unlock(&tw_room_lock);
+}
+
+/* The live promises (expired ones dropped) into \p out; their count. */
+static int tw_promises_take(struct tw_promise out[TW_PROMISES]) {
+  uint64_t now = tw_now_ns();
+  int k = 0;
+  pthread_mutex_lock(&tw_room_lock);
+  for (int i = 0; i < TW_PROMISES; i++) {
+    struct tw_promise *q = &tw_promises[i];
+    if (q->id && now - q->at_ns > (uint64_t)TW_PROMISE_MS * 1000000u)
+      q->id = 0;
+    if (q->id)
+      out[k++] = *q;
+  }
+  pthread_mutex_unlock(&tw_room_lock);
+  return k;
+}
+
 /* Room for \p n bytes of a \p rank object about to be allocated (the
- * executor, on tw_view). */
-static void tw_room_make(int rank, uint64_t n) {
+ * executor, on tw_view), kept as promise \p id. */
+static void tw_room_make(int rank, uint64_t n, unsigned id) {
   /* (what every tracked object will still take at first touch: a worse
    * ranked one touched first would take this one's room - it gives it up
    * in tw_room_demote) */
@@ -392,11 +436,19 @@ static void tw_room_make(int rank, uint64_t n) {
   for (int i = 0; i < tw_view_n; i++)
     if (tw_view[i].p)
       need += tw_room_owed(&tw_view[i]);
+  /* (and what was made for objects as good, not yet allocated) */
+  struct tw_promise pr[TW_PROMISES];
+  int np = tw_promises_take(pr);
+  for (int i = 0; i < np; i++)
+    if (pr[i].rank <= rank)
+      need += pr[i].n;
   uint64_t shortfall = tw_plan_short(room, need);
   if (shortfall) {
     tw_rs.asked_bytes += shortfall;
     tw_room_demote(rank, shortfall);
   }
+  if (id)
+    tw_promise_keep(id, rank, n);
 }
 
 static uint64_t tw_room_pass(int watched, uint64_t extra);
@@ -426,7 +478,7 @@ static int tw_room_answer(void) {
     tw_view_take();
     for (int i = 0; i < n; i++)
       if (asks[i].kind == TW_ASK_ROOM)
-        tw_room_make(asks[i].rank, asks[i].n);
+        tw_room_make(asks[i].rank, asks[i].n, asks[i].promise);
     tw_view_put();
   }
   /* (answered before the free's pass: nobody waits for it, and it stops
@@ -450,13 +502,15 @@ static int tw_room_ask(struct tw_room_ask a) {
   unsigned ticket = tw_room_post(a);
   if (!ticket)
     return 0;
-  uint64_t end = tw_now_ns() + tw_cfg.room_ask_wait_ms * 1000000u;
+  uint64_t end = 0; /* (the deadline: read once it is needed) */
   for (;;) {
     unsigned done = __atomic_load_n(&tw_ask_done, __ATOMIC_ACQUIRE);
     if ((int)(done - ticket) >= 0)
       return 1;
     uint64_t now = tw_now_ns();
-    if (now >= end) {
+    if (!end)
+      end = now + tw_cfg.room_ask_wait_ms * 1000000u;
+    else if (now >= end) {
       __atomic_store_n(&tw_ask_dropped[ticket % TW_ROOM_ASKS], ticket,
                        __ATOMIC_RELEASE);
       __atomic_fetch_add(&tw_rs.ask_timeouts, 1, __ATOMIC_RELAXED);
@@ -492,11 +546,15 @@ void tw_room_before(const tw_site *s, uint64_t n) {
   int rank = tw_room_rank(s);
   if (n < TW_ROOM_MIN || rank == INT_MAX)
     return; /* only ranked data makes room */
-  if (tw_room_ask((struct tw_room_ask){.kind = TW_ASK_ROOM, .rank = rank, .n = n}))
+  unsigned id = __atomic_add_fetch(&tw_promise_ids, 1, __ATOMIC_RELAXED);
+  id += !id; /* (0: none) */
+  tw_my_promise = id; /* (tw_room_track clears it) */
+  if (tw_room_ask((struct tw_room_ask){
+          .kind = TW_ASK_ROOM, .rank = rank, .n = n, .promise = id}))
     return; /* made by the watcher */
   pthread_mutex_lock(&tw_room_exec); /* no watcher: made here */
   tw_view_take();
-  tw_room_make(rank, n);
+  tw_room_make(rank, n, id);
   tw_view_put();
   pthread_mutex_unlock(&tw_room_exec);
 }
@@ -511,8 +569,22 @@ static int tw_room_sample(uint32_t site, const void *p, size_t len) {
       .kind = TW_ASK_SAMPLE, .n = len, .site = site, .p = p});
 }
 
+/* This thread's promise is kept (its object is tracked, or will not be;
+ * tw_room_lock held). */
+static void tw_promise_done(void) {
+  struct tw_promise *q = &tw_promises[tw_my_promise % TW_PROMISES];
+  if (q->id == tw_my_promise)
+    q->id = 0;
+  tw_my_promise = 0;
+}
+
 void tw_room_track(const tw_site *s, const void *p, size_t size,
                    uint64_t dram, int tail_tier) {
+  if (TW_UNLIKELY(tw_my_promise) && (dram < TW_ROOM_MIN || !s)) {
+    pthread_mutex_lock(&tw_room_lock);
+    tw_promise_done();
+    pthread_mutex_unlock(&tw_room_lock);
+  }
   if (dram < TW_ROOM_MIN || !s)
     return;
   uintptr_t a = (uintptr_t)p;
@@ -550,6 +622,8 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
       __atomic_fetch_add(&tw_room_bell, 1, __ATOMIC_RELAXED);
       added = 1;
     }
+  if (tw_my_promise) /* (it ends as the object is tracked: no pass sees neither) */
+    tw_promise_done();
   pthread_mutex_unlock(&tw_room_lock);
   if (!added) /* (said at exit: the report's room.untracked, a warning) */
     __atomic_fetch_add(&tw_rs.untracked, 1, __ATOMIC_RELAXED);
@@ -609,6 +683,9 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
   uint64_t budget = tw_plan_budget(room, TW_ROOM_MARGIN, extra);
   unsigned char cand[TW_ROOM_SLOTS];
   memcpy(cand, tw_view_live, (size_t)tw_view_n);
+  /* room made for objects not yet tracked is theirs at their rank */
+  struct tw_promise pr[TW_PROMISES];
+  int npr = tw_promises_take(pr);
   for (int done = 0;; done++) {
     /* the watcher's pass yields to the asks posted meanwhile (their threads
      * wait). A watched pass stops: a free's pass then grows the tails into
@@ -627,6 +704,11 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
       break;
     cand[v] = 0;
     tw_room_blk *b = &tw_view[v];
+    for (int i = 0; i < npr; i++)
+      if (pr[i].id && pr[i].rank <= b->rank) {
+        budget = tw_plan_spend(budget, pr[i].n);
+        pr[i].id = 0;
+      }
     if (budget < TW_ROOM_PAGE) { /* the room is spent: exchanges only */
       if (!b->settled && b->rank != INT_MAX) {
         tw_room_owed(b); /* (is it all touched) */
