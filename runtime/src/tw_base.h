@@ -61,7 +61,7 @@ typedef struct tw_config {
   /* the room's scheme (tw_room.c; tw_options: units, defaults, what each
    * answers to) */
   uint64_t room_min, room_margin, room_pcp_min, room_ask_wait_ms;
-  unsigned room_wait_max, room_idle_share, room_pcp_share;
+  unsigned room_wait_max, room_idle_share;
 } tw_config;
 
 /* The runtime's numeric settings, one table (tw_config.c) with each one's
@@ -75,8 +75,7 @@ enum tw_opt_id {
   TW_O_PLACEMENT_CACHE_MIN,
   TW_O_SLOW_CACHE, TW_O_ROOM,
   TW_O_ROOM_INTERVAL, TW_O_ROOM_MIN, TW_O_ROOM_MARGIN, TW_O_ROOM_PCP_MIN,
-  TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE, TW_O_ROOM_ASK_WAIT,
-  TW_O_ROOM_PCP_SHARE, TW_O_COUNT
+  TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE, TW_O_ROOM_ASK_WAIT, TW_O_COUNT
 };
 #define TW_O_ROOM_FIRST TW_O_ROOM /* the room's: TW_O_ROOM.. the last */
 typedef struct tw_option {

@@ -218,15 +218,6 @@ const tw_option tw_options[TW_O_COUNT] = {
      * object's first touches spilled) */
     [TW_O_ROOM_ASK_WAIT] = {"TIERWISE_ROOM_ASK_WAIT", "ask_wait_ms", "ms",
                             10000, 0, 600000},
-    /* per-CPU-list passes take at most 1/N of a CPU: after one that cost
-     * C of the watcher's CPU time, none for C x (N - 1) - a time quota, as
-     * DAMON's (Documentation/mm/damon/design.rst, "Quotas"). They move
-     * pages below node 0's low watermark, where 6.12's allocator reclaims
-     * for each page: the yardstick's pagerank-pull on 6.12 had 6 of them
-     * cost 6.4 s of CPU (its kernel 9.9 s against first touch's 0.9 s;
-     * without them 93 ms and 0.9 s), on 6.1 the whole watcher 0.1 s */
-    [TW_O_ROOM_PCP_SHARE] = {"TIERWISE_ROOM_PCP_SHARE", "pcp_share",
-                             "1/CPU", 10, 1, 1u << 20},
 };
 uint64_t tw_opt[TW_O_COUNT];
 
@@ -508,7 +499,6 @@ void tw_config_read(void) {
   tw_cfg.room_pcp_min = tw_opt[TW_O_ROOM_PCP_MIN];
   tw_cfg.room_wait_max = (unsigned)tw_opt[TW_O_ROOM_WAIT_MAX];
   tw_cfg.room_idle_share = (unsigned)tw_opt[TW_O_ROOM_IDLE_SHARE];
-  tw_cfg.room_pcp_share = (unsigned)tw_opt[TW_O_ROOM_PCP_SHARE];
   tw_cfg.room_ask_wait_ms = tw_opt[TW_O_ROOM_ASK_WAIT];
   const char *nm = secure_getenv("TIERWISE_NUMA_MODE");
   tw_cfg.numa_migrate = nm && !strcmp(nm, "migrate");

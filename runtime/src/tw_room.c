@@ -62,7 +62,6 @@
 #define TW_ROOM_PCP_MIN tw_cfg.room_pcp_min /* a CPU's lists worth a pass */
 #define TW_ROOM_WAIT_MAX tw_cfg.room_wait_max /* ticks between idle passes */
 #define TW_ROOM_IDLE_SHARE tw_cfg.room_idle_share /* ...at most 1/N of a CPU */
-#define TW_ROOM_PCP_SHARE tw_cfg.room_pcp_share /* pcp passes: 1/N of a CPU */
 #define TW_ROOM_SLOTS 256 /* live objects tracked */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
 
@@ -885,7 +884,7 @@ static void *tw_room_watch(void *arg) {
   uint64_t ns = ms * 100000u; /* a tenth of a tick */
   struct timespec brief = {(time_t)(ns / 1000000000u),
                            (long)(ns % 1000000000u)};
-  uint64_t low = UINT64_MAX, next_sample = 0, pcp_after = 0;
+  uint64_t low = UINT64_MAX, next_sample = 0;
   unsigned seen = 0, rung = 0, idle = 0, wait = 1;
   for (;;) {
     /* a tick, ended early by the bell (an object tracked, an ask, a large
@@ -945,17 +944,8 @@ static void *tw_room_watch(void *arg) {
      * touches take them - MPOL_PREFERRED_MANY, tw_range_prefer) */
     if (!tw_rs.kernel_demotes &&
         __atomic_load_n(&tw_room_unsettled, __ATOMIC_RELAXED) &&
-        tw_room_now() < TW_ROOM_MARGIN + TW_ROOM_MIN &&
-        tw_now_ns() >= pcp_after) {
-      /* (their quota: after passes that cost C, none for C x (N - 1)) */
-      struct timespec p0, p1;
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &p0);
+        tw_room_now() < TW_ROOM_MARGIN + TW_ROOM_MIN)
       moved += tw_room_pcp_passes();
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &p1);
-      uint64_t c = (uint64_t)(p1.tv_sec - p0.tv_sec) * 1000000000u +
-                   (uint64_t)p1.tv_nsec - (uint64_t)p0.tv_nsec;
-      pcp_after = tw_now_ns() + c * (TW_ROOM_PCP_SHARE - 1);
-    }
     pthread_mutex_unlock(&tw_room_exec);
     /* (an idle pass costs at most 1/TW_ROOM_IDLE_SHARE of a CPU: a large
      * object never all touched is read page by page at each) */
