@@ -36,9 +36,10 @@
  *   pages are mostly elsewhere.
  *
  * The watcher is the one owner of that page work: allocating and freeing
- * threads post asks (room, a free's pass, a page sample) and wait for its
- * answer, bounded (TIERWISE_ROOM_ASK_WAIT); without a watcher they do it
- * themselves (docs/room.md "Its loop").
+ * threads post asks (room, a page sample before a free) and wait for its
+ * answer, bounded (TIERWISE_ROOM_ASK_WAIT); a large free rings for its pass
+ * and goes on; without a watcher they do it themselves (docs/room.md "Its
+ * loop").
  *
  * Only the objects it tracks move (a table of TW_ROOM_SLOTS live ones); the
  * policy never binds (MPOL_BIND): a full node must not kill the program.
