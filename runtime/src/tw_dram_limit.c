@@ -288,6 +288,12 @@ uint64_t tw_dram_take_upto(const tw_site *s, uint64_t n, uint64_t least,
   return 0;
 }
 
+#define TW_PART_HEAD_MIN ((uint64_t)1 << 20)
+
+uint64_t tw_dram_take_head(const tw_site *s, uint64_t n, tw_dram_ticket *t) {
+  return tw_dram_take_upto(s, n, n >= TW_PART_HEAD_MIN ? n / 2 : n, 4096, t);
+}
+
 /* A block's home slot; its stripe is home / TW_REC_STRIPE, and probes
  * wrap inside the stripe. */
 static unsigned tw_rec_slot(uintptr_t p) {

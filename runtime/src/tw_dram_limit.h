@@ -41,6 +41,14 @@ TW_HIDDEN int tw_dram_take(const tw_site *s, uint64_t n, tw_dram_ticket *t);
 TW_HIDDEN uint64_t tw_dram_take_upto(const tw_site *s, uint64_t n,
                                      uint64_t least, uint64_t unit,
                                      tw_dram_ticket *t);
+/* A split object's DRAM head of \p n bytes (site \p s): all of it, or a
+ * head of 1 MiB or more that does not fit whole gets the part that does,
+ * in whole pages, if that is half of it or more (a split costs its own
+ * mappings, and under a full 4 MiB limit a stress of 256 KiB heads ran 3x
+ * longer making partial ones: test/bench/crash_matrix.py's limit+heads).
+ * The bytes charged, 0: none. The one rule for heap and mmap heads. */
+TW_HIDDEN uint64_t tw_dram_take_head(const tw_site *s, uint64_t n,
+                                     tw_dram_ticket *t);
 /* The DRAM block \p p of \p bytes was served under ticket \p t (an empty
  * ticket: served in DRAM without room, e.g. as a fallback): the account
  * now holds \p bytes for it. */

@@ -51,10 +51,12 @@ void *tw_pl_map(void *addr, size_t len, int prot, int flags, int fd,
   else if (want && prot == (PROT_READ | PROT_WRITE)) {
     /* the head is DRAM: on the limit's account like a malloc'ed split
      * object's (tw_place.c), credited at munmap; no room: whole in tier */
-    head = want;
-    if (mode == TW_MODE_PLACE && !tw_dram_take(s, head, &t))
-      head = 0, fell = 1;
+    head = mode == TW_MODE_PLACE ? tw_dram_take_head(s, want, &t) : want;
+    if (!head)
+      fell = 1;
     else {
+      if (head < want && s) /* (the part of its head that did not fit) */
+        tw_site_fell_back(s, (size_t)(want - head));
       if (TW_UNLIKELY(tw_room_on) && mode == TW_MODE_PLACE)
         tw_room_before(s, head); /* the head's room on the DRAM node */
       if (!(p = tw_split_alloc(site, len, 0, &head, tier, 1))) {

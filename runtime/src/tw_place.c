@@ -42,8 +42,6 @@ static void tw_announce_zero(void *p, size_t size, int tier, int zero) {
     memset(p, 0, size);
 }
 
-#define TW_PART_HEAD_MIN ((uint64_t)1 << 20)
-
 /* A DRAM head of \p dram_bytes (placement dram_bytes of site \p s, or the
  * argument of tierwise.h's tw_malloc_head) and a slow tier: objects up to
  * the head are DRAM's; a larger one becomes a split block (tw_split.c)
@@ -61,15 +59,9 @@ static void *tw_pl_split(tw_site *s, uint64_t dram_bytes, size_t size,
     *tier = TW_TIER_DRAM;
     return NULL;
   }
-  /* Only a head of TW_PART_HEAD_MIN or more (an array's: few, long-lived)
-   * that does not fit whole takes the part that does, and only at least
-   * half of it: a split costs its own mappings, and under a full 4 MiB
-   * limit a stress of 256 KiB heads ran 3x longer making partial ones
-   * (test/bench/crash_matrix.py's limit+heads) */
+  /* (all of it, or the part that fits: tw_dram_take_head's rule) */
   tw_dram_ticket t;
-  uint64_t head = tw_dram_take_upto(
-      s, dram_bytes, dram_bytes >= TW_PART_HEAD_MIN ? dram_bytes / 2 : dram_bytes,
-      4096, &t);
+  uint64_t head = tw_dram_take_head(s, dram_bytes, &t);
   if (!head) {
     *fell = 1; /* its DRAM part did not fit */
     return NULL;
