@@ -39,7 +39,7 @@
  *   --file-nodes  where each file's pages in the page cache are: prints
  *             `file PATH cached=P N0=x N1=y` (mincore finds the cached
  *             pages; only those are read, so none is read in anew)
- *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE[,GROW]]] [-o FILE]
+ *        numa_probe --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE[,GROW[,HOT%]]]] [-o FILE]
  *   --phases  the program's phases for the runtime's room on the DRAM node
  *             (runtime/README.md "Room on the DRAM node"): four objects of
  *             the given MiB from four sites, allocated and touched in this
@@ -49,6 +49,8 @@
  *             their pages (objects p1-NAME), then make_tmp's
  *             buffer is freed (the phase change) and the three others are
  *             worked on (hot and split read for SECONDS, default once;
+ *             with HOT%, the p1 look waits after SETTLE until that share
+ *             of hot's pages is on node 0, at most 60 s more (`hot_wait S`);
  *             with GROW, also until the split object has GROW MiB more
  *             on node 0 than at p1, at most 60 s: the runtime's watcher
  *             promotes its tail after the free, while the program runs)
@@ -213,10 +215,11 @@ static void pages_on(void *p, size_t n, long per_node[MAXNODE]);
 
 /* --phases: see the comment at the top. */
 static int phases(const char *sizes, const char *outpath) {
-  double m[4] = {48, 32, 16, 48}, spin = 0, settle = 0, grow = 0;
-  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin, &settle,
-             &grow) < 4) {
-    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE[,GROW]]] (MiB)\n");
+  double m[4] = {48, 32, 16, 48}, spin = 0, settle = 0, grow = 0, hot_pct = 0;
+  if (sscanf(sizes, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &m[0], &m[1], &m[2], &m[3], &spin,
+             &settle, &grow, &hot_pct) < 4) {
+    fprintf(stderr, "numa_probe: --phases COLD,TMP,HOT,SPLIT[,SECONDS[,SETTLE[,GROW[,HOT%%]]]] "
+                    "(MiB)\n");
     return 2;
   }
   size_t n[4];
@@ -237,6 +240,23 @@ static int phases(const char *sizes, const char *outpath) {
   }
   if (settle > 0)
     usleep((useconds_t)(settle * 1e6));
+  /* HOT%: then until that share of hot's pages is on node 0, at most 60 s
+   * more (printed: `hot_wait SECONDS`) */
+  if (hot_pct > 0) {
+    struct timespec h0, h;
+    clock_gettime(CLOCK_MONOTONIC, &h0);
+    for (;;) {
+      long on[MAXNODE] = {0};
+      pages_on(hot, n[2], on);
+      clock_gettime(CLOCK_MONOTONIC, &h);
+      double took = (double)(h.tv_sec - h0.tv_sec) + (double)(h.tv_nsec - h0.tv_nsec) / 1e9;
+      if ((double)on[0] * PAGE >= hot_pct / 100.0 * (double)n[2] || took >= 60) {
+        fprintf(out, "hot_wait %.1f\n", took);
+        break;
+      }
+      usleep(200000);
+    }
+  }
   report(out, "p1-cold", cold, n[0]);
   report(out, "p1-tmp", tmp, n[1]);
   report(out, "p1-hot", hot, n[2]);
