@@ -693,10 +693,15 @@ static uint64_t tw_room_pass(int watched, uint64_t extra) {
      * the room the free gave back before this pass restores worse-ranked
      * pages into it (a fresh-clone CI's room-promotes-after-phase: the
      * split grew 2 MiB, cold took the room); what is left is the next
-     * pass's. A free's pass, after at least one object, goes on once they
+     * pass's (a free rings for its pass without an ask: tw_phase_posted,
+     * which a watched pass yields to as well - a check-numa run restored
+     * cold's 40 MB into tmp's room while the split grew nothing). A free's
+     * pass, after at least one object, goes on once they
      * are answered (tw_phase_again): the frees' page samples must not wait
      * for its page moves. */
-    if (tw_room_owner && (watched || done) && tw_asks_pending()) {
+    if (tw_room_owner && (watched || done) &&
+        (tw_asks_pending() ||
+         (watched && __atomic_load_n(&tw_phase_posted, __ATOMIC_ACQUIRE)))) {
       tw_phase_again |= !watched;
       break;
     }
