@@ -156,6 +156,12 @@ static int tw_asks_pending(void) {
   return __atomic_load_n(&tw_ask_done, __ATOMIC_ACQUIRE) !=
          __atomic_load_n(&tw_ask_ticket, __ATOMIC_ACQUIRE);
 }
+/* Work for the watcher's answer: asks, or a free's pass rung or stopped
+ * for asks (the watcher's). */
+static int tw_room_wanted(void) {
+  return tw_asks_pending() || tw_phase_again ||
+         __atomic_load_n(&tw_phase_posted, __ATOMIC_ACQUIRE);
+}
 static __thread int tw_room_owner; /* this thread is the watcher */
 static int tw_room_ending;         /* the report is being written */
 static tw_room_stats tw_rs;
@@ -897,8 +903,7 @@ static void *tw_room_watch(void *arg) {
      * free); a tenth of one when objects came while the last pass ran (a
      * burst: one pass per that); none while asks or a free's pass wait
      * (posted after the bell was last read: not slept on) */
-    int posted = tw_asks_pending() || tw_phase_again ||
-                 __atomic_load_n(&tw_phase_posted, __ATOMIC_ACQUIRE);
+    int posted = tw_room_wanted();
     unsigned was = rung;
     if (posted)
       ;
@@ -916,8 +921,7 @@ static void *tw_room_watch(void *arg) {
                        __ATOMIC_RELAXED);
     /* asks first (their threads wait), then a free's pass with promotions */
     pthread_mutex_lock(&tw_room_exec);
-    if (tw_asks_pending() || tw_phase_again ||
-        __atomic_load_n(&tw_phase_posted, __ATOMIC_ACQUIRE)) {
+    if (tw_room_wanted()) {
       unsigned gen = __atomic_load_n(&tw_room_gen, __ATOMIC_RELAXED);
       if (tw_room_answer())
         seen = gen; /* (objects came before a free's pass: it was theirs) */
