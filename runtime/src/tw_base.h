@@ -60,7 +60,8 @@ typedef struct tw_config {
   size_t slow_cache; /* TIERWISE_SLOW_CACHE: per thread and slow tier */
   /* the room's scheme (tw_room.c; tw_options: units, defaults, what each
    * answers to) */
-  uint64_t room_min, room_margin, room_pcp_min, room_ask_wait_ms;
+  uint64_t room_min, room_rank_min, room_margin, room_pcp_min;
+  uint64_t room_ask_wait_ms;
   unsigned room_wait_max, room_idle_share;
 } tw_config;
 
@@ -74,8 +75,9 @@ enum tw_opt_id {
   TW_O_FASTPATH_CHECK, TW_O_UNMATCHED_MIN, TW_O_TRACK_DEFAULT_MAX,
   TW_O_PLACEMENT_CACHE_MIN,
   TW_O_SLOW_CACHE, TW_O_ROOM,
-  TW_O_ROOM_INTERVAL, TW_O_ROOM_MIN, TW_O_ROOM_MARGIN, TW_O_ROOM_PCP_MIN,
-  TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE, TW_O_ROOM_ASK_WAIT, TW_O_COUNT
+  TW_O_ROOM_INTERVAL, TW_O_ROOM_MIN, TW_O_ROOM_RANK_MIN, TW_O_ROOM_MARGIN,
+  TW_O_ROOM_PCP_MIN, TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE,
+  TW_O_ROOM_ASK_WAIT, TW_O_COUNT
 };
 #define TW_O_ROOM_FIRST TW_O_ROOM /* the room's: TW_O_ROOM.. the last */
 typedef struct tw_option {

@@ -193,6 +193,13 @@ const tw_option tw_options[TW_O_COUNT] = {
      * pass (the cost of a pass: move_pages over each tracked object) */
     [TW_O_ROOM_MIN] = {"TIERWISE_ROOM_MIN", "min_bytes", "bytes", 1 << 20,
                        4096, UINT64_MAX},
+    /* ranked DRAM blocks tracked without room made before them: their
+     * first touches take what room there is, and pages that spilled are
+     * exchanged for worse-ranked ones (small vectors and bins that grow in
+     * a kernel, issue 39); below it, the inline fast path (FASTPATH_MAX),
+     * which sees no size class's site rank. Above ROOM_MIN: ROOM_MIN */
+    [TW_O_ROOM_RANK_MIN] = {"TIERWISE_ROOM_RANK_MIN", "rank_min_bytes",
+                            "bytes", 64 << 10, 4096, UINT64_MAX},
     /* kept free above the node's low watermark, below which an allocation
      * wakes kswapd (mm/page_alloc.c; Documentation/admin-guide/sysctl/
      * vm.rst, watermark_scale_factor) */
@@ -495,6 +502,9 @@ void tw_config_read(void) {
   tw_cfg.room = tw_opt[TW_O_ROOM] != 0;
   tw_cfg.room_interval_ms = tw_opt[TW_O_ROOM_INTERVAL];
   tw_cfg.room_min = tw_opt[TW_O_ROOM_MIN];
+  tw_cfg.room_rank_min = tw_opt[TW_O_ROOM_RANK_MIN] < tw_cfg.room_min
+                             ? tw_opt[TW_O_ROOM_RANK_MIN]
+                             : tw_cfg.room_min;
   tw_cfg.room_margin = tw_opt[TW_O_ROOM_MARGIN];
   tw_cfg.room_pcp_min = tw_opt[TW_O_ROOM_PCP_MIN];
   tw_cfg.room_wait_max = (unsigned)tw_opt[TW_O_ROOM_WAIT_MAX];

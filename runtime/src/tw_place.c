@@ -265,10 +265,11 @@ static void tw_pl_resized(void *p, void *q, size_t size, tw_site *s,
     tw_obj_put((uintptr_t)q, size, site, tier);
 }
 
-/* A glibc block large enough for tw_room.c to track (TIERWISE_ROOM_MIN;
- * one load of its chunk header, so that small frees skip the table). */
+/* A glibc block large enough for tw_room.c to track (a ranked one:
+ * TIERWISE_ROOM_RANK_MIN; one load of its chunk header, so that small
+ * frees skip the table). */
 static int tw_pl_room_big(void *p) {
-  return p && tw_glibc_usable(p) >= tw_cfg.room_min;
+  return p && tw_glibc_usable(p) >= tw_cfg.room_rank_min;
 }
 
 /* free() of a block of \p owner (not glibc's). */
@@ -276,7 +277,7 @@ static void tw_owner_free(int owner, void *p) {
   if (owner == TW_OWNER_SPLIT) {
     if (TW_UNLIKELY(tw_cfg.maps_copy))
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
-    int tracked = TW_UNLIKELY(tw_room_on) && tw_room_forget(p);
+    int tracked = TW_UNLIKELY(tw_room_on) ? tw_room_forget(p) : 0;
     tw_split_info b;
     /* credited while the mapping is still ours: once unmapped, another
      * thread's split object may be charged at the same address */
@@ -284,7 +285,7 @@ static void tw_owner_free(int owner, void *p) {
         b.base == (uintptr_t)p)
       tw_dram_give(p, b.head);
     tw_split_free(p, 1);
-    if (tracked)
+    if (tracked == 1)
       tw_room_freed(); /* the DRAM node has more room: promotions */
     return;
   }
@@ -305,10 +306,11 @@ void tw_pl_free(void *p) {
     tw_unannounce(p, TW_TIER_DRAM);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
       tw_dram_give(p, tw_glibc_usable(p));
-    int tracked = TW_UNLIKELY(tw_room_on) && tw_pl_room_big(p) &&
-                  tw_room_forget(p);
+    int tracked = TW_UNLIKELY(tw_room_on) && tw_pl_room_big(p)
+                      ? tw_room_forget(p)
+                      : 0;
     __libc_free(p);
-    if (tracked)
+    if (tracked == 1)
       tw_room_freed(); /* the DRAM node has more room: promotions */
     return;
   }

@@ -146,12 +146,14 @@ TW_HIDDEN void tw_room_init(void);
  * made for a ranked site's large object (worse-ranked pages moved out). */
 TW_HIDDEN void tw_room_before(const tw_site *s, uint64_t n);
 /* Served: \p p of \p size, its first \p dram bytes DRAM, the rest of
- * \p tail_tier (-1: a plain DRAM block). Large ones are tracked. */
+ * \p tail_tier (-1: a plain DRAM block). Large ones are tracked, ranked
+ * ones from TIERWISE_ROOM_RANK_MIN. */
 TW_HIDDEN void tw_room_track(const tw_site *s, const void *p, size_t size,
                              uint64_t dram, int tail_tier);
 TW_HIDDEN int tw_room_tracked(const void *p);
-/* Before releasing \p p: 1 if it was tracked (call tw_room_freed after the
- * release: the DRAM node's room grew). Its pages are sampled (report). */
+/* Before releasing \p p: 1 if it was tracked and large (call tw_room_freed
+ * after the release: the DRAM node's room grew), 2 if tracked and small
+ * (a ranked block below TIERWISE_ROOM_MIN: no pass), 0 if not tracked. */
 TW_HIDDEN int tw_room_forget(const void *p);
 TW_HIDDEN void tw_room_freed(void);
 TW_HIDDEN void tw_room_atfork(int phase); /* 0 prepare, 1 parent, 2 child */

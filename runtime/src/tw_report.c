@@ -359,7 +359,8 @@ void tw_report_write(void) {
     char num[24];
     tw_fmt_u64(num, room->untracked);
     tw_warn("room: ", num,
-            " DRAM object(s) of TIERWISE_ROOM_MIN or more were left to first "
+            " DRAM object(s) of TIERWISE_ROOM_MIN (ranked: "
+            "TIERWISE_ROOM_RANK_MIN) or more were left to first "
             "touch (its table of live objects was full): their pages may "
             "be on the slow node");
   }

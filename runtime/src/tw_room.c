@@ -59,11 +59,12 @@
 /* The scheme: tw_cfg.room_* (tw_options in tw_config.c: each knob's
  * environment name, unit, default and what it answers to) */
 #define TW_ROOM_MIN tw_cfg.room_min         /* DRAM parts tracked, room made */
+#define TW_ROOM_RANK_MIN tw_cfg.room_rank_min /* ranked ones tracked */
 #define TW_ROOM_MARGIN tw_cfg.room_margin   /* kept free above the watermark */
 #define TW_ROOM_PCP_MIN tw_cfg.room_pcp_min /* a CPU's lists worth a pass */
 #define TW_ROOM_WAIT_MAX tw_cfg.room_wait_max /* ticks between idle passes */
 #define TW_ROOM_IDLE_SHARE tw_cfg.room_idle_share /* ...at most 1/N of a CPU */
-#define TW_ROOM_SLOTS 256 /* live objects tracked */
+#define TW_ROOM_SLOTS 1024 /* live objects tracked */
 #define TW_ROOM_PAGE ((uintptr_t)4096)
 
 typedef struct tw_room_blk {
@@ -82,6 +83,7 @@ typedef struct tw_room_blk {
                   the last promotion pass, and none moved out since */
   int touched; /* all its DRAM-part pages were resident at the last look */
   int retracted; /* its later first touches were sent to the slow node */
+  int small;     /* ranked, below TW_ROOM_MIN: its free rings no pass */
 } tw_room_blk;
 
 int tw_room_on;
@@ -254,9 +256,10 @@ void tw_room_init(void) {
   tw_rs.kernel_demotes = (uint64_t)tw_kernel_demotes();
   /* frees of tracked objects must be seen; where nothing else needs the
    * slow path, its first step frees a glibc block smaller than the
-   * smallest tracked object at once (tw_core_free: its chunk's size) */
+   * smallest tracked object (a ranked one's) at once (tw_core_free: its
+   * chunk's size) */
   if (!tw_free_slow)
-    tw_free_big = TW_ROOM_MIN;
+    tw_free_big = TW_ROOM_RANK_MIN;
   tw_free_slow = 1;
   __atomic_store_n(&tw_room_on, 1, __ATOMIC_RELEASE);
   tw_room_watch_start();
@@ -587,12 +590,20 @@ static void tw_promise_done(void) {
 
 void tw_room_track(const tw_site *s, const void *p, size_t size,
                    uint64_t dram, int tail_tier) {
-  if (TW_UNLIKELY(tw_my_promise) && (dram < TW_ROOM_MIN || !s)) {
+  /* Objects of TW_ROOM_MIN or more; ranked ones from TW_ROOM_RANK_MIN:
+   * no room was made before them (an ask per vector's growth would make
+   * the kernel wait on the watcher), but their pages that spill at first
+   * touch are exchanged for worse-ranked ones by the pass their tracking
+   * rings - so a worse-ranked head yields them its room (issue 39's SSSP
+   * bins: 85% on the slow node while the head filled node 0) */
+  int rank = tw_room_rank(s);
+  int small = dram < (rank != INT_MAX ? TW_ROOM_RANK_MIN : TW_ROOM_MIN);
+  if (TW_UNLIKELY(tw_my_promise) && (small || !s)) {
     pthread_mutex_lock(&tw_room_lock);
     tw_promise_done();
     pthread_mutex_unlock(&tw_room_lock);
   }
-  if (dram < TW_ROOM_MIN || !s)
+  if (small || !s)
     return;
   uintptr_t a = (uintptr_t)p;
   tw_room_blk b = {
@@ -600,10 +611,11 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
       .lo = (a + TW_ROOM_PAGE - 1) & ~(TW_ROOM_PAGE - 1),
       .hi = (a + dram) & ~(TW_ROOM_PAGE - 1),
       .size = size,
-      .rank = tw_room_rank(s),
+      .rank = rank,
       .slot = s->placed,
       .site = (uint32_t)(s - tw_site_get(0)),
       .split = tail_tier >= 0,
+      .small = dram < TW_ROOM_MIN,
   };
   b.grown = b.hi;
   /* a ranked block's first touches take the DRAM node's pages down to its
@@ -675,7 +687,10 @@ int tw_room_forget(const void *p) {
     tw_range_prefer(b.lo, b.hi, b.split ? tw_room_local : -1);
   if (b.charged)
     tw_dram_give(NULL, b.charged);
-  return 1; /* (its pages: sampled by the report's DRAM sampling, tw_place.c) */
+  /* (its pages: sampled by the report's DRAM sampling, tw_place.c) */
+  /* a small ranked block's free gives the kernel nothing back (a heap
+   * chunk) or little: no pass for it */
+  return b.small ? 2 : 1;
 }
 
 /* Room grew: the best-ranked tracked objects get DRAM first - the room

@@ -153,6 +153,7 @@ def check_runtime_plain(d):
                     f"tier_bytes {u['tier_bytes']} fallback {u['fallback_bytes']}" for u in un))
     check_lazy_plain(d)
     check_room_plain(d)
+    check_bins_plain(d)
     check_balance_plain(d)
 
     check_free(cfg, d)
@@ -323,6 +324,59 @@ def check_room_plain(d):
             f"split pages on N0 grew by {grown} ({grown * c.PAGE / MiB:.1f} MiB) after tmp was freed; "
             f"vmstat {vm}")
     c.same_checksum(cfg, off, ref)
+    c.same_checksum(cfg, on, ref)
+    no_kill(cfg, d, on)
+
+
+def bins_line(case):
+    """numa_probe --bins' `bins pages=P N0=x N1=y` as {"pages": P, 0: x, 1: y}."""
+    m = re.search(r"^bins pages=(\d+)((?: N\d+=\d+)*)$", c.read(case.d / f"{case.name}.objs"), re.M)
+    if not m:
+        return None
+    out = {"pages": int(m[1])}
+    out.update({int(n): int(v) for n, v in re.findall(r"N(\d+)=(\d+)", m[2])})
+    return out
+
+
+def check_bins_plain(d):
+    """numa_probe --bins under the room cases' fillers (node 0 about 72 MiB
+    of room): 32 MiB of small vectors (blocks of 64-512 KiB, ranked 1) grown
+    by two threads after a 96 MiB DRAM head (ranked 2) filled the room.
+    Unplaced, and placed with the vectors untracked (TIERWISE_ROOM_RANK_MIN
+    1M), they land mostly off node 0 (below 90% on it); placed, the room
+    tracks them and exchanges their spilled pages for the head's: at least
+    90% on node 0 while they are live (the look waits for that at most
+    60 s), node 0 as used as without the placement."""
+    cfg = "plain"
+    ref, old, on = c.Case(d, "bins-ref"), c.Case(d, "bins-untracked"), c.Case(d, "bins")
+    got = {}
+    for case in (ref, old, on):
+        got[case.name] = bins_line(case)
+        if case.rc != 0 or not got[case.name] or "big" not in case.objs:
+            c.check(f"{cfg}/{case.name}-ran", False, f"{case.name}: {case.why()}")
+            return
+    b_ref, b_on = got["bins-ref"], got["bins"]
+    c.check(f"{cfg}/bins-ref-spill", b_ref.get(0, 0) < b_ref["pages"] // 2,
+            f"unplaced: vectors {b_ref}, big {n0_mib(ref.objs['big']):.1f} MiB on N0 "
+            "(want the vectors mostly off N0: node 0 really full)")
+    b_old = got["bins-untracked"]
+    c.check(f"{cfg}/bins-untracked-spill", b_old.get(0, 0) < b_old["pages"] * 9 // 10,
+            f"placed, TIERWISE_ROOM_RANK_MIN=1M: vectors {b_old}, big "
+            f"{n0_mib(old.objs['big']):.1f} MiB on N0 (want below 90% on N0: what the "
+            "tracking of small ranked blocks adds)")
+    r = (on.report or {}).get("room", {})
+    waited = re.search(r"^bins_wait (\S+)", c.read(d / "bins.objs"), re.M)
+    c.check(f"{cfg}/bins-on-N0", b_on.get(0, 0) >= b_on["pages"] * 9 // 10,
+            f"placed: vectors {b_on} (want >= 90% on N0; waited {waited[1] if waited else '?'} s), "
+            f"big {n0_mib(on.objs['big']):.1f} MiB on N0; room {r.get('actions')}, "
+            f"exchanged {r.get('exchanged_bytes')} bytes, untracked {r.get('untracked')}")
+    # (the vectors' room comes from the head; node 0 as a whole stays used:
+    # glibc keeps their outgrown blocks, on node 0 once exchanged)
+    a_on, a_ref = on.totals.get("anon", {}).get(0, 0), ref.totals.get("anon", {}).get(0, 0)
+    c.check(f"{cfg}/bins-node0-kept", a_ref > 0 and a_on >= a_ref * 95 // 100,
+            f"node-0 anonymous pages: placed {a_on}, unplaced {a_ref} (want >= 95%: the room "
+            f"moves the head aside, it does not leave node 0 unused); big "
+            f"{n0_mib(on.objs['big']):.1f} MiB on N0 placed, {n0_mib(ref.objs['big']):.1f} unplaced")
     c.same_checksum(cfg, on, ref)
     no_kill(cfg, d, on)
 

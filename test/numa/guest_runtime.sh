@@ -45,7 +45,7 @@ fill_case() {
   stamp "end $name"
 }
 
-# room_cases: numa_probe --phases (cold 64, tmp 32, hot 16 MiB in dram,
+# room_cases (and the bins cases below): numa_probe --phases (cold 64, tmp 32, hot 16 MiB in dram,
 # split 48 MiB in numa:1 with an 8 MiB head; ranked hot 1, split 2, tmp 3,
 # cold 4; their pages read 2 s after the last first touch: the runtime's
 # watcher exchanges pages that spilled) run unplaced (first touch), placed
@@ -122,6 +122,14 @@ room_cases() {
   # back took longer than 2 s in 2 of 7 runs under TCG - 1,218 and 2,765
   # of 4,097 pages there at 2 s, all by the p2 look)
   room_case room place room "$HOST/phases.json" TIERWISE_ROOM_ASK_WAIT=60000 -- --phases 64,32,16,48,2,2,8,90
+  # small ranked vectors grown in a kernel after a worse-ranked 96 MiB head
+  # filled the room (numa_probe --bins, bins.json): unplaced, placed with
+  # the vectors untracked (TIERWISE_ROOM_RANK_MIN=1M, as before them), and
+  # placed (the look waits until 90% of their pages are on node 0, at most
+  # 60 s)
+  room_case bins-ref run bins-ref -- "$probe" --bins 128,32 -o "$OUT/bins-ref.objs"
+  room_case bins-untracked place bins-untracked "$HOST/bins.json" TIERWISE_ROOM_RANK_MIN=1M -- --bins 128,32
+  room_case bins place bins "$HOST/bins.json" TIERWISE_ROOM_ASK_WAIT=60000 -- --bins 128,32,90
   room_filler_stop room-base 8
 }
 

@@ -54,9 +54,22 @@
  *             with GROW, also until the split object has GROW MiB more
  *             on node 0 than at p1, at most 60 s: the runtime's watcher
  *             promotes its tail after the free, while the program runs)
- *             and reported again (p2-NAME) */
+ *             and reported again (p2-NAME)
+ *        numa_probe --bins BIG,BINS[,BIN%] [-o FILE]
+ *   --bins    a yardstick-shaped kernel that grows small vectors (issue 39:
+ *             a delta-stepping SSSP's bins): make_big (BIG MiB, written,
+ *             then read once), then 2 threads each grow 32 vectors
+ *             round-robin, element by element, from make_bin (each growth a
+ *             new block of twice the size, the old one copied and freed, as
+ *             std::vector does), to BINS MiB in all (each at most
+ *             BINS/64 MiB); with them live it prints
+ *             `bins pages=P N0=x N1=y`
+ *             (move_pages over every vector) and big's pages (object big);
+ *             with BIN%, it waits first, at most 60 s, until that share of
+ *             the vectors' pages is on node 0 (`bins_wait S`) */
 #define _GNU_SOURCE
 #include <numaif.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +225,127 @@ __attribute__((noinline)) static unsigned char *make_hot(size_t n) { return mall
 __attribute__((noinline)) static unsigned char *make_split(size_t n) { return malloc(n); }
 
 static void pages_on(void *p, size_t n, long per_node[MAXNODE]);
+
+__attribute__((noinline)) static unsigned char *make_big(size_t n) { return malloc(n); }
+
+__attribute__((noinline)) static uint32_t *make_bin(size_t n) { return malloc(n); }
+
+#define BINS_PER_THREAD 32
+typedef struct bin_thread {
+  size_t cap_bytes; /* each vector's final size */
+  uint32_t *v[BINS_PER_THREAD];
+  size_t len[BINS_PER_THREAD], cap[BINS_PER_THREAD];
+  unsigned seed;
+  int failed;
+} bin_thread;
+
+/* One thread's vectors, grown round-robin until each holds cap_bytes. */
+static void *grow_bins(void *arg) {
+  bin_thread *t = arg;
+  size_t want = t->cap_bytes / sizeof(uint32_t);
+  for (size_t k = 0; k < want; k++)
+    for (int b = 0; b < BINS_PER_THREAD; b++) {
+      if (t->len[b] == t->cap[b]) {
+        size_t cap = t->cap[b] ? 2 * t->cap[b] : 16;
+        uint32_t *n = make_bin(cap * sizeof(uint32_t));
+        if (!n) {
+          t->failed = 1;
+          return NULL;
+        }
+        if (t->len[b])
+          memcpy(n, t->v[b], t->len[b] * sizeof(uint32_t));
+        free(t->v[b]);
+        t->v[b] = n;
+        t->cap[b] = cap;
+      }
+      t->v[b][t->len[b]++] = (uint32_t)(k * 2654435761u + (unsigned)b + t->seed);
+    }
+  return NULL;
+}
+
+/* The vectors' pages per node (move_pages), into per_node; their pages. */
+static long bins_on(bin_thread *t, int nt, long per_node[MAXNODE]) {
+  long pages = 0;
+  for (int i = 0; i < nt; i++)
+    for (int b = 0; b < BINS_PER_THREAD; b++) {
+      size_t n = t[i].cap[b] * sizeof(uint32_t);
+      uintptr_t lo = (uintptr_t)t[i].v[b] & ~(PAGE - 1);
+      pages += (long)(((uintptr_t)t[i].v[b] + n + PAGE - 1 - lo) / PAGE);
+      pages_on(t[i].v[b], n, per_node);
+    }
+  return pages;
+}
+
+/* --bins: see the comment at the top. */
+static int bins(const char *sizes, const char *outpath) {
+  double big_mib = 96, bins_mib = 16, bin_pct = 0;
+  if (sscanf(sizes, "%lf,%lf,%lf", &big_mib, &bins_mib, &bin_pct) < 2) {
+    fprintf(stderr, "numa_probe: --bins BIG,BINS[,BIN%%] (MiB)\n");
+    return 2;
+  }
+  size_t nbig = (size_t)(big_mib * 1048576.0);
+  unsigned char *big = make_big(nbig);
+  FILE *out = outpath ? fopen(outpath, "w") : stderr;
+  if (!big || !out) {
+    fprintf(stderr, "numa_probe: allocation failed\n");
+    return 1;
+  }
+  uint64_t sum = work(big, nbig, 21, 1);
+  enum { NT = 2 };
+  static bin_thread t[NT];
+  pthread_t th[NT];
+  for (int i = 0; i < NT; i++) {
+    t[i].cap_bytes = (size_t)(bins_mib * 1048576.0) / (NT * BINS_PER_THREAD);
+    t[i].seed = (unsigned)i;
+    if (pthread_create(&th[i], NULL, grow_bins, &t[i]))
+      return 1;
+  }
+  for (int i = 0; i < NT; i++)
+    pthread_join(th[i], NULL);
+  for (int i = 0; i < NT; i++)
+    if (t[i].failed) {
+      fprintf(stderr, "numa_probe: allocation failed\n");
+      return 1;
+    }
+  for (size_t i = 0; i < nbig; i += 64) /* the kernel reads big too */
+    sum += big[i];
+  long on[MAXNODE] = {0}, pages;
+  if (bin_pct > 0) {
+    struct timespec h0, h;
+    clock_gettime(CLOCK_MONOTONIC, &h0);
+    for (;;) {
+      memset(on, 0, sizeof on);
+      pages = bins_on(t, NT, on);
+      clock_gettime(CLOCK_MONOTONIC, &h);
+      double took = (double)(h.tv_sec - h0.tv_sec) + (double)(h.tv_nsec - h0.tv_nsec) / 1e9;
+      if ((double)on[0] >= bin_pct / 100.0 * (double)pages || took >= 60) {
+        fprintf(out, "bins_wait %.1f\n", took);
+        break;
+      }
+      usleep(200000);
+    }
+  }
+  memset(on, 0, sizeof on);
+  pages = bins_on(t, NT, on);
+  fprintf(out, "bins pages=%ld", pages);
+  for (int n = 0; n < MAXNODE; n++)
+    if (on[n])
+      fprintf(out, " N%d=%ld", n, on[n]);
+  fprintf(out, "\n");
+  report(out, "big", big, nbig);
+  totals(out);
+  if (outpath)
+    fclose(out);
+  for (int i = 0; i < NT; i++)
+    for (int b = 0; b < BINS_PER_THREAD; b++) {
+      for (size_t k = 0; k < t[i].len[b]; k += 97)
+        sum += t[i].v[b][k];
+      free(t[i].v[b]);
+    }
+  printf("checksum: %lx\n", (unsigned long)sum);
+  free(big);
+  return 0;
+}
 
 /* --phases: see the comment at the top. */
 static int phases(const char *sizes, const char *outpath) {
@@ -437,7 +571,7 @@ static int hold(size_t n) {
 int main(int argc, char **argv) {
   size_t na = 16 << 20, nb = 16 << 20, nc = 16 << 20, nsmall = 1000;
   int passes = 6, wait = 0, forkit = 0, freeit = 0;
-  const char *outpath = NULL, *phase_sizes = NULL;
+  const char *outpath = NULL, *phase_sizes = NULL, *bin_sizes = NULL;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(argv[i], "--hold"))
@@ -446,6 +580,8 @@ int main(int argc, char **argv) {
       return file_nodes(argc - i - 1, argv + i + 1);
     else if (!strcmp(argv[i], "--phases"))
       phase_sizes = v, i++;
+    else if (!strcmp(argv[i], "--bins"))
+      bin_sizes = v, i++;
     else if (!strcmp(argv[i], "-a"))
       na = mib(v), i++;
     else if (!strcmp(argv[i], "-b"))
@@ -472,6 +608,8 @@ int main(int argc, char **argv) {
   }
   if (phase_sizes)
     return phases(phase_sizes, outpath);
+  if (bin_sizes)
+    return bins(bin_sizes, outpath);
   nb &= ~7UL;
   unsigned char *a = make_a(na), *b = make_b(nb), *c = make_c(nc);
   if (!a || !b || !c) {

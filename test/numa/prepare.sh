@@ -41,3 +41,21 @@ for s in doc["sites"]:
     s["rank"], s["planned_bytes"] = plan[key]
 json.dump(doc, open(f"{d}/phases.json", "w"), indent=1)
 PY
+# Small vectors grown in a kernel (numa_probe --bins, issue 39): make_bin
+# in dram, ranked 1 (32 MiB planned, every block below TIERWISE_ROOM_MIN),
+# above make_big, ranked 2: numa:1 with a 96 MiB DRAM head that fills node
+# 0's room (bins.json).
+"$tw" profile --backend alloc -o "$dir/binprof" -- "$probe" --bins 1,1 > /dev/null
+twcheck place "$dir/binprof" dram "make_bin " -o "$dir/bin-dram.json"
+twcheck place "$dir/binprof" numa:1 "make_big " --dram-bytes 100663296 -o "$dir/bin-big.json"
+"$py" - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(f"{d}/bin-dram.json"))
+doc["sites"] += json.load(open(f"{d}/bin-big.json"))["sites"]
+plan = {"make_bin ": (1, 32 << 20), "make_big ": (2, 96 << 20)}
+for s in doc["sites"]:
+    key = next(k for k in plan if k in s["stack"] or k in s["location"])
+    s["rank"], s["planned_bytes"] = plan[key]
+json.dump(doc, open(f"{d}/bins.json", "w"), indent=1)
+PY
