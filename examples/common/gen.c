@@ -74,6 +74,7 @@ static void kronecker(const tw_ex_options *o, tw_ex_edgelist *g) {
     }
     g->edges[e] = (tw_ex_edge){perm[u], perm[v], edge_weight(o->seed, e)};
   }
+  tw_ex_freed(o, "permutation");
   free(perm);
 }
 

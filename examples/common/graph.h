@@ -88,6 +88,9 @@ void tw_ex_print_checksum(uint64_t sum);
  * error if p is NULL (allocation failed). */
 void tw_ex_object(const tw_ex_options *o, const char *name, const void *p,
                   size_t bytes);
+/* With -v: "freed <name>" on stderr, for a named object freed before the
+ * kernel (test/bench/numa_tiering.py prices only the others). */
+void tw_ex_freed(const tw_ex_options *o, const char *name);
 /* With -v: a free-form progress line on stderr. */
 void tw_ex_note(const tw_ex_options *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -175,6 +175,11 @@ void tw_ex_object(const tw_ex_options *o, const char *name, const void *p,
             bytes);
 }
 
+void tw_ex_freed(const tw_ex_options *o, const char *name) {
+  if (o->verbose)
+    fprintf(stderr, "freed %s\n", name);
+}
+
 void tw_ex_note(const tw_ex_options *o, const char *fmt, ...) {
   if (!o->verbose)
     return;

@@ -265,23 +265,36 @@ def parse_samples(path: Path) -> dict:
 
 
 def object_sites(prof: Path, sites: pd.DataFrame, names: list) -> dict:
-    """object name -> site index of the profile: the profile run's `object
-    NAME 0xADDR BYTES` lines matched to objects.csv rows of the same size in
-    allocation order (the k-th object of a size is the k-th row of it)."""
+    """object name -> site index of the profile, for the objects of `names`
+    live in the kernel: the profile run's `object NAME 0xADDR BYTES` lines
+    (less those it says it freed before the kernel: `freed NAME`) matched
+    to objects.csv rows of the same size live at the kernel, in allocation
+    order (the k-th such object of a size is the k-th row of it). Live at
+    the kernel: allocated by the instant T at which the last of them was
+    and not freed before it; T is estimated from the objects of each size
+    that lived longest. A library's temporaries of a named object's size,
+    freed before the kernel, are so not taken for it (igraph_create's two
+    8 MiB pair_order buffers took ig_oi's and ig_ii's places before, and
+    fwlike's build temporary rank's). Where no such instant fits, the k-th
+    object of the size in allocation order."""
     objs = pd.read_csv(prof / "objects.csv").sort_values("alloc_time", kind="stable")
-    by_size: dict = {}
-    for site, size in zip(objs["site"], objs["size"]):
-        by_size.setdefault(int(size), []).append(site)
-    out, seen = {}, {}
-    for m in re.finditer(r"^object (\S+) 0x[0-9a-f]+ (\d+)$", (prof / "objects.txt").read_text(), re.M):
-        name, size = m[1], int(m[2])
-        k = seen.get(size, 0)
-        seen[size] = k + 1
-        cand = by_size.get(size, [])
-        if k < len(cand):
-            out[name] = cand[k]
+    objs["free_time"] = objs["free_time"].fillna(float("inf"))  # (never freed)
+    text = (prof / "objects.txt").read_text()
+    freed = set(re.findall(r"^freed (\S+)$", text, re.M))
+    want: dict = {}  # size -> the kernel's names of it, in print order
+    for m in re.finditer(r"^object (\S+) 0x[0-9a-f]+ (\d+)$", text, re.M):
+        if m[1] in names and m[1] not in freed and m[1] not in want.get(int(m[2]), []):
+            want.setdefault(int(m[2]), []).append(m[1])
+    rows = {size: objs[objs["size"] == size] for size in want}
+    longest = [r.nlargest(len(want[size]), "free_time", keep="first") for size, r in rows.items()]
+    t = max((int(r["alloc_time"].max()) for r in longest if len(r)), default=0)
+    out = {}
+    for size, r in rows.items():
+        live = r[(r["alloc_time"] <= t) & (r["free_time"] > t)]
+        for name, site in zip(want[size], (live if len(live) == len(want[size]) else r)["site"]):
+            out[name] = site
     key = dict(zip(sites["site"], sites.index)) if "site" in sites else {}
-    return {n: key.get(s, s) for n, s in out.items() if n in names}
+    return {n: key.get(s, s) for n, s in out.items()}
 
 
 def fractional_oracle(costs: pd.DataFrame, live: dict, capacity: float) -> dict:
