@@ -347,12 +347,18 @@ static void tw_room_demote(int rank, uint64_t need) {
  * or before kswapd reclaimed): as many pages of worse-ranked objects go to
  * the slow node, and b's come back in their place - the DRAM node's use
  * unchanged, the ranking kept. */
+static int tw_view_tracked(const tw_room_blk *b);
 static void tw_room_exchange(tw_room_blk *b) {
   size_t away = tw_pages_elsewhere(b->lo, b->hi, tw_room_local);
   if (away < TW_ROOM_PAGE) {
     b->settled = b->touched;
     return;
   }
+  /* (not for an object freed since the view was taken: a vector outgrown
+   * while the pass ran - check-numa's bins case left node 0 a third
+   * unused, the head's pages demoted for blocks already gone) */
+  if (!tw_view_tracked(b))
+    return;
   uint64_t before = tw_rs.demoted_bytes;
   tw_room_demote(b->rank, away);
   /* (tallied below, with what came back) */
@@ -378,6 +384,15 @@ static void tw_view_take(void) {
     tw_view_live[i] = tw_view[i].p != 0;
     tw_view_rank[i] = tw_view[i].rank;
   }
+}
+
+/* \p b (of the view) is still tracked: not freed since the view was taken. */
+static int tw_view_tracked(const tw_room_blk *b) {
+  const tw_room_blk *now = &tw_rb[b - tw_view];
+  pthread_mutex_lock(&tw_room_lock);
+  int same = now->p == b->p && now->id == b->id;
+  pthread_mutex_unlock(&tw_room_lock);
+  return same;
 }
 
 /* Back into the table: what the pass learned and changed of each object

@@ -126,10 +126,10 @@ room_cases() {
   # filled the room (numa_probe --bins, bins.json): unplaced, placed with
   # the vectors untracked (TIERWISE_ROOM_RANK_MIN=1M, as before them), and
   # placed (the look waits until 90% of their pages are on node 0, at most
-  # 60 s)
+  # 60 s, then 3 s: the watcher gives the head back what the vectors left)
   room_case bins-ref run bins-ref -- "$probe" --bins 128,32 -o "$OUT/bins-ref.objs"
   room_case bins-untracked place bins-untracked "$HOST/bins.json" TIERWISE_ROOM_RANK_MIN=1M -- --bins 128,32
-  room_case bins place bins "$HOST/bins.json" TIERWISE_ROOM_ASK_WAIT=60000 -- --bins 128,32,90
+  room_case bins place bins "$HOST/bins.json" TIERWISE_ROOM_ASK_WAIT=60000 -- --bins 128,32,90,3
   room_filler_stop room-base 8
 }
 

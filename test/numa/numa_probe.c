@@ -55,7 +55,7 @@
  *             on node 0 than at p1, at most 60 s: the runtime's watcher
  *             promotes its tail after the free, while the program runs)
  *             and reported again (p2-NAME)
- *        numa_probe --bins BIG,BINS[,BIN%] [-o FILE]
+ *        numa_probe --bins BIG,BINS[,BIN%[,SETTLE]] [-o FILE]
  *   --bins    a yardstick-shaped kernel that grows small vectors (issue 39:
  *             a delta-stepping SSSP's bins): make_big (BIG MiB, written,
  *             then read once), then 2 threads each grow 32 vectors
@@ -66,7 +66,8 @@
  *             `bins pages=P N0=x N1=y`
  *             (move_pages over every vector) and big's pages (object big);
  *             with BIN%, it waits first, at most 60 s, until that share of
- *             the vectors' pages is on node 0 (`bins_wait S`) */
+ *             the vectors' pages is on node 0 (`bins_wait S`), then SETTLE
+ *             seconds more (default 0) */
 #define _GNU_SOURCE
 #include <numaif.h>
 #include <pthread.h>
@@ -278,9 +279,9 @@ static long bins_on(bin_thread *t, int nt, long per_node[MAXNODE]) {
 
 /* --bins: see the comment at the top. */
 static int bins(const char *sizes, const char *outpath) {
-  double big_mib = 96, bins_mib = 16, bin_pct = 0;
-  if (sscanf(sizes, "%lf,%lf,%lf", &big_mib, &bins_mib, &bin_pct) < 2) {
-    fprintf(stderr, "numa_probe: --bins BIG,BINS[,BIN%%] (MiB)\n");
+  double big_mib = 96, bins_mib = 16, bin_pct = 0, settle = 0;
+  if (sscanf(sizes, "%lf,%lf,%lf,%lf", &big_mib, &bins_mib, &bin_pct, &settle) < 2) {
+    fprintf(stderr, "numa_probe: --bins BIG,BINS[,BIN%%[,SETTLE]] (MiB, s)\n");
     return 2;
   }
   size_t nbig = (size_t)(big_mib * 1048576.0);
@@ -325,6 +326,8 @@ static int bins(const char *sizes, const char *outpath) {
       usleep(200000);
     }
   }
+  if (settle > 0)
+    usleep((useconds_t)(settle * 1e6));
   memset(on, 0, sizeof on);
   pages = bins_on(t, NT, on);
   fprintf(out, "bins pages=%ld", pages);
