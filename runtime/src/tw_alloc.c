@@ -56,8 +56,8 @@ void tw_core_free(void *p) {
     return;
   }
   /* (the room's frees: a glibc block below its smallest object, at once) */
-  if (tw_free_big && tw_page_owner(p) == TW_OWNER_GLIBC &&
-      tw_glibc_chunk(p) < tw_free_big) {
+  size_t big = __atomic_load_n(&tw_free_big, __ATOMIC_ACQUIRE);
+  if (big && tw_page_owner(p) == TW_OWNER_GLIBC && tw_glibc_chunk(p) < big) {
     __libc_free(p);
     return;
   }

@@ -265,11 +265,11 @@ static void tw_pl_resized(void *p, void *q, size_t size, tw_site *s,
     tw_obj_put((uintptr_t)q, size, site, tier);
 }
 
-/* A glibc block large enough for tw_room.c to track (a ranked one:
- * TIERWISE_ROOM_RANK_MIN; one load of its chunk header, so that small
- * frees skip the table). */
+/* A glibc block large enough for tw_room.c to track (tw_room_track_min;
+ * one load of its chunk header, so that small frees skip the table). */
 static int tw_pl_room_big(void *p) {
-  return p && tw_glibc_usable(p) >= tw_cfg.room_rank_min;
+  return p && tw_glibc_usable(p) >=
+                  __atomic_load_n(&tw_room_track_min, __ATOMIC_ACQUIRE);
 }
 
 /* free() of a block of \p owner (not glibc's). */

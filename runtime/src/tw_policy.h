@@ -110,6 +110,10 @@ TW_HIDDEN int tw_dram_overflow_tier(void);
  * the DRAM node"); active when the placement's slow tier is a NUMA node
  * other than the one the program starts on ---- */
 TW_HIDDEN extern int tw_room_on;
+/* The smallest glibc block the room may track (frees and reallocs of
+ * smaller ones need not look): TIERWISE_ROOM_MIN, then
+ * TIERWISE_ROOM_RANK_MIN once a ranked block below it was tracked. */
+TW_HIDDEN extern size_t tw_room_track_min;
 typedef struct tw_room_stats {
   int on, node, slow_node;           /* DRAM node, slow node (-1: none) */
   uint64_t room_bytes, free_bytes;   /* at start: room = free - watermark */
