@@ -139,7 +139,7 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
     tw_site_sample_pages(m.site, addr, m.len);
   tw_in_core--;
   *rc = 0;
-  int tracked = TW_UNLIKELY(tw_room_on) ? tw_room_forget(addr) : 0;
+  int tracked = TW_UNLIKELY(tw_room_on) && tw_room_forget(addr);
   if (m.owner == TW_OWNER_GLIBC) { /* the kernel's anonymous memory */
     if (tw_mode_now == TW_MODE_PLACE)
       tw_dram_give(addr, m.len);
@@ -153,7 +153,7 @@ int tw_pl_unmap(void *addr, size_t len, int *rc) {
   }
   else
     tw_tier_free(m.owner, addr);
-  if (tracked == 1)
+  if (tracked)
     tw_room_freed(); /* the DRAM node has more room: promotions */
   return 1;
 }

@@ -277,7 +277,7 @@ static void tw_owner_free(int owner, void *p) {
   if (owner == TW_OWNER_SPLIT) {
     if (TW_UNLIKELY(tw_cfg.maps_copy))
       tw_maps_snapshot(); /* debug: where the block was, for the tests */
-    int tracked = TW_UNLIKELY(tw_room_on) ? tw_room_forget(p) : 0;
+    int tracked = TW_UNLIKELY(tw_room_on) && tw_room_forget(p);
     tw_split_info b;
     /* credited while the mapping is still ours: once unmapped, another
      * thread's split object may be charged at the same address */
@@ -285,7 +285,7 @@ static void tw_owner_free(int owner, void *p) {
         b.base == (uintptr_t)p)
       tw_dram_give(p, b.head);
     tw_split_free(p, 1);
-    if (tracked == 1)
+    if (tracked)
       tw_room_freed(); /* the DRAM node has more room: promotions */
     return;
   }
@@ -306,11 +306,10 @@ void tw_pl_free(void *p) {
     tw_unannounce(p, TW_TIER_DRAM);
     if (TW_UNLIKELY(tw_cfg.dram_limit))
       tw_dram_give(p, tw_glibc_usable(p));
-    int tracked = TW_UNLIKELY(tw_room_on) && tw_pl_room_big(p)
-                      ? tw_room_forget(p)
-                      : 0;
+    int tracked = TW_UNLIKELY(tw_room_on) && tw_pl_room_big(p) &&
+                  tw_room_forget(p);
     __libc_free(p);
-    if (tracked == 1)
+    if (tracked)
       tw_room_freed(); /* the DRAM node has more room: promotions */
     return;
   }

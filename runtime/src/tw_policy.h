@@ -155,9 +155,9 @@ TW_HIDDEN void tw_room_before(const tw_site *s, uint64_t n);
 TW_HIDDEN void tw_room_track(const tw_site *s, const void *p, size_t size,
                              uint64_t dram, int tail_tier);
 TW_HIDDEN int tw_room_tracked(const void *p);
-/* Before releasing \p p: 1 if it was tracked and large (call tw_room_freed
- * after the release: the DRAM node's room grew), 2 if tracked and small
- * (a ranked block below TIERWISE_ROOM_MIN: no pass), 0 if not tracked. */
+/* Before releasing \p p (forgotten if it was tracked): 1 if its free gives
+ * the DRAM node room (call tw_room_freed after the release), 0 if it was
+ * not tracked or is a ranked block below TIERWISE_ROOM_MIN (no pass). */
 TW_HIDDEN int tw_room_forget(const void *p);
 TW_HIDDEN void tw_room_freed(void);
 TW_HIDDEN void tw_room_atfork(int phase); /* 0 prepare, 1 parent, 2 child */

@@ -343,13 +343,21 @@ static void tw_room_demote(int rank, uint64_t need) {
   }
 }
 
+/* \p b (of the view) is still tracked: not freed since the view was taken. */
+static int tw_view_tracked(const tw_room_blk *b) {
+  const tw_room_blk *now = &tw_rb[b - tw_view];
+  pthread_mutex_lock(&tw_room_lock);
+  int same = now->p == b->p && now->id == b->id;
+  pthread_mutex_unlock(&tw_room_lock);
+  return same;
+}
+
 /* Settles \p b (touched, all on the DRAM node). Its pages still on other
  * nodes when the room is spent (first touches that spilled while the
  * kernel's free pages sat in per-CPU lists, which MemFree does not count,
  * or before kswapd reclaimed): as many pages of worse-ranked objects go to
  * the slow node, and b's come back in their place - the DRAM node's use
  * unchanged, the ranking kept. */
-static int tw_view_tracked(const tw_room_blk *b);
 static void tw_room_exchange(tw_room_blk *b) {
   size_t away = tw_pages_elsewhere(b->lo, b->hi, tw_room_local);
   if (away < TW_ROOM_PAGE) {
@@ -386,15 +394,6 @@ static void tw_view_take(void) {
     tw_view_live[i] = tw_view[i].p != 0;
     tw_view_rank[i] = tw_view[i].rank;
   }
-}
-
-/* \p b (of the view) is still tracked: not freed since the view was taken. */
-static int tw_view_tracked(const tw_room_blk *b) {
-  const tw_room_blk *now = &tw_rb[b - tw_view];
-  pthread_mutex_lock(&tw_room_lock);
-  int same = now->p == b->p && now->id == b->id;
-  pthread_mutex_unlock(&tw_room_lock);
-  return same;
 }
 
 /* Back into the table: what the pass learned and changed of each object
@@ -614,13 +613,13 @@ void tw_room_track(const tw_site *s, const void *p, size_t size,
    * rings - so a worse-ranked head yields them its room (issue 39's SSSP
    * bins: 85% on the slow node while the head filled node 0) */
   int rank = tw_room_rank(s);
-  int small = dram < (rank != INT_MAX ? TW_ROOM_RANK_MIN : TW_ROOM_MIN);
-  if (TW_UNLIKELY(tw_my_promise) && (small || !s)) {
+  int skip = !s || dram < (rank != INT_MAX ? TW_ROOM_RANK_MIN : TW_ROOM_MIN);
+  if (TW_UNLIKELY(tw_my_promise) && skip) {
     pthread_mutex_lock(&tw_room_lock);
     tw_promise_done();
     pthread_mutex_unlock(&tw_room_lock);
   }
-  if (small || !s)
+  if (skip)
     return;
   /* the first small ranked block: from now on frees of glibc blocks down
    * to TW_ROOM_RANK_MIN look in the table (before it is tracked and
@@ -720,7 +719,7 @@ int tw_room_forget(const void *p) {
   /* (its pages: sampled by the report's DRAM sampling, tw_place.c) */
   /* a small ranked block's free gives the kernel nothing back (a heap
    * chunk) or little: no pass for it */
-  return b.small ? 2 : 1;
+  return !b.small;
 }
 
 /* Room grew: the best-ranked tracked objects get DRAM first - the room

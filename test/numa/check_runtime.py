@@ -344,8 +344,8 @@ def check_bins_plain(d):
     by two threads after a 96 MiB DRAM head (ranked 2) filled the room.
     Unplaced, they land mostly off node 0; placed, the room tracks them
     and exchanges their spilled pages for the head's: at least 90% on node
-    0 while they are live (the look waits for that at most
-    60 s), node 0 as used as without the placement."""
+    0 while they are live (the look waits for that at most 60 s), node 0 as
+    used as without the placement."""
     cfg = "plain"
     ref, old, on = c.Case(d, "bins-ref"), c.Case(d, "bins-untracked"), c.Case(d, "bins")
     got = {}

@@ -227,10 +227,49 @@ __attribute__((noinline)) static unsigned char *make_split(size_t n) { return ma
 
 static void pages_on(void *p, size_t n, long per_node[MAXNODE]);
 
+/* Seconds since \p t0 (CLOCK_MONOTONIC). */
+static double since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Polls \p look (pages per node into on[], returns the pages it counts)
+ * every 0.2 s until \p pct % of them are on node 0, at most 60 s; prints
+ * `WHAT_wait SECONDS` (the waits of --phases' HOT% and --bins' BIN%). */
+static void wait_on_node0(FILE *out, const char *what, double pct,
+                          long (*look)(void *arg, long on[MAXNODE]), void *arg) {
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    long on[MAXNODE] = {0};
+    long pages = look(arg, on);
+    double took = since(&t0);
+    if ((double)on[0] >= pct / 100.0 * (double)pages || took >= 60) {
+      fprintf(out, "%s_wait %.1f\n", what, took);
+      return;
+    }
+    usleep(200000);
+  }
+}
+
+struct span {
+  void *p;
+  size_t n;
+};
+
+/* wait_on_node0's look at one object: its bytes in pages, rounded up */
+static long span_on(void *arg, long on[MAXNODE]) {
+  struct span *sp = arg;
+  pages_on(sp->p, sp->n, on);
+  return (long)((sp->n + PAGE - 1) / PAGE);
+}
+
 __attribute__((noinline)) static unsigned char *make_big(size_t n) { return malloc(n); }
 
 __attribute__((noinline)) static uint32_t *make_bin(size_t n) { return malloc(n); }
 
+#define BIN_THREADS 2
 #define BINS_PER_THREAD 32
 typedef struct bin_thread {
   size_t cap_bytes; /* each vector's final size */
@@ -264,10 +303,12 @@ static void *grow_bins(void *arg) {
   return NULL;
 }
 
-/* The vectors' pages per node (move_pages), into per_node; their pages. */
-static long bins_on(bin_thread *t, int nt, long per_node[MAXNODE]) {
+/* The vectors' pages per node (move_pages) of the BIN_THREADS threads' at
+ * \p arg, into per_node; their pages (also wait_on_node0's look). */
+static long bins_on(void *arg, long per_node[MAXNODE]) {
+  bin_thread *t = arg;
   long pages = 0;
-  for (int i = 0; i < nt; i++)
+  for (int i = 0; i < BIN_THREADS; i++)
     for (int b = 0; b < BINS_PER_THREAD; b++) {
       size_t n = t[i].cap[b] * sizeof(uint32_t);
       uintptr_t lo = (uintptr_t)t[i].v[b] & ~(PAGE - 1);
@@ -292,44 +333,28 @@ static int bins(const char *sizes, const char *outpath) {
     return 1;
   }
   uint64_t sum = work(big, nbig, 21, 1);
-  enum { NT = 2 };
-  static bin_thread t[NT];
-  pthread_t th[NT];
-  for (int i = 0; i < NT; i++) {
-    t[i].cap_bytes = (size_t)(bins_mib * 1048576.0) / (NT * BINS_PER_THREAD);
+  static bin_thread t[BIN_THREADS];
+  pthread_t th[BIN_THREADS];
+  for (int i = 0; i < BIN_THREADS; i++) {
+    t[i].cap_bytes = (size_t)(bins_mib * 1048576.0) / (BIN_THREADS * BINS_PER_THREAD);
     t[i].seed = (unsigned)i;
     if (pthread_create(&th[i], NULL, grow_bins, &t[i]))
       return 1;
   }
-  for (int i = 0; i < NT; i++)
+  for (int i = 0; i < BIN_THREADS; i++)
     pthread_join(th[i], NULL);
-  for (int i = 0; i < NT; i++)
+  for (int i = 0; i < BIN_THREADS; i++)
     if (t[i].failed) {
       fprintf(stderr, "numa_probe: allocation failed\n");
       return 1;
     }
   for (size_t i = 0; i < nbig; i += 64) /* the kernel reads big too */
     sum += big[i];
-  long on[MAXNODE] = {0}, pages;
-  if (bin_pct > 0) {
-    struct timespec h0, h;
-    clock_gettime(CLOCK_MONOTONIC, &h0);
-    for (;;) {
-      memset(on, 0, sizeof on);
-      pages = bins_on(t, NT, on);
-      clock_gettime(CLOCK_MONOTONIC, &h);
-      double took = (double)(h.tv_sec - h0.tv_sec) + (double)(h.tv_nsec - h0.tv_nsec) / 1e9;
-      if ((double)on[0] >= bin_pct / 100.0 * (double)pages || took >= 60) {
-        fprintf(out, "bins_wait %.1f\n", took);
-        break;
-      }
-      usleep(200000);
-    }
-  }
+  if (bin_pct > 0)
+    wait_on_node0(out, "bins", bin_pct, bins_on, t);
   if (settle > 0)
     usleep((useconds_t)(settle * 1e6));
-  memset(on, 0, sizeof on);
-  pages = bins_on(t, NT, on);
+  long on[MAXNODE] = {0}, pages = bins_on(t, on);
   fprintf(out, "bins pages=%ld", pages);
   for (int n = 0; n < MAXNODE; n++)
     if (on[n])
@@ -339,7 +364,7 @@ static int bins(const char *sizes, const char *outpath) {
   totals(out);
   if (outpath)
     fclose(out);
-  for (int i = 0; i < NT; i++)
+  for (int i = 0; i < BIN_THREADS; i++)
     for (int b = 0; b < BINS_PER_THREAD; b++) {
       for (size_t k = 0; k < t[i].len[b]; k += 97)
         sum += t[i].v[b][k];
@@ -379,21 +404,8 @@ static int phases(const char *sizes, const char *outpath) {
     usleep((useconds_t)(settle * 1e6));
   /* HOT%: then until that share of hot's pages is on node 0, at most 60 s
    * more (printed: `hot_wait SECONDS`) */
-  if (hot_pct > 0) {
-    struct timespec h0, h;
-    clock_gettime(CLOCK_MONOTONIC, &h0);
-    for (;;) {
-      long on[MAXNODE] = {0};
-      pages_on(hot, n[2], on);
-      clock_gettime(CLOCK_MONOTONIC, &h);
-      double took = (double)(h.tv_sec - h0.tv_sec) + (double)(h.tv_nsec - h0.tv_nsec) / 1e9;
-      if ((double)on[0] * PAGE >= hot_pct / 100.0 * (double)n[2] || took >= 60) {
-        fprintf(out, "hot_wait %.1f\n", took);
-        break;
-      }
-      usleep(200000);
-    }
-  }
+  if (hot_pct > 0)
+    wait_on_node0(out, "hot", hot_pct, span_on, &(struct span){hot, n[2]});
   report(out, "p1-cold", cold, n[0]);
   report(out, "p1-tmp", tmp, n[1]);
   report(out, "p1-hot", hot, n[2]);
@@ -404,7 +416,7 @@ static int phases(const char *sizes, const char *outpath) {
   free(tmp); /* the phase change: the temporary buffer dies */
   /* the kernel phase: hot and split, read for SECONDS (wall clock: time for
    * the NUMA-balancing scanner), at least once; the checksum counts one */
-  struct timespec t0, t;
+  struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int pass = 0;; pass++) {
     uint64_t s = 0;
@@ -414,8 +426,7 @@ static int phases(const char *sizes, const char *outpath) {
       s += split[i];
     if (!pass)
       sum += s;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    double took = (double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+    double took = since(&t0);
     if (took < spin)
       continue;
     if (grow <= 0 || took >= spin + 60)
