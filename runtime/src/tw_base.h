@@ -199,6 +199,8 @@ TW_HIDDEN void *tw_sys_sparse(size_t len);
  * every signal blocked (the program's handlers run on its threads); 0 or
  * -1. */
 TW_HIDDEN int tw_sys_thread(void *(*fn)(void *));
+/* The calling thread's name (top -H, /proc/PID/task/TID/comm). */
+TW_HIDDEN void tw_sys_thread_name(const char *name);
 TW_HIDDEN void tw_sys_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
 /* A module's lock across fork (tw_lifecycle.c calls each module's atfork in
  * layer order): taken before fork (phase 0), released after it in the

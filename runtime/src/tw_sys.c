@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <valgrind/helgrind.h>
@@ -170,6 +171,10 @@ int tw_sys_thread(void *(*fn)(void *)) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_attr_destroy(&a);
   return rc ? -1 : 0;
+}
+
+void tw_sys_thread_name(const char *name) {
+  prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); /* (best effort) */
 }
 
 uint8_t *tw_pmap[TW_PMAP_TOP];

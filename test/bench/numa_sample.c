@@ -12,7 +12,8 @@
  * out. Output (OUT, one record a line):
  *   object NAME 0xADDR BYTES        each object sampled
  *   vmstat start|end KEY=VALUE...   /proc/vmstat's promotion, demotion,
- *                                   migration and NUMA hint-fault counters
+ *                                   migration, NUMA hint-fault, compaction
+ *                                   and reclaim counters
  *   sample I T start|mid|end        sample I, T seconds after the start
  *   page I NAME N0 N1 NONE          pages of object NAME on node 0, node 1,
  *                                   and not present (never touched): from
@@ -35,6 +36,14 @@
  *                                   process's node-0 memory is besides its
  *                                   objects (NAME: file, [heap], [stack],
  *                                   anon)
+ *   cpustat start|end USER NICE SYSTEM IDLE IOWAIT IRQ SOFTIRQ STEAL
+ *                                   /proc/stat's cpu line (ticks, all CPUs)
+ *   cputask start|end p|k TID COMM UTIME STIME
+ *                                   CPU ticks of each thread of the program
+ *                                   (p; the runtime's watcher is `tw-room`)
+ *                                   and of the kernel's memory threads (k:
+ *                                   kswapd, kcompactd, kworkers, ...): who
+ *                                   had the CPUs while the kernel ran
  *   exit STATUS                     the program's exit status (128+signal)
  * Usage: numa_sample [-i MS] -o OUT -e ERRFILE -- PROGRAM ARGS...
  *        numa_sample --hold MIB | --hold KIBK
@@ -122,10 +131,73 @@ static void vmstat(const char *when) {
   while (fscanf(f, "%127s %llu", key, &v) == 2)
     if (!strncmp(key, "pgpromote", 9) || !strncmp(key, "pgdemote", 8) ||
         !strncmp(key, "pgmigrate", 9) || !strncmp(key, "numa_", 5) ||
-        !strncmp(key, "thp_migration", 13))
+        !strncmp(key, "thp_migration", 13) || !strncmp(key, "compact_", 8) ||
+        !strncmp(key, "allocstall", 10) || !strncmp(key, "pgscan", 6) ||
+        !strncmp(key, "pgsteal", 7))
       fprintf(out, " %s=%llu", key, v);
   fputc('\n', out);
   fclose(f);
+}
+
+/* A thread's name and CPU ticks from its stat file; 0 when unreadable. */
+static int task_ticks(const char *path, char comm[64], unsigned long *ut,
+                      unsigned long *st) {
+  char line[1024];
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  int ok = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  char *o = strchr(line, '('), *c = strrchr(line, ')');
+  if (!ok || !o || !c || c - o - 1 >= 64)
+    return 0;
+  memcpy(comm, o + 1, (size_t)(c - o - 1));
+  comm[c - o - 1] = 0;
+  /* after the name: state, then fields 4-13, utime (14), stime (15) */
+  return sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                ut, st) == 2;
+}
+
+/* Who had the CPUs (the "cpustat" and "cputask" lines): the program's
+ * threads, the kernel's memory-management threads that ran (by name), and
+ * /proc/stat's totals. */
+static void cputimes(pid_t pid, const char *when) {
+  static const char *const kthreads[] = {"kswapd", "kcompactd", "kworker",
+                                         "ksoftirqd", "migration", "kdamond",
+                                         "khugepaged"};
+  char path[300], line[512], comm[64];
+  unsigned long ut, st;
+  FILE *f = fopen("/proc/stat", "r");
+  if (f && fgets(line, sizeof line, f) && !strncmp(line, "cpu ", 4))
+    fprintf(out, "cpustat %s%s", when, line + 3);
+  if (f)
+    fclose(f);
+  for (int k = 0; k < 2; k++) { /* the program's threads, the kernel's */
+    if (k)
+      snprintf(path, sizeof path, "/proc");
+    else
+      snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9')
+        continue;
+      if (k)
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+      else
+        snprintf(path, sizeof path, "/proc/%d/task/%s/stat", (int)pid, e->d_name);
+      if (!task_ticks(path, comm, &ut, &st))
+        continue;
+      int show = !k;
+      for (unsigned i = 0; k && i < sizeof(kthreads) / sizeof(*kthreads); i++)
+        show |= !strncmp(comm, kthreads[i], strlen(kthreads[i]));
+      if (show)
+        fprintf(out, "cputask %s %s %s %s %lu %lu\n", when, k ? "k" : "p",
+                e->d_name, comm, ut, st);
+    }
+    if (d)
+      closedir(d);
+  }
 }
 
 /* Pages of the whole process per node from numa_maps (all mappings, then
@@ -388,11 +460,13 @@ int main(int argc, char **argv) {
         read_objects(errfile);
         sample(pid, i++, "start");
         vmstat("start");
+        cputimes(pid, "start");
       } else if (stops == 2) {
         /* the kernel phase's guest time: from its start (SIGCONT after the
          * first sample) to its end, within 5 ms */
         fprintf(out, "kernel %.3f\n", now() - run_at);
         vmstat("end");
+        cputimes(pid, "end");
         sample(pid, i++, "end");
       }
       run_at = now();

@@ -235,7 +235,8 @@ def boot(out: Path, kern: dict, runs: list, env: dict, timeout: int) -> Path:
 
 # --- pricing ------------------------------------------------------------------
 def parse_samples(path: Path) -> dict:
-    res = {"samples": [], "vmstat": {}, "held": [], "exit": None, "kernel_s": None}
+    res = {"samples": [], "vmstat": {}, "held": [], "exit": None, "kernel_s": None,
+           "cpustat": {}, "cputask": {}}
     cur = None
     for line in path.read_text().splitlines():
         f = line.split()
@@ -253,6 +254,10 @@ def parse_samples(path: Path) -> dict:
                                 "anon_N0": int(an["N0"]), "anon_N1": int(an["N1"])})
         elif f[0] == "vmstat":
             res["vmstat"][f[1]] = {k: int(v) for k, v in (x.split("=") for x in f[2:])}
+        elif f[0] == "cpustat":  # /proc/stat's cpu line, ticks
+            res["cpustat"][f[1]] = [int(x) for x in f[2:]]
+        elif f[0] == "cputask":  # when p|k TID COMM UTIME STIME
+            res["cputask"].setdefault(f[1], {})[(f[2], f[3])] = (f[4], int(f[5]) + int(f[6]))
         elif f[0] == "exit":
             res["exit"] = int(f[1])
         elif f[0] == "kernel":  # its guest time, within 5 ms (numa_sample.c)
@@ -262,6 +267,36 @@ def parse_samples(path: Path) -> dict:
         # is taken up to one interval after the kernel's end
         res["kernel_s_upper"] = res["samples"][-1]["t"] - res["samples"][0]["t"]
     return res
+
+
+USER_HZ = 100  # /proc/stat's and /proc/PID/stat's ticks
+
+
+def kernel_cpu(sam: dict) -> dict | None:
+    """Who had the guest's CPUs during the kernel phase, in seconds (from
+    numa_sample's cpustat/cputask lines): the program's own threads, the
+    runtime's watcher (the thread named tw-room), the kernel's memory
+    threads by kind (kswapd, kcompactd, kworker, ...), and the CPUs' idle
+    and iowait time. None for a run sampled before numa_sample counted."""
+    st, tk = sam.get("cpustat", {}), sam.get("cputask", {})
+    if "start" not in st or "end" not in st:
+        return None
+    d = [b - a for a, b in zip(st["start"], st["end"])]
+    out = {"busy_s": (d[0] + d[1] + d[2] + d[5] + d[6]) / USER_HZ,
+           "idle_s": d[3] / USER_HZ, "iowait_s": d[4] / USER_HZ,
+           "program_s": 0.0, "watcher_s": 0.0, "kthreads_s": {}}
+    a, b = tk.get("start", {}), tk.get("end", {})
+    for key, (comm, t1) in b.items():
+        t = (t1 - a.get(key, (comm, 0))[1]) / USER_HZ
+        if not t:
+            continue
+        if key[0] == "p":
+            out["watcher_s" if comm == "tw-room" else "program_s"] += t
+        else:  # kworker/0:1-events -> kworker, kswapd0 -> kswapd
+            kind = re.match(r"[a-z_]+", comm)
+            kind = kind[0] if kind else comm
+            out["kthreads_s"][kind] = out["kthreads_s"].get(kind, 0.0) + t
+    return out
 
 
 def object_sites(prof: Path, sites: pd.DataFrame, names: list) -> dict:
@@ -378,6 +413,7 @@ def price(prof: Path, sam: dict, model, work: float = 1.0, target: float = 0.0) 
         "migrated_pages": migrated,
         "kernel_s": sam.get("kernel_s"),
         "kernel_s_upper": sam.get("kernel_s_upper"),
+        "kernel_cpu": kernel_cpu(sam),
     }
 
 
@@ -397,7 +433,9 @@ def other_instance(d: Path, name: str, x: str, prof: Path, model, work: float,
 def kernel_time(r: dict, results: dict, prog: str, mode: str) -> str:
     """The kernel phase's guest time of a cell, and its ratio to first
     touch's on the same kernel where there is one ("<=": an upper bound,
-    from a run before numa_sample timed the kernel)."""
+    from a run before numa_sample timed the kernel); with --repeat, the
+    median and every run's time; the CPU the runtime's watcher took during
+    it, where it ran."""
     def secs(x):
         if x.get("kernel_s") is not None:
             return x["kernel_s"], ""
@@ -408,7 +446,11 @@ def kernel_time(r: dict, results: dict, prog: str, mode: str) -> str:
     ft = results.get(f"{prog}|first-touch@{mode.split('@')[1]}") if "@" in mode else None
     t0 = secs(ft)[0] if ft and not mode.startswith("first-touch") else None
     rel = f" = {t / t0:.2f}x FT" if t0 and not bound and not secs(ft)[1] else ""
-    return f"; kernel {bound}{t:.1f} s{rel}"
+    runs = [x["kernel_s"] for x in r.get("runs", []) if x.get("kernel_s") is not None]
+    each = f" (median of {', '.join(f'{x:.2f}' for x in runs)})" if len(runs) > 1 else ""
+    cpus = [x["kernel_cpu"]["watcher_s"] for x in r.get("runs", [r]) if x.get("kernel_cpu")]
+    watcher = f"; tw-room {sorted(cpus)[(len(cpus) - 1) // 2]:.2f} s" if any(cpus) else ""
+    return f"; kernel {bound}{t:.1f} s{each}{rel}{watcher}"
 
 
 def table(results: dict, programs: list) -> str:
@@ -454,6 +496,69 @@ def table(results: dict, programs: list) -> str:
     return "\n".join(lines) + "\n"
 
 
+def run_name(prog: str, mode: str, i: int) -> str:
+    """The guest's file names of run i (0-based) of a program in a mode:
+    NAME.samples, NAME.err, ...; repetitions after the first get .runN."""
+    name = f"{prog}.{mode.split('@')[0]}"
+    return name if i == 0 else f"{name}.run{i + 1}"
+
+
+def collect_run(d: Path, name: str, prog: str, m: str, inf: dict, kern: dict, rev: str,
+                a, model) -> dict | None:
+    """One run's priced result from the guest's files (None: not run yet,
+    with --collect)."""
+    r = {"commit": rev, "kernel": kern["kver"], "peak": inf["peak"],
+         "target": inf["target"], "args": run_args(prog),
+         "advise": inf.get("advise") if m.startswith("tierwise") else None,
+         "runtime_env": a.runtime_env if m.startswith("tierwise") else "", "run": name}
+    sp = d / f"{name}.samples"
+    rc = (d / f"{name}.rc").read_text().strip() if (d / f"{name}.rc").exists() else None
+    if a.collect and rc is None:
+        return None  # not run (yet), or still running
+    if not sp.exists() or rc != "0":
+        r["error"] = f"no result (rc {rc})"
+        return r
+    sam = parse_samples(sp)
+    k = PARTS.get(m.split("@")[0], 1)
+    share = inf["target"] // k
+    if not sam["samples"]:
+        r["error"] = "no samples"
+    else:
+        r.update(price(inf["prof"], sam, model, PROGRAMS[prog][3], share))
+    if k > 1:  # the other instances, what they held and moved
+        r["advise"] = inf.get(f"advise_part{k}")
+        r["others"] = [other_instance(d, name, x, inf["prof"], model, PROGRAMS[prog][3], share)
+                       for x in "bcd"[:k - 1]]
+        every = [r, *r["others"]]
+        placed = sum(x.get("node0_objects_bytes", 0) for x in every) / PAGE
+        r["migrated_per_placed_page"] = r.get("migrated_pages", 0) / max(placed, 1)
+        r["node0_process_sum"] = sum(x.get("node0_process_bytes", 0) for x in every)
+    r["mem"] = (d / f"{name}.mem").read_text()
+    mc = re.search(r"^commit (\S+)$", r["mem"], re.M)
+    if mc:  # the tree the run was started from
+        r["commit"] = mc[1]
+    return r
+
+
+def merge_runs(every: list) -> dict:
+    """A cell from its runs: the median run by ratio (the lower of the two
+    middle ones for an even count), with the median kernel time of all runs
+    and every run's figures in "runs" (one run: itself)."""
+    if len(every) == 1:
+        return every[0]
+    ok = sorted((r for r in every if "ratio" in r), key=lambda r: r["ratio"])
+    if not ok:
+        return every[0]
+    cell = dict(ok[(len(ok) - 1) // 2])
+    times = sorted(r["kernel_s"] for r in ok if r.get("kernel_s") is not None)
+    if times:
+        cell["kernel_s"] = times[(len(times) - 1) // 2]
+    cell["runs"] = [{k: r.get(k) for k in ("run", "ratio", "oracle", "kernel_s", "migrated_pages",
+                                             "node0_objects_bytes", "kernel_cpu", "error")}
+                    for r in every]
+    return cell
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--programs", default=",".join(PROGRAMS))
@@ -468,12 +573,18 @@ def main() -> int:
     ap.add_argument("--runtime-env", default="", metavar="'TIERWISE_X=V ...'",
                     help="more runtime settings for the tierwise modes (the room's knobs: "
                          "docs/room.md); use another -o")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run each program in each mode N times in the same boot; each cell "
+                         "shows the median run (by ratio) and the median kernel time, and "
+                         "keeps every run's figures (its \"runs\")")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per guest boot")
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "build" / "bench" / "numa-tiering")
     ap.add_argument("--table-only", action="store_true", help="print the table of results.json")
     ap.add_argument("--collect", action="store_true",
                     help="price what the last guests left (also of a guest still running) without booting")
     a = ap.parse_args()
+    if a.repeat < 1:
+        sys.exit("--repeat: at least 1")
     global GEOMETRY
     GEOMETRY = GEOMETRIES[a.geometry]
     a.out = a.out.resolve()  # the guest sees the host's / as /
@@ -516,8 +627,11 @@ def main() -> int:
             if not ms:
                 continue
             kern = kernel(a.out, kv)
-            runs = [(f"{prog}.{m.split('@')[0]}", m.split("@")[0], info[prog]["target"] >> 10, prog,
-                     " ".join(run_args(prog))) for prog in programs for m in ms]
+            # (each repetition after the others' last: a slow boot or host
+            # slows every mode of one round alike)
+            runs = [(run_name(prog, m, i), m.split("@")[0], info[prog]["target"] >> 10, prog,
+                     " ".join(run_args(prog)))
+                    for i in range(a.repeat) for prog in programs for m in ms]
             env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
                    "INTERVAL_MS": a.interval_ms, "COMMIT": rev,
                    "ABOVE_WMARK": int(a.above_watermarks), "RUNTIME_ENV": a.runtime_env, **env_pl}
@@ -527,41 +641,15 @@ def main() -> int:
                 d = boot(a.out, kern, runs, env, a.timeout)
             for prog in programs:
                 for m in ms:
-                    name = f"{prog}.{m.split('@')[0]}"
                     key = f"{prog}|{m}"
-                    r = {"commit": rev, "kernel": kern["kver"], "peak": info[prog]["peak"],
-                         "target": info[prog]["target"], "args": run_args(prog),
-                         "advise": info[prog].get("advise") if m.startswith("tierwise") else None,
-                         "runtime_env": a.runtime_env if m.startswith("tierwise") else ""}
-                    sp = d / f"{name}.samples"
-                    rc = (d / f"{name}.rc").read_text().strip() if (d / f"{name}.rc").exists() else None
-                    if a.collect and rc is None:
-                        continue  # not run (yet), or still running
-                    if not sp.exists() or rc != "0":
-                        r["error"] = f"no result (rc {rc})"
-                    else:
-                        sam = parse_samples(sp)
-                        k = PARTS.get(m.split("@")[0], 1)
-                        share = info[prog]["target"] // k
-                        if not sam["samples"]:
-                            r["error"] = "no samples"
-                        else:
-                            r.update(price(info[prog]["prof"], sam, model, PROGRAMS[prog][3], share))
-                        if k > 1:  # the other instances, what they held and moved
-                            r["advise"] = info[prog].get(f"advise_part{k}")
-                            r["others"] = [other_instance(d, name, x, info[prog]["prof"], model,
-                                                          PROGRAMS[prog][3], share)
-                                           for x in "bcd"[:k - 1]]
-                            every = [r, *r["others"]]
-                            placed = sum(x.get("node0_objects_bytes", 0) for x in every) / PAGE
-                            r["migrated_per_placed_page"] = r.get("migrated_pages", 0) / max(placed, 1)
-                            r["node0_process_sum"] = sum(x.get("node0_process_bytes", 0) for x in every)
-                        r["mem"] = (d / f"{name}.mem").read_text()
-                        m = re.search(r"^commit (\S+)$", r["mem"], re.M)
-                        if m:  # the tree the run was started from
-                            r["commit"] = m[1]
-                    results[key] = r
-                    rpath.write_text(json.dumps(results, indent=1, default=str))
+                    every = []
+                    for i in range(a.repeat):
+                        r = collect_run(d, run_name(prog, m, i), prog, m, info[prog], kern, rev, a, model)
+                        if r is not None:
+                            every.append(r)
+                    if every:
+                        results[key] = merge_runs(every)
+                        rpath.write_text(json.dumps(results, indent=1, default=str))
     text = table(results, [p for p in PROGRAMS if any(k.startswith(p + "|") for k in results)])
     (a.out / "table.md").write_text(text)
     print(text)
