@@ -4,7 +4,9 @@
  * "Planner"), pure: no system calls, no globals, no locks, no allocation -
  * the caller passes what it read (ranks, the room, the DRAM limit's rest)
  * and carries out the moves with its mechanics (tw_pages.c, tw_sys.c).
- * test/runtime/Inputs/tw_room_plan_test.c runs them over a table of cases.
+ * test/runtime/Inputs/tw_room_plan_test.c runs them over a table of cases;
+ * room-plan-mutants.test breaks each rule below in turn (a one-line edit
+ * of this file) and expects that table to fail.
  *
  * Its rules, as invariants:
  * R1 demotion: only objects ranked worse than the one that needs the room
