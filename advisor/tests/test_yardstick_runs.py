@@ -77,3 +77,14 @@ def test_repetitions_have_their_own_file_names():
     nt = load()
     assert nt.run_name("bfs", "tierwise@6.12", 0) == "bfs.tierwise"
     assert nt.run_name("bfs", "tierwise@6.12", 2) == "bfs.tierwise.run3"
+
+
+def test_host_other_cpus_is_the_mean_over_the_run(tmp_path):
+    nt = load()
+    (tmp_path / "timeline").write_text("2.30 booted\n4.29 start bfs.tierwise\n"
+                                       "8.10 end bfs.tierwise\n8.20 start sssp.tierwise\n")
+    (tmp_path / "host-load").write_text("".join(f"{t}.0 {o} 1.90\n" for t, o in
+                                                enumerate([0, 0, 0, 0, 0.2, 1.0, 0.6, 0.2, 0, 3.0])))
+    assert round(nt.host_other_cpus(tmp_path, "bfs.tierwise"), 2) == 0.45  # t 5..8
+    assert nt.host_other_cpus(tmp_path, "sssp.tierwise") is None  # not ended
+    assert nt.host_other_cpus(tmp_path / "nothing", "bfs.tierwise") is None

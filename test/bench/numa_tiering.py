@@ -57,6 +57,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -225,12 +226,68 @@ def boot(out: Path, kern: dict, runs: list, env: dict, timeout: int) -> Path:
     print(f"# booting {kern['kver']}: {len(runs)} runs (limit {timeout} s)", flush=True)
     t0 = time.time()
     with open(d / "console.log", "w") as con:
+        qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=con, stderr=subprocess.STDOUT)
+        done = threading.Event()
+        watch = threading.Thread(target=host_load, args=(qemu.pid, d / "host-load", done))
+        watch.start()
         try:
-            sh(cmd, stdin=subprocess.DEVNULL, stdout=con, stderr=subprocess.STDOUT, timeout=timeout)
+            qemu.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            qemu.kill()
+            qemu.wait()
             print(f"# guest {kern['kver']} timed out after {timeout} s", flush=True)
+        finally:
+            done.set()
+            watch.join()
     print(f"# guest {kern['kver']} done in {time.time() - t0:.0f} s", flush=True)
     return d
+
+
+def host_load(pid: int, path: Path, done: threading.Event) -> None:
+    """Every second while the guest runs: the host's busy CPUs other than
+    QEMU's own (`T OTHER QEMU`, T in seconds since QEMU started, about the
+    guest's uptime). Under TCG a guest's CPU stalls while the host runs
+    something else on its cores (a vCPU holding a lock, or waited on by an
+    IPI, is not running): the kernel phases of runs the host was busy
+    beside are not comparable."""
+    hz = os.sysconf("SC_CLK_TCK")
+
+    def ticks():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        busy = sum(v) - v[3] - v[4]  # less idle, iowait
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                q = f.read().rsplit(")", 1)[1].split()
+            own = int(q[11]) + int(q[12])  # utime, stime of all its threads
+        except OSError:
+            own = 0
+        return busy, own
+
+    t0, (b0, q0) = time.time(), ticks()
+    with open(path, "w") as out:
+        while not done.wait(1.0):
+            b1, q1 = ticks()
+            out.write(f"{time.time() - t0:.1f} {max(b1 - b0 - (q1 - q0), 0) / hz:.2f} {(q1 - q0) / hz:.2f}\n")
+            out.flush()
+            b0, q0 = b1, q1
+
+
+def host_other_cpus(d: Path, name: str) -> float | None:
+    """The mean of the host's other busy CPUs (host_load) during run
+    `name` (the guest's timeline stamps); None where either is missing."""
+    try:
+        stamps = {}
+        for line in (d / "timeline").read_text().splitlines():
+            t, what = line.split(" ", 1)
+            stamps[what] = float(t)
+        lo, hi = stamps[f"start {name}"], stamps[f"end {name}"]
+        load = [(float(t), float(o)) for t, o, _q in
+                (line.split() for line in (d / "host-load").read_text().splitlines())]
+    except (OSError, KeyError, ValueError):
+        return None
+    seen = [o for t, o in load if lo <= t <= hi]
+    return sum(seen) / len(seen) if seen else None
 
 
 # --- pricing ------------------------------------------------------------------
@@ -435,7 +492,8 @@ def kernel_time(r: dict, results: dict, prog: str, mode: str) -> str:
     touch's on the same kernel where there is one ("<=": an upper bound,
     from a run before numa_sample timed the kernel); with --repeat, the
     median and every run's time; the CPU the runtime's watcher took during
-    it, where it ran."""
+    it, where it ran; the most CPU the host's other processes used during
+    a run (host_load), where that was 0.1 CPU or more."""
     def secs(x):
         if x.get("kernel_s") is not None:
             return x["kernel_s"], ""
@@ -450,7 +508,10 @@ def kernel_time(r: dict, results: dict, prog: str, mode: str) -> str:
     each = f" (median of {', '.join(f'{x:.2f}' for x in runs)})" if len(runs) > 1 else ""
     cpus = [x["kernel_cpu"]["watcher_s"] for x in r.get("runs", [r]) if x.get("kernel_cpu")]
     watcher = f"; tw-room {sorted(cpus)[(len(cpus) - 1) // 2]:.2f} s" if any(cpus) else ""
-    return f"; kernel {bound}{t:.1f} s{each}{rel}{watcher}"
+    # (the host busy beside the guest: its kernel times are not comparable)
+    host = max((x.get("host_other_cpus") or 0 for x in r.get("runs", [r])), default=0)
+    busy = f"; host busy {host:.1f} CPU" if host >= 0.1 else ""
+    return f"; kernel {bound}{t:.1f} s{each}{rel}{watcher}{busy}"
 
 
 def table(results: dict, programs: list) -> str:
@@ -533,6 +594,7 @@ def collect_run(d: Path, name: str, prog: str, m: str, inf: dict, kern: dict, re
         placed = sum(x.get("node0_objects_bytes", 0) for x in every) / PAGE
         r["migrated_per_placed_page"] = r.get("migrated_pages", 0) / max(placed, 1)
         r["node0_process_sum"] = sum(x.get("node0_process_bytes", 0) for x in every)
+    r["host_other_cpus"] = host_other_cpus(d, name)
     r["mem"] = (d / f"{name}.mem").read_text()
     mc = re.search(r"^commit (\S+)$", r["mem"], re.M)
     if mc:  # the tree the run was started from
@@ -554,7 +616,8 @@ def merge_runs(every: list) -> dict:
     if times:
         cell["kernel_s"] = times[(len(times) - 1) // 2]
     cell["runs"] = [{k: r.get(k) for k in ("run", "ratio", "oracle", "kernel_s", "migrated_pages",
-                                             "node0_objects_bytes", "kernel_cpu", "error")}
+                                             "node0_objects_bytes", "kernel_cpu", "host_other_cpus",
+                                             "error")}
                     for r in every]
     return cell
 
