@@ -290,6 +290,13 @@ TW_HIDDEN int tw_kernel_demotes(void);
  * NULL) how far it looked. No policy changes. */
 TW_HIDDEN size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to,
                                size_t want, int backward, uintptr_t *stop);
+/* What tw_pages_move's moves cost its callers (the room's watcher): the
+ * move_pages(2) calls that asked to move pages, the pages they were given,
+ * the calling thread's CPU time in them, the most a call took per page. */
+typedef struct tw_move_cost {
+  uint64_t calls, pages, cpu_ns, worst_ns_per_page;
+} tw_move_cost;
+TW_HIDDEN void tw_pages_move_cost(tw_move_cost *out);
 /* Bytes of [lo, hi) (pages inside it) not yet resident: what the range
  * will still take from some node at first touch (move_pages(2) status
  * queries, 512 pages a call). */

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TW_PAGE 4096u
@@ -229,6 +230,39 @@ size_t tw_pages_elsewhere(uintptr_t lo, uintptr_t hi, int node) {
   return elsewhere;
 }
 
+/* tw_pages_move_cost's figures (relaxed atomics: the watcher moves, and
+ * without one the program's threads). Under TCG a call into the DRAM node
+ * took from 18 us to 50 ms a page (issue 39's slow kernel phases): its cost
+ * is shown, not assumed. */
+static tw_move_cost tw_moves;
+
+static uint64_t tw_thread_cpu_ns(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+    return 0;
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void tw_move_cost_add(unsigned long pages, uint64_t ns) {
+  __atomic_fetch_add(&tw_moves.calls, 1, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&tw_moves.pages, pages, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&tw_moves.cpu_ns, ns, __ATOMIC_RELAXED);
+  uint64_t per = pages ? ns / pages : 0;
+  uint64_t w = __atomic_load_n(&tw_moves.worst_ns_per_page, __ATOMIC_RELAXED);
+  while (per > w && !__atomic_compare_exchange_n(&tw_moves.worst_ns_per_page,
+                                                 &w, per, 0, __ATOMIC_RELAXED,
+                                                 __ATOMIC_RELAXED))
+    ;
+}
+
+void tw_pages_move_cost(tw_move_cost *out) {
+  out->calls = __atomic_load_n(&tw_moves.calls, __ATOMIC_RELAXED);
+  out->pages = __atomic_load_n(&tw_moves.pages, __ATOMIC_RELAXED);
+  out->cpu_ns = __atomic_load_n(&tw_moves.cpu_ns, __ATOMIC_RELAXED);
+  out->worst_ns_per_page =
+      __atomic_load_n(&tw_moves.worst_ns_per_page, __ATOMIC_RELAXED);
+}
+
 size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
                      int backward, uintptr_t *stop) {
   void *pages[TW_MOVE_CHUNK], *sel[TW_MOVE_CHUNK];
@@ -273,7 +307,10 @@ size_t tw_pages_move(uintptr_t lo, uintptr_t hi, int from, int to, size_t want,
     /* moved: the chunk's pages on `to` now less before (the move's own
      * status says -EBUSY for a huge page's other subpages); the target
      * full (-ENOMEM): stop */
-    if (tw_move_chunk(sel, k, nodes, status) < 0)
+    uint64_t t0 = tw_thread_cpu_ns();
+    int failed = tw_move_chunk(sel, k, nodes, status) < 0;
+    tw_move_cost_add(k, tw_thread_cpu_ns() - t0);
+    if (failed)
       break;
     int full = 0;
     for (unsigned long i = 0; i < k; i++)

@@ -256,6 +256,15 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
     tw_out_u64(o, r->applied[i]);
     tw_out_str(o, "}");
   }
+  /* what its page moves cost */
+  tw_out_str(o, "},\n  \"moves\": {\"calls\": ");
+  tw_out_u64(o, r->move_calls);
+  tw_out_str(o, ", \"pages\": ");
+  tw_out_u64(o, r->move_pages);
+  tw_out_str(o, ", \"cpu_ms\": ");
+  tw_out_u64(o, r->move_cpu_ms);
+  tw_out_str(o, ", \"worst_us_per_page\": ");
+  tw_out_u64(o, r->move_worst_us_per_page);
   tw_out_str(o, "}}");
 }
 

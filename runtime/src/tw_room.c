@@ -1048,6 +1048,12 @@ void tw_room_end(void) {
  * tw_place.c and tw_report.c.) */
 const tw_room_stats *tw_room_report(void) {
   tw_rs.on = tw_room_on;
+  tw_move_cost mc;
+  tw_pages_move_cost(&mc);
+  tw_rs.move_calls = mc.calls;
+  tw_rs.move_pages = mc.pages;
+  tw_rs.move_cpu_ms = mc.cpu_ns / 1000000u;
+  tw_rs.move_worst_us_per_page = mc.worst_ns_per_page / 1000u;
   return &tw_rs;
 }
 
