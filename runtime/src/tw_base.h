@@ -147,6 +147,9 @@ TW_HIDDEN size_t tw_fa_usable(void *p);
 TW_HIDDEN void tw_config_read(void);
 TW_HIDDEN int tw_config_ready(void);
 TW_HIDDEN uint64_t tw_now_ns(void);
+/* The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID); 0 if the
+ * clock cannot be read. */
+TW_HIDDEN uint64_t tw_thread_cpu_ns(void);
 /* One line "tierwise: a b c" on stderr, kept for the run report. */
 TW_HIDDEN void tw_warn(const char *a, const char *b, const char *c);
 /* The warnings so far (at most TW_MAX_WARNINGS kept), for the run report. */

@@ -85,6 +85,13 @@ uint64_t tw_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec - tw_t0;
 }
 
+uint64_t tw_thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+    return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 #define TW_WARNING_MAX 512
 static char tw_warnings[TW_MAX_WARNINGS][TW_WARNING_MAX];
 static int tw_warning_done[TW_MAX_WARNINGS]; /* published (release) */

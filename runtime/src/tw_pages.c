@@ -28,7 +28,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TW_PAGE 4096u
@@ -235,13 +234,6 @@ size_t tw_pages_elsewhere(uintptr_t lo, uintptr_t hi, int node) {
  * took from 18 us to 50 ms a page (issue 39's slow kernel phases): its cost
  * is shown, not assumed. */
 static tw_move_cost tw_moves;
-
-static uint64_t tw_thread_cpu_ns(void) {
-  struct timespec t;
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
-    return 0;
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void tw_move_cost_add(unsigned long pages, uint64_t ns) {
   __atomic_fetch_add(&tw_moves.calls, 1, __ATOMIC_RELAXED);

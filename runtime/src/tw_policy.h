@@ -140,10 +140,7 @@ typedef struct tw_room_stats {
                          every slot was taken */
   uint64_t watcher_cpu_ms; /* the watcher thread's CPU time, to its last
                               wake-up */
-  /* its page moves' cost (tw_pages_move_cost): move_pages calls that
-   * asked to move pages, their pages, the CPU time in them, the most a
-   * call took per page */
-  uint64_t move_calls, move_pages, move_cpu_ms, move_worst_us_per_page;
+  tw_move_cost moves; /* its page moves' cost (tw_pages_move_cost) */
 } tw_room_stats;
 enum tw_room_action { TW_RA_DEMOTE, TW_RA_RESTORE, TW_RA_EXCHANGE,
                       TW_RA_PROMOTE };

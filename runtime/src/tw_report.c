@@ -258,13 +258,13 @@ static void tw_report_room(tw_out *o, const tw_room_stats *r) {
   }
   /* what its page moves cost */
   tw_out_str(o, "},\n  \"moves\": {\"calls\": ");
-  tw_out_u64(o, r->move_calls);
+  tw_out_u64(o, r->moves.calls);
   tw_out_str(o, ", \"pages\": ");
-  tw_out_u64(o, r->move_pages);
+  tw_out_u64(o, r->moves.pages);
   tw_out_str(o, ", \"cpu_ms\": ");
-  tw_out_u64(o, r->move_cpu_ms);
+  tw_out_u64(o, r->moves.cpu_ns / 1000000u);
   tw_out_str(o, ", \"worst_us_per_page\": ");
-  tw_out_u64(o, r->move_worst_us_per_page);
+  tw_out_u64(o, r->moves.worst_ns_per_page / 1000u);
   tw_out_str(o, "}}");
 }
 

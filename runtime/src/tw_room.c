@@ -958,11 +958,9 @@ static void *tw_room_watch(void *arg) {
       nanosleep(&brief, NULL);
     rung = __atomic_load_n(&tw_room_bell, __ATOMIC_RELAXED);
     int ticked = !posted && rung == was; /* (a tick, not the bell) */
-    struct timespec cpu; /* (the report's watcher_cpu_ms: its cost) */
-    if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
-      __atomic_store_n(&tw_rs.watcher_cpu_ms,
-                       (uint64_t)cpu.tv_sec * 1000u +
-                           (uint64_t)cpu.tv_nsec / 1000000u,
+    uint64_t cpu = tw_thread_cpu_ns(); /* (the report's watcher_cpu_ms) */
+    if (cpu)
+      __atomic_store_n(&tw_rs.watcher_cpu_ms, cpu / 1000000u,
                        __ATOMIC_RELAXED);
     /* asks first (their threads wait), then a free's pass with promotions */
     pthread_mutex_lock(&tw_room_exec);
@@ -989,8 +987,7 @@ static void *tw_room_watch(void *arg) {
       continue;
     if (grew)
       tw_rs.grown++; /* (the watcher's own count: only it writes it) */
-    struct timespec c0, c1;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    uint64_t c0 = tw_thread_cpu_ns();
     pthread_mutex_lock(&tw_room_exec);
     uint64_t moved = tw_room_pass(1, 0);
     /* (a pass that gives a worse-ranked object pages before a better one
@@ -1004,9 +1001,7 @@ static void *tw_room_watch(void *arg) {
     pthread_mutex_unlock(&tw_room_exec);
     /* (an idle pass costs at most 1/TW_ROOM_IDLE_SHARE of a CPU: a large
      * object never all touched is read page by page at each) */
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-    uint64_t cost = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000u +
-                    (uint64_t)c1.tv_nsec - (uint64_t)c0.tv_nsec;
+    uint64_t cost = tw_thread_cpu_ns() - c0;
     uint64_t floor = cost * TW_ROOM_IDLE_SHARE / (ms * 1000000u);
     wait = moved || gen != seen ? 1
            : wait < TW_ROOM_WAIT_MAX ? 2 * wait
@@ -1048,12 +1043,7 @@ void tw_room_end(void) {
  * tw_place.c and tw_report.c.) */
 const tw_room_stats *tw_room_report(void) {
   tw_rs.on = tw_room_on;
-  tw_move_cost mc;
-  tw_pages_move_cost(&mc);
-  tw_rs.move_calls = mc.calls;
-  tw_rs.move_pages = mc.pages;
-  tw_rs.move_cpu_ms = mc.cpu_ns / 1000000u;
-  tw_rs.move_worst_us_per_page = mc.worst_ns_per_page / 1000u;
+  tw_pages_move_cost(&tw_rs.moves);
   return &tw_rs;
 }
 
