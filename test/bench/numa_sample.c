@@ -148,8 +148,10 @@ static int task_ticks(const char *path, char comm[64], unsigned long *ut,
     return 0;
   int ok = fgets(line, sizeof line, f) != NULL;
   fclose(f);
+  if (!ok)
+    return 0;
   char *o = strchr(line, '('), *c = strrchr(line, ')');
-  if (!ok || !o || !c || c - o - 1 >= 64)
+  if (!o || !c || c - o - 1 >= 64)
     return 0;
   memcpy(comm, o + 1, (size_t)(c - o - 1));
   comm[c - o - 1] = 0;

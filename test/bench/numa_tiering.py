@@ -55,6 +55,7 @@ import json
 import os
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 import threading
@@ -507,7 +508,7 @@ def kernel_time(r: dict, results: dict, prog: str, mode: str) -> str:
     runs = [x["kernel_s"] for x in r.get("runs", []) if x.get("kernel_s") is not None]
     each = f" (median of {', '.join(f'{x:.2f}' for x in runs)})" if len(runs) > 1 else ""
     cpus = [x["kernel_cpu"]["watcher_s"] for x in r.get("runs", [r]) if x.get("kernel_cpu")]
-    watcher = f"; tw-room {sorted(cpus)[(len(cpus) - 1) // 2]:.2f} s" if any(cpus) else ""
+    watcher = f"; tw-room {statistics.median_low(cpus):.2f} s" if any(cpus) else ""
     # (the host busy beside the guest: its kernel times are not comparable)
     host = max((x.get("host_other_cpus") or 0 for x in r.get("runs", [r])), default=0)
     busy = f"; host busy {host:.1f} CPU" if host >= 0.1 else ""
@@ -612,9 +613,9 @@ def merge_runs(every: list) -> dict:
     if not ok:
         return every[0]
     cell = dict(ok[(len(ok) - 1) // 2])
-    times = sorted(r["kernel_s"] for r in ok if r.get("kernel_s") is not None)
+    times = [r["kernel_s"] for r in ok if r.get("kernel_s") is not None]
     if times:
-        cell["kernel_s"] = times[(len(times) - 1) // 2]
+        cell["kernel_s"] = statistics.median_low(times)
     cell["runs"] = [{k: r.get(k) for k in ("run", "ratio", "oracle", "kernel_s", "migrated_pages",
                                              "node0_objects_bytes", "kernel_cpu", "host_other_cpus",
                                              "error")}
