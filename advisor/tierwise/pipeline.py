@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tierwise.tiers import TierModel
     from tierwise.transfer import Transfer
 
-BACKENDS = ["sim", "pmu", "alloc"]
+BACKENDS = ["sim", "pmu", "sample", "alloc"]
 REPORT = "run-report.json"
 
 

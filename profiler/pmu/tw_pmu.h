@@ -87,11 +87,24 @@ void tw_pmu_attr_free(tw_pmu_attr *a);
 int tw_pmu_attr_add_object(tw_pmu_attr *a, uint64_t start, uint64_t size,
                            int site);
 int tw_pmu_attr_remove_object(tw_pmu_attr *a, uint64_t start);
+/* The live objects: how many, and the i-th in address order. */
+size_t tw_pmu_attr_objects(const tw_pmu_attr *a);
+int tw_pmu_attr_object_at(const tw_pmu_attr *a, size_t i, uint64_t *start,
+                          uint64_t *end, int *site);
+/* The live object holding addr: [*start, *end); -1 if none. */
+int tw_pmu_attr_object_of(const tw_pmu_attr *a, uint64_t addr,
+                          uint64_t *start, uint64_t *end);
 /* Site of the live object holding addr, or TW_PMU_SITE_UNKNOWN. */
 int tw_pmu_attr_site_of(const tw_pmu_attr *a, uint64_t addr);
 /* Charges one sample of event kind with weight period; returns the site. */
 int tw_pmu_attr_sample(tw_pmu_attr *a, enum tw_pmu_kind kind,
                        const tw_pmu_sample *s, uint64_t period);
+/* Whole pages (of \p page bytes) inside the live objects, and the k-th of
+ * them (0 <= k < pages, in address order): its address, its object's start
+ * and site; -1 when k is out of range (the sample profiler's page picks). */
+uint64_t tw_pmu_attr_pages(tw_pmu_attr *a, uint64_t page);
+int tw_pmu_attr_pick_page(tw_pmu_attr *a, uint64_t page, uint64_t k,
+                          uint64_t *addr, uint64_t *start, int *site);
 /* Estimated count of column col for site (pseudo-sites negative). */
 uint64_t tw_pmu_attr_count(const tw_pmu_attr *a, int site, int col);
 int tw_pmu_attr_max_site(const tw_pmu_attr *a);

@@ -16,6 +16,9 @@ typedef struct {
 struct tw_pmu_attr {
   tw_obj *objs;
   size_t n, cap;
+  uint64_t *cum; /* whole pages of objs[0..i], for picking pages */
+  size_t cum_cap;
+  uint64_t cum_page; /* the page size cum was counted with; 0: stale */
   uint64_t (*counts)[TW_PMU_NCOLS]; /* index: site + 3 */
   int max_site, cap_sites;
 };
@@ -26,6 +29,7 @@ void tw_pmu_attr_free(tw_pmu_attr *a) {
   if (!a)
     return;
   free(a->objs);
+  free(a->cum);
   free(a->counts);
   free(a);
 }
@@ -57,6 +61,7 @@ int tw_pmu_attr_add_object(tw_pmu_attr *a, uint64_t start, uint64_t size,
   memmove(a->objs + i + 1, a->objs + i, (a->n - i) * sizeof *a->objs);
   a->objs[i] = (tw_obj){start, start + (size ? size : 1), site};
   a->n++;
+  a->cum_page = 0;
   return 0;
 }
 
@@ -66,6 +71,71 @@ int tw_pmu_attr_remove_object(tw_pmu_attr *a, uint64_t start) {
     return -1;
   memmove(a->objs + i - 1, a->objs + i, (a->n - i) * sizeof *a->objs);
   a->n--;
+  a->cum_page = 0;
+  return 0;
+}
+
+static uint64_t whole_pages(const tw_obj *o, uint64_t page) {
+  uint64_t lo = (o->start + page - 1) & ~(page - 1), hi = o->end & ~(page - 1);
+  return hi > lo ? (hi - lo) / page : 0;
+}
+
+uint64_t tw_pmu_attr_pages(tw_pmu_attr *a, uint64_t page) {
+  if (a->cum_page != page) {
+    if (a->cum_cap < a->n) {
+      uint64_t *c = realloc(a->cum, a->n * sizeof *c);
+      if (!c)
+        return 0;
+      a->cum = c;
+      a->cum_cap = a->n;
+    }
+    uint64_t t = 0;
+    for (size_t i = 0; i < a->n; i++)
+      a->cum[i] = t += whole_pages(&a->objs[i], page);
+    a->cum_page = page;
+  }
+  return a->n ? a->cum[a->n - 1] : 0;
+}
+
+int tw_pmu_attr_pick_page(tw_pmu_attr *a, uint64_t page, uint64_t k,
+                          uint64_t *addr, uint64_t *start, int *site) {
+  if (k >= tw_pmu_attr_pages(a, page))
+    return -1;
+  size_t lo = 0, hi = a->n - 1; /* first object with cum > k */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (a->cum[mid] > k)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  const tw_obj *o = &a->objs[lo];
+  uint64_t before = lo ? a->cum[lo - 1] : 0;
+  *addr = ((o->start + page - 1) & ~(page - 1)) + (k - before) * page;
+  *start = o->start;
+  *site = o->site;
+  return 0;
+}
+
+size_t tw_pmu_attr_objects(const tw_pmu_attr *a) { return a->n; }
+
+int tw_pmu_attr_object_at(const tw_pmu_attr *a, size_t i, uint64_t *start,
+                          uint64_t *end, int *site) {
+  if (i >= a->n)
+    return -1;
+  *start = a->objs[i].start;
+  *end = a->objs[i].end;
+  *site = a->objs[i].site;
+  return 0;
+}
+
+int tw_pmu_attr_object_of(const tw_pmu_attr *a, uint64_t addr,
+                          uint64_t *start, uint64_t *end) {
+  size_t i = upper(a, addr);
+  if (i == 0 || addr >= a->objs[i - 1].end)
+    return -1;
+  *start = a->objs[i - 1].start;
+  *end = a->objs[i - 1].end;
   return 0;
 }
 

@@ -74,7 +74,7 @@ enum tw_opt_id {
   TW_O_DEPTH, TW_O_OBJECTS_MIN, TW_O_FASTPATH_MAX, TW_O_FASTPATH_LEARN,
   TW_O_FASTPATH_CHECK, TW_O_UNMATCHED_MIN, TW_O_TRACK_DEFAULT_MAX,
   TW_O_PLACEMENT_CACHE_MIN,
-  TW_O_SLOW_CACHE, TW_O_ROOM,
+  TW_O_SLOW_CACHE, TW_O_TOUCH_TICK, TW_O_TOUCH_PAGES, TW_O_ROOM,
   TW_O_ROOM_INTERVAL, TW_O_ROOM_MIN, TW_O_ROOM_RANK_MIN, TW_O_ROOM_MARGIN,
   TW_O_ROOM_PCP_MIN, TW_O_ROOM_WAIT_MAX, TW_O_ROOM_IDLE_SHARE,
   TW_O_ROOM_ASK_WAIT, TW_O_COUNT
@@ -161,6 +161,9 @@ TW_HIDDEN const char *tw_warning(int i);
 TW_HIDDEN void *tw_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
                             off_t off);
 TW_HIDDEN int tw_sys_munmap(void *addr, size_t len);
+/* the kernel's mprotect, not the sample profiler's interposed one;
+ * async-signal-safe */
+TW_HIDDEN int tw_sys_mprotect(void *addr, size_t len, int prot);
 /* Around the runtime's work that reaches a cancellation point (open, write)
  * holding a lock, inside a call of the program's: not cancelled there
  * (pthread_cancel'ed inside it, a thread left the lock held and every

@@ -222,7 +222,9 @@ static void tw_write_file(const char *name, const char *ext, int which) {
   if (which == 0) {
     tw_out_str(o, "site,stack,location,allocs,bytes_allocated,peak_bytes,"
                   "loads,stores,llc_load_misses,llc_store_misses,"
-                  "writebacks\n");
+                  "writebacks");
+    /* the sample profiler's page samples per site (its confidence) */
+    tw_out_str(o, tw_sample_touching() ? ",samples\n" : "\n");
     uint32_t n = tw_site_count();
     for (uint32_t i = 0; i < n; i++) {
       tw_site *s = tw_site_get(i);

@@ -190,6 +190,18 @@ const tw_option tw_options[TW_O_COUNT] = {
     /* slow-tier blocks kept per thread and tier (tw_tcache.c) */
     [TW_O_SLOW_CACHE] = {"TIERWISE_SLOW_CACHE", "slow_cache", "bytes",
                          4 << 20, 0, (uint64_t)1 << 40},
+    /* ---- the sample profiler's page-touch sampling (tw_touch.c) ---- */
+    /* how long an armed run of pages waits for its first touch: at least
+     * the longest window a touch is counted in (10 ms, tw_touch.c), long
+     * enough to see a page swept once per iteration of a graph kernel */
+    [TW_O_TOUCH_TICK] = {"TIERWISE_TOUCH_TICK_US", "touch_tick_us", "us",
+                         10000, 10000, 10000000},
+    /* pages kept armed, in runs of 4, one run armed every tick / (pages /
+     * 4): each run costs two mprotects, each flushing the TLBs of the CPUs
+     * the program runs on (60 us here), the bound on the profiler's
+     * overhead (advisor/README.md "The sample backend") */
+    [TW_O_TOUCH_PAGES] = {"TIERWISE_TOUCH_PAGES", "touch_pages", "pages", 32,
+                          8, 256},
     /* ---- the room (tw_room.c) ---- */
     [TW_O_ROOM] = {"TIERWISE_ROOM", "on", "0/1", 1, 0, 1},
     /* the watcher's tick: DAMON's default aggregation interval

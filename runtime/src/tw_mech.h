@@ -12,6 +12,8 @@
 
 #include "tw_base.h"
 
+#include <signal.h> /* struct sigaction (the sample profiler's SIGSEGV) */
+
 /* ---- tw_stack.c: unwinding, module map, the site table ---- */
 #define TW_REPORT_NODES 16 /* nodes whose pages the run report counts */
 typedef struct tw_site {
@@ -459,7 +461,37 @@ TW_HIDDEN void tw_sample_end(void);  /* after the census is written */
 TW_HIDDEN void tw_sample_columns(tw_out *o, uint32_t site);
 TW_HIDDEN void tw_sample_params(tw_out *o); /* pmu.json */
 TW_HIDDEN void tw_sample_atfork(int phase); /* 0 prepare, 1 parent, 2 child */
+/* census: whether the sample columns end with `samples` (touch sampling) */
+TW_HIDDEN int tw_sample_touching(void);
+
+/* ---- tw_touch.c: page-touch sampling (TIERWISE_PMU_SOURCE=touch) ---- */
+struct tw_pmu_attr;
+TW_HIDDEN int tw_touch_start(struct tw_pmu_attr *attr, pthread_mutex_t *lock);
+TW_HIDDEN void tw_touch_stop(void);
+TW_HIDDEN void tw_touch_atfork(int phase);
+/* Give back the sampled pages in [p, p + len) (len 0: of the object at p)
+ * before that memory is freed, unmapped or re-protected. */
+TW_HIDDEN void tw_touch_release(const void *p, size_t len);
+/* Around a call that hands [buf, buf + len) to the kernel: begin returns
+ * the token for end (-1: nothing to do). */
+TW_HIDDEN int tw_touch_io_begin(const void *buf, size_t len);
+TW_HIDDEN void tw_touch_io_end(int token);
+TW_HIDDEN int tw_touch_owns_segv(void);
+TW_HIDDEN int tw_touch_sigaction(const struct sigaction *act,
+                                 struct sigaction *old);
+TW_HIDDEN void tw_touch_columns(tw_out *o, int site);
+TW_HIDDEN void tw_touch_params(tw_out *o);
 #else
+static inline void tw_touch_release(const void *p, size_t len) {
+  (void)p, (void)len;
+}
+static inline int tw_sample_touching(void) { return 0; }
+static inline int tw_touch_owns_segv(void) { return 0; }
+static inline int tw_touch_sigaction(const struct sigaction *act,
+                                     struct sigaction *old) {
+  (void)act, (void)old;
+  return -1;
+}
 static inline int tw_sample_start(void) { return -1; }
 static inline int tw_sampling(void) { return 0; }
 static inline void tw_sample_live(const void *p, size_t size, uint32_t site) {

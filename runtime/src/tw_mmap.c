@@ -42,6 +42,7 @@ mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
 __attribute__((visibility("default"))) void *
 mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
   void *to = NULL, *out;
+  tw_touch_release(old, old_len); /* sampled pages keep no protection */
   if (flags & MREMAP_FIXED) {
     va_list ap;
     va_start(ap, flags);
@@ -56,6 +57,7 @@ mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
 
 __attribute__((visibility("default"))) int munmap(void *addr, size_t len) {
   int rc;
+  tw_touch_release(addr, len); /* sampled pages keep no protection */
   if (!tw_in_tier && !tw_in_core && addr && tw_pl_unmap(addr, len, &rc))
     return rc;
   /* memkind gives tier pages back (in one of our calls or from a thread of

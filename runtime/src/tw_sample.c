@@ -56,11 +56,12 @@ static pthread_t tw_reader;
 static volatile int tw_on, tw_reading;
 static int tw_stopping; /* under tw_slock */
 static long tw_page;
+static int tw_touching; /* TIERWISE_PMU_SOURCE=touch: tw_touch.c samples */
 
 int tw_sampling(void) { return tw_on; }
 
 void tw_sample_thread(void) {
-  for (int e = 0; tw_on && e < tw_nev; e++) {
+  for (int e = 0; tw_on && !tw_touching && e < tw_nev; e++) {
     int fd = (int)syscall(SYS_perf_event_open, &tw_ev[e].attr, 0, -1, -1, 0);
     if (fd < 0)
       continue;
@@ -158,6 +159,20 @@ static void *tw_reader_main(void *arg) {
 
 int tw_sample_start(void) {
   tw_page = sysconf(_SC_PAGESIZE);
+  const char *src = secure_getenv("TIERWISE_PMU_SOURCE");
+  if (src && !strcmp(src, "touch")) { /* no events: page-touch samples */
+    tw_attr = tw_pmu_attr_new();
+    if (!tw_attr)
+      return -1;
+    tw_touching = tw_on = 1;
+    if (tw_touch_start(tw_attr, &tw_slock)) {
+      tw_touching = tw_on = 0;
+      return -1;
+    }
+    return 0;
+  }
+  if (src && *src && strcmp(src, "events"))
+    tw_warn("TIERWISE_PMU_SOURCE: not events or touch: ", src, "");
   const char *v = secure_getenv("TIERWISE_PMU_PERIOD");
   uint64_t period = v && *v ? strtoull(v, NULL, 0) : 20011;
   char why[512];
@@ -210,6 +225,10 @@ static void tw_test_ring(void) {
 void tw_sample_stop(void) {
   if (!tw_on)
     return;
+  if (tw_touching) {
+    tw_touch_stop();
+    return;
+  }
   pthread_mutex_lock(&tw_slock);
   tw_stopping = 1;
   pthread_mutex_unlock(&tw_slock);
@@ -239,6 +258,8 @@ void tw_sample_dead(const void *p) {
   if (!tw_on)
     return;
   pthread_mutex_lock(&tw_slock);
+  if (tw_touching) /* its sampled pages back before its memory goes */
+    tw_touch_release(p, 0);
   if (tw_attr)
     tw_pmu_attr_remove_object(tw_attr, (uintptr_t)p);
   pthread_mutex_unlock(&tw_slock);
@@ -259,6 +280,10 @@ void tw_sample_end(void) {
  * [unknown] pseudo-site for TW_SITE_NONE: each empty where no event that
  * opened measures it. */
 void tw_sample_columns(tw_out *o, uint32_t site) {
+  if (tw_touching) {
+    tw_touch_columns(o, site == TW_SITE_NONE ? TW_PMU_SITE_UNKNOWN : (int)site);
+    return;
+  }
   int has[TW_PMU_NCOLS] = {0};
   for (int e = 0; e < tw_nev; e++) {
     if (!tw_ev_rings[e])
@@ -282,6 +307,10 @@ void tw_sample_columns(tw_out *o, uint32_t site) {
 
 /* pmu.json: the events as opened, ring statistics, the depth. */
 void tw_sample_params(tw_out *o) {
+  if (tw_touching) {
+    tw_touch_params(o);
+    return;
+  }
   tw_out_str(o, "{\"events\": [");
   for (int e = 0; e < tw_nev; e++) {
     const struct perf_event_attr *a = &tw_ev[e].attr;
@@ -320,9 +349,13 @@ void tw_sample_params(tw_out *o) {
 void tw_sample_atfork(int phase) {
   if (phase == 0) {
     pthread_mutex_lock(&tw_slock);
+    if (tw_touching)
+      tw_touch_atfork(0);
     return;
   }
-  if (phase == 2 && tw_on) {
+  if (tw_touching)
+    tw_touch_atfork(phase);
+  if (phase == 2 && tw_on && !tw_touching) {
     for (int i = 0; i < tw_nrings; i++) {
       tw_sys_munmap(tw_rings[i].meta, (TW_RING_PAGES + 1) * tw_page);
       tw_fd_close(tw_rings[i].fd);
@@ -333,3 +366,4 @@ void tw_sample_atfork(int phase) {
   }
   pthread_mutex_unlock(&tw_slock);
 }
+int tw_sample_touching(void) { return tw_touching; }

@@ -20,7 +20,7 @@
  * no report. SIGKILL cannot be caught: no report.
  */
 #define _GNU_SOURCE
-#include "tw_base.h"
+#include "tw_mech.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -75,6 +75,8 @@ static int tw_sig_is_default(const struct sigaction *act) {
 
 TW_EXPORT int sigaction(int sig, const struct sigaction *act,
                         struct sigaction *old) {
+  if (sig == SIGSEGV && tw_touch_owns_segv()) /* the sample profiler's */
+    return tw_touch_sigaction(act, old);
   if (!tw_sig_ours(sig))
     return __sigaction(sig, act, old);
   int own = __atomic_load_n(&tw_sig_own[sig], __ATOMIC_ACQUIRE);
@@ -99,6 +101,13 @@ TW_EXPORT int sigaction(int sig, const struct sigaction *act,
 }
 
 TW_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
+  if (sig == SIGSEGV && tw_touch_owns_segv()) {
+    struct sigaction a = {.sa_handler = handler, .sa_flags = SA_RESTART}, was;
+    sigemptyset(&a.sa_mask);
+    if (handler == SIG_ERR || tw_touch_sigaction(&a, &was))
+      return SIG_ERR;
+    return was.sa_handler;
+  }
   if (!tw_sig_ours(sig))
     return bsd_signal(sig, handler);
   int own = __atomic_load_n(&tw_sig_own[sig], __ATOMIC_ACQUIRE);

@@ -33,6 +33,10 @@ int tw_sys_munmap(void *addr, size_t len) {
   return (int)syscall(SYS_munmap, addr, len);
 }
 
+int tw_sys_mprotect(void *addr, size_t len, int prot) {
+  return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
 int tw_sys_nocancel(void) {
   int old = PTHREAD_CANCEL_ENABLE;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);

@@ -66,10 +66,12 @@ def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
     return ok, text
 
 
-def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any]:
-    ok, why = available(args)
-    if not ok:
-        raise FileNotFoundError(f"pmu backend unavailable: {why}")
+def run_library(cmd: list[str], outdir: Path, settings: Mapping[str, str],
+                what: str) -> tuple[int, dict[str, Any]]:
+    """Runs CMD with LD_PRELOAD=libtierwise-pmu.so writing its raw profile
+    into OUTDIR (the environment `settings` on top of TIERWISE_PMU_OUT);
+    returns the exit status and pmu.json (removed), or says that the
+    program wrote no `what` profile. The pmu and sample backends' run."""
     lib = paths.native(PRELOAD)
     outdir = Path(outdir)
     # A previous run's files must not pass for this one's; a stale census
@@ -78,26 +80,25 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         (outdir / name).unlink(missing_ok=True)
     env = dict(os.environ)
     env["LD_PRELOAD"] = f"{lib}:{env['LD_PRELOAD']}" if env.get("LD_PRELOAD") else str(lib)
-    env.update(
-        TIERWISE_PMU_OUT=str(outdir.resolve()),
-        TIERWISE_DEPTH=str(getattr(args, "depth", 6)),
-        TIERWISE_PMU_PERIOD=str(args.pmu_period),
-        TIERWISE_PMU_MIN_BYTES=str(args.pmu_min_bytes),
-    )
-    print(f"tierwise profile: pmu: sampling every {args.pmu_period} events", file=sys.stderr)
+    env["TIERWISE_PMU_OUT"] = str(outdir.resolve())
+    env.update(settings)
     rc = subprocess.run(cmd, env=env, check=False).returncode
     pmu_json = outdir / "pmu.json"
     if not pmu_json.exists():
         raise FileNotFoundError(
-            f"{pmu_json}: the profiled command wrote no pmu profile (exit status {rc})"
+            f"{pmu_json}: the profiled command wrote no {what} profile (exit status {rc})"
         )
     (outdir / ".census-owner").unlink(missing_ok=True)  # the census's claim
     params = json.loads(pmu_json.read_text())
-    params["min_bytes"] = args.pmu_min_bytes
-    params["scaling"] = "each sample counts sample_period events"
-    from tierwise.formats import profile as profile_format
-    profile_format.write_backend_params(outdir, params)
     pmu_json.unlink()
+    return rc, params
+
+
+def finished(outdir: Path, rc: int, params: dict[str, Any]) -> dict[str, Any]:
+    """backend.json from `params`, and what `run` returns."""
+    from tierwise.formats import profile as profile_format
+
+    profile_format.write_backend_params(outdir, params)
     return {
         "exit_status": rc if rc >= 0 else None,
         "signal": -rc if rc < 0 else None,
@@ -106,3 +107,23 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         "estimated": True,
         "pid": params.get("pid"),
     }
+
+
+def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any]:
+    ok, why = available(args)
+    if not ok:
+        raise FileNotFoundError(f"pmu backend unavailable: {why}")
+    print(f"tierwise profile: pmu: sampling every {args.pmu_period} events", file=sys.stderr)
+    rc, params = run_library(
+        cmd,
+        outdir,
+        {
+            "TIERWISE_DEPTH": str(getattr(args, "depth", 6)),
+            "TIERWISE_PMU_PERIOD": str(args.pmu_period),
+            "TIERWISE_PMU_MIN_BYTES": str(args.pmu_min_bytes),
+        },
+        "pmu",
+    )
+    params["min_bytes"] = args.pmu_min_bytes
+    params["scaling"] = "each sample counts sample_period events"
+    return finished(Path(outdir), rc, params)

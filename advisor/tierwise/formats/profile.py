@@ -71,6 +71,10 @@ SITE_COLUMNS = {
     # the stack of the pool's heap block site its hand-outs lay in (the one
     # that held most of their bytes); empty for other sites
     "pool_stack": "str",
+    # optional (sample backend, added within v1): the page samples taken of
+    # the site's objects, the confidence of its estimated counts (0: none
+    # taken, its counts say nothing)
+    "samples": "int",
 }
 MISS_SLICES = 16
 SLICE_COLUMNS = [f"llc_miss_slice{i}" for i in range(MISS_SLICES)]
@@ -81,7 +85,7 @@ OPTIONAL_COLUMNS = [
     "llc_dependent_misses",
     "llc_inflight_misses",
     "atomics",
-] + SLICE_COLUMNS + ["pool_stack"]
+] + SLICE_COLUMNS + ["pool_stack", "samples"]
 # The header every sites.csv starts with, as in advisor/FORMATS.md.
 REQUIRED_SITE_COLUMNS = [c for c in SITE_COLUMNS if c not in OPTIONAL_COLUMNS]
 COUNT_COLUMNS = [c for c, k in SITE_COLUMNS.items() if k == "int" and c != "site"]

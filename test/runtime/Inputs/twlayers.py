@@ -20,6 +20,13 @@ import tempfile
 from pathlib import Path
 
 LAYER = re.compile(r"Layer (\d)")
+# A file whose opening comment says "pass-through interposers" defines libc
+# names (read, write, syscall, ...) whose bodies check one flag and pass the
+# call on (tw_touch_io.c, the sample profiler's): the runtime's own calls of
+# those names are calls of libc, not uses of that file. Other interposers
+# (malloc, mmap, sigaction) are uses: the runtime calls __libc_malloc,
+# tw_sys_mmap and __sigaction instead.
+PASS_THROUGH = re.compile(r"pass-through interposers")
 
 
 def symbols(obj):
@@ -47,7 +54,7 @@ def main():
     ap.add_argument("--cflags", default="", help="one string, split as a shell would")
     args = ap.parse_args()
     files = sorted(p for p in args.src.iterdir() if p.suffix in (".c", ".cc"))
-    layer, defs, uses = {}, {}, {}
+    layer, defs, uses, passed = {}, {}, {}, set()
     bad = []
     with tempfile.TemporaryDirectory() as tmp:
         for f in files:
@@ -56,6 +63,7 @@ def main():
                 bad.append(f"{f.name}: no 'Layer N' in its opening comment")
                 continue
             layer[f.name] = int(m.group(1))
+            passing = PASS_THROUGH.search(f.read_text()[:1500]) is not None
             obj = Path(tmp) / (f.name + ".o")
             cc = args.cc if f.suffix == ".c" else args.cc.replace("gcc", "g++")
             subprocess.run(
@@ -65,7 +73,11 @@ def main():
                 check=True,
             )
             defs[f.name], uses[f.name] = symbols(obj)
+            if passing:
+                passed.update(defs[f.name])
     owner = {s: f for f, ds in defs.items() for s in ds}
+    for f in uses:  # the pass-through names are libc's to their callers
+        uses[f] = {s for s in uses[f] if s not in passed}
     graph = {}
     for f, us in uses.items():
         graph[f] = sorted({owner[s] for s in us if s in owner and owner[s] != f})

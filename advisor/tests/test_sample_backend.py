@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+"""The sample backend's pricing of page samples (tierwise.backends.sample):
+Che's approximation, the sweep share's significance rule, and sites.csv's
+columns from fabricated samples."""
+
+import csv
+import math
+
+from tierwise.backends import sample
+from tierwise.formats import profile as profile_format
+
+
+def test_che_time_everything_fits():
+    assert math.isinf(sample.che_time([100.0, 200.0], [5.0, 1.0], 1000.0))
+
+
+def test_che_time_fills_the_cache():
+    lines, rates, cap = [1000.0, 100000.0], [1000.0, 1.0], 5000.0
+    t = sample.che_time(lines, rates, cap)
+    filled = sum(n * -math.expm1(-r * t) for n, r in zip(lines, rates))
+    assert abs(filled - cap) < 1e-6 * cap
+    # the hot lines stay (miss rarely), the cold ones miss
+    assert math.exp(-rates[0] * t) < 0.01 < 0.9 < math.exp(-rates[1] * t)
+
+
+def raw(**kw):
+    base = {"any_samples": 400, "any_page_ms": 1000, "write_samples": 400,
+            "first_was_write": 0, "runs": 100, "at_first": 25, "run_pages": 4,
+            "any_visits": 10000}
+    base.update(kw)
+    return base
+
+
+def test_sweep_share_needs_significance():
+    # 25 of 100 touched runs at their first page: chance, no sweep
+    assert sample.site_model(raw())["sweep"] == 0.0
+    # 31 of 100: within two standard deviations of chance (8.7): none
+    assert sample.site_model(raw(at_first=31))["sweep"] == 0.0
+    # every run entered at its first page: all sweeps
+    assert sample.site_model(raw(at_first=100))["sweep"] == 1.0
+    # 55 of 100: (0.55 - 0.25) / 0.75
+    assert abs(sample.site_model(raw(at_first=55))["sweep"] - 0.4) < 1e-9
+    # too few runs to tell
+    assert sample.site_model(raw(runs=5, at_first=5))["sweep"] == 0.0
+
+
+def test_reprice_columns(tmp_path):
+    cols = profile_format.REQUIRED_SITE_COLUMNS + ["samples"]
+    rows = [
+        {"site": "0", "stack": "a", "location": "", "allocs": "1",
+         "bytes_allocated": str(64 << 20), "peak_bytes": str(64 << 20), "samples": "800"},
+        {"site": "1", "stack": "b", "location": "", "allocs": "1",
+         "bytes_allocated": str(64 << 20), "peak_bytes": str(64 << 20), "samples": "800"},
+        {"site": "2", "stack": "c", "location": "", "allocs": "1",
+         "bytes_allocated": str(1 << 20), "peak_bytes": str(1 << 20), "samples": "0"},
+    ]
+    path = tmp_path / "sites.csv"
+    profile_format.write_rows(path, cols, rows)
+    pages_s = (64 << 20) // 4096 * 1.0  # a second of each big object
+    samples = {
+        # swept: every run entered at its first page, a visit per page a second
+        0: raw(any_visits=round(pages_s), any_page_ms=round(pages_s * 1000), at_first=100),
+        # random: as many visits, one line each; half the first touches wrote
+        1: raw(any_visits=round(pages_s), any_page_ms=round(pages_s * 1000), at_first=25,
+               first_was_write=50),
+    }
+    for r in samples.values():
+        r["any_touched"] = 100
+    sample.reprice(path, samples, 1 << 20)
+    got = {r["site"]: r for r in csv.DictReader(open(path))}
+    swept, rand = got["0"], got["1"]
+    # the sweep touches 64 lines a visit, all prefetched
+    assert int(swept["loads"]) == 64 * round(pages_s)
+    assert int(swept["llc_stream_misses"]) == int(swept["llc_load_misses"])
+    # a random visit touches a line; half of them wrote
+    assert int(rand["loads"]) + int(rand["stores"]) == round(pages_s)
+    assert int(rand["llc_store_misses"]) == int(rand["llc_load_misses"])
+    assert int(rand["llc_stream_misses"]) == 0
+    # 128 MiB of lines touched about once a second through a 1 MiB cache:
+    # nearly every touch misses
+    assert int(swept["llc_load_misses"]) > 0.95 * int(swept["loads"])
+    # a site without samples keeps its columns empty (not measured)
+    assert got["2"]["llc_load_misses"] == "" and got["2"]["samples"] == "0"

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: MIT
+"""The `sample` profiling backend: runs the command at close to native
+speed with LD_PRELOAD=libtierwise-pmu.so in its page-touch mode
+(TIERWISE_PMU_SOURCE=touch, runtime/src/tw_touch.c): the census of the alloc
+backend (sites, objects, modules), plus the first touches of a sample of
+the live objects' pages, protected a tick at a time as NUMA balancing's
+hint faults do. No PMU, Valgrind or privileges. Per site it writes the page
+visits estimated from those touches as LLC misses (loads: not measured)
+and the samples taken (`samples`, the confidence the advisor reads);
+advisor/README.md "The sample backend" says how the visits relate to the
+sim backend's counts and where they do not.
+
+formats.profile (pandas) is imported where it is used (see pmu.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from tierwise import paths
+from tierwise.backends import pmu
+from tierwise.backends.sim import geometry
+from tierwise.sizes import count_option, size_option
+
+
+def add_arguments(group: Any) -> None:
+    group.add_argument(
+        "--sample-tick",
+        type=count_option(10_000, 10_000_000),
+        default=10_000,
+        metavar="US",
+        help="microseconds a sampled run of pages waits for its first touch "
+        "(default 10000)",
+    )
+    group.add_argument(
+        "--sample-pages",
+        type=count_option(8, 256),
+        default=32,
+        metavar="N",
+        help="pages kept armed, in runs of 4: the bound on the overhead (default 32)",
+    )
+    group.add_argument(
+        "--sample-min-bytes",
+        type=size_option(4096, 2**62),
+        default=16384,
+        metavar="SIZE",
+        help="sample objects of at least SIZE bytes; smaller ones are counted, "
+        "not sampled (default 16K: above stdio's buffers, which the kernel fills)",
+    )
+
+
+def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
+    lib = paths.native(pmu.PRELOAD)
+    if not lib.exists():
+        return False, paths.missing(lib)
+    return True, "page-touch sampling"
+
+
+LINE = 64
+PAGE = 4096
+# touched runs of pages a site needs before its sweep share is believed
+MIN_RUNS = 8
+
+
+def site_model(raw: dict[str, int]) -> dict[str, float]:
+    """One site's samples (the C sampler's per-site columns, tw_touch.c) as
+    rates: `visits` (first touches of a page, estimated over the run),
+    `page_s` (page-seconds its samples stand for), `sweep` (the share of
+    visits that sweep the page: all its lines), `write` (the share of
+    visits whose first access wrote), `samples`."""
+    n, touched = raw.get("any_samples", 0), raw.get("any_touched", 0)
+    exposure = raw.get("any_exposure_us", 0) * 1e-6
+    page_s = raw.get("any_page_ms", 0) * 1e-3
+    visits = float(raw.get("any_visits", 0))  # tw_touch.c tw_rate_est
+    runs, at_first = raw.get("runs", 0), raw.get("at_first", 0)
+    run = raw.get("run_pages", 4)
+    sweep = 0.0
+    if runs >= MIN_RUNS and run > 1:  # a sweep enters a run at its first page
+        share, chance = at_first / runs, 1 / run
+        # believed where the first page leads by more than two standard
+        # deviations of chance (random access: 1 in `run`): a sweep share
+        # multiplies a site's line touches by up to 64
+        if share - chance > 2 * (chance * (1 - chance) / runs) ** 0.5:
+            sweep = (share - chance) / (1 - chance)
+    write = raw.get("first_was_write", 0) / touched if touched else 0.0
+    return {
+        "visits": visits,
+        "page_s": page_s,
+        "sweep": min(max(sweep, 0.0), 1.0),
+        "write": write,
+        "samples": n + raw.get("write_samples", 0),
+    }
+
+
+def che_time(lines: list[float], rates: list[float], capacity: float) -> float:
+    """Che's approximation of an LRU cache of `capacity` lines: the time T
+    for which the lines touched in T at their rates fill the cache,
+    sum(lines_i * (1 - exp(-rate_i * T))) = capacity (inf when everything
+    fits). A line touched at rate r then misses with probability
+    exp(-r * T)."""
+    import math
+
+    total = sum(n for n, r in zip(lines, rates) if r > 0)
+    if total <= capacity:
+        return math.inf
+
+    def filled(t: float) -> float:
+        return sum(n * -math.expm1(-r * t) for n, r in zip(lines, rates) if r > 0)
+
+    lo, hi = 0.0, 1.0
+    while filled(hi) < capacity:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if filled(mid) < capacity else (lo, mid)
+    return hi
+
+
+def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int) -> None:
+    """sites.csv's count columns from the page samples: a visit that sweeps
+    a page touches its 64 lines, any other one line; each line's touches
+    miss an LRU cache of `llc` bytes with Che's probability; the misses
+    split by the first access's kind; the sweeps' misses are
+    llc_stream_misses (prefetched, as the sim backend counts them)."""
+    import math
+
+    from tierwise.formats import profile as profile_format
+
+    rows = profile_format.read_rows(sites_csv, profile_format.REQUIRED_SITE_COLUMNS + ["samples"])
+    models: dict[int, dict[str, float]] = {}
+    lines: list[float] = []
+    rates: list[float] = []
+    for row in rows:
+        site = int(row["site"])
+        if site not in raw:
+            continue
+        m = site_model(raw[site])
+        per_visit = m["sweep"] * (PAGE // LINE) + (1 - m["sweep"])
+        m["touches"] = m["visits"] * per_visit
+        pages = int(row["peak_bytes"] or 0) / PAGE
+        m["lines"] = pages * (PAGE // LINE)
+        per_line_s = m["page_s"] * (PAGE // LINE)  # line-seconds
+        m["rate"] = m["touches"] / per_line_s if per_line_s > 0 else 0.0
+        models[site] = m
+        lines.append(m["lines"])
+        rates.append(m["rate"])
+    t = che_time(lines, rates, llc / LINE)
+    for row in rows:
+        got = models.get(int(row["site"]))
+        if got is None:  # no page of it was sampled: not measured, not 0
+            for col in ("loads", "stores", "llc_load_misses", "llc_store_misses",
+                        "writebacks"):
+                row[col] = ""
+            continue
+        m = got
+        miss = m["touches"] * (math.exp(-m["rate"] * t) if math.isfinite(t) else 0.0)
+        w = m["write"]
+        row["loads"] = str(round(m["touches"] * (1 - w)))
+        row["stores"] = str(round(m["touches"] * w))
+        row["llc_load_misses"] = str(round(miss * (1 - w)))
+        row["llc_store_misses"] = str(round(miss * w))
+        row["writebacks"] = str(round(miss * w))
+        row["llc_stream_misses"] = str(round(miss * m["sweep"]))
+    cols = profile_format.REQUIRED_SITE_COLUMNS + ["llc_stream_misses", "samples"]
+    profile_format.write_rows(sites_csv, cols, rows)
+
+
+def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any]:
+    ok, why = available(args)
+    if not ok:
+        raise FileNotFoundError(f"sample backend unavailable: {why}")
+    print(
+        f"tierwise profile: sample: {args.sample_pages} pages armed, each run for "
+        f"{args.sample_tick} us",
+        file=sys.stderr,
+    )
+    settings = {
+        "TIERWISE_PMU_SOURCE": "touch",
+        "TIERWISE_DEPTH": str(getattr(args, "depth", 6)),
+        "TIERWISE_PMU_MIN_BYTES": str(args.sample_min_bytes),
+        "TIERWISE_TOUCH_TICK_US": str(args.sample_tick),
+        "TIERWISE_TOUCH_PAGES": str(args.sample_pages),
+    }
+    # Open MPI's single-copy transfers read a peer's buffers from the
+    # kernel (process_vm_readv), which a sampled page would fail
+    if "OMPI_MCA_btl_vader_single_copy_mechanism" not in os.environ:
+        settings["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
+    rc, params = pmu.run_library(cmd, Path(outdir), settings, "sample")
+    raw = params.pop("sites", {})
+    columns = params.pop("site_columns", [])
+    llc = int(geometry(args)["llc_size"])
+    reprice(Path(outdir) / "sites.csv", {int(k): dict(zip(columns, v)) for k, v in raw.items()},
+            llc)
+    params.update(
+        min_bytes=args.sample_min_bytes,
+        llc_size=llc,
+        scaling="page visits from first touches of sampled runs of pages (tw_touch.c)",
+        model="visits as line touches, priced with an LRU cache of llc_size (Che's "
+        "approximation)",
+    )
+    return pmu.finished(Path(outdir), rc, params)

@@ -1,0 +1,718 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 1 (mechanisms): the sample profiler's page-touch sampling, compiled
+ * only into libtierwise-pmu.so (TW_WITH_PMU) and started instead of the PMU
+ * events when TIERWISE_PMU_SOURCE=touch (`tierwise profile --backend
+ * sample`). No PMU, no Valgrind, no privileges: what NUMA balancing's hint
+ * faults do in the kernel, done on a sample of pages from user space.
+ *
+ * A sampler thread keeps TIERWISE_TOUCH_PAGES (default 32) pages armed in
+ * runs of TW_TOUCH_RUN adjacent pages of a live census object, each run for
+ * a tick (TIERWISE_TOUCH_TICK_US, default 10000), arming one run at a time
+ * spaced over the tick; runs alternate PROT_NONE (the first access of any
+ * kind faults) and PROT_READ (the first write faults), and start at a page
+ * drawn from all live pages or from a live object drawn uniformly (tw_arm).
+ * The SIGSEGV handler finds the page among the armed slots, notes when it
+ * faulted and whether the access wrote (the page-fault error code), gives
+ * the whole run back and returns: the access runs again. A run not touched
+ * is given back when its tick is over. Per site (tw_collect): the runs
+ * first touched within 10 us, 100 us, 1 ms and 10 ms, whence the rate at
+ * which one of its pages is visited (tw_rate_est) and the share of visits
+ * that sweep pages (a sweep enters a run at its first page); times the
+ * page-seconds the samples stand for, the site's page visits. The census
+ * writes them (tw_touch_columns) and pmu.json the counts behind them
+ * (tw_touch_params), which the sample backend prices as LLC misses.
+ *
+ * The program must not see any of it:
+ * - a fault that is not on an armed page goes to the program's own SIGSEGV
+ *   action (tw_signal.c keeps it from the program's sigaction and signal
+ *   calls); a fault on a page this sampler gave back a moment ago (the
+ *   access raced with the give-back) is retried once per thread and address;
+ * - the kernel does not take page faults for us: a read() into an armed
+ *   page would fail with EFAULT. The calls that pass buffers or futex words
+ *   to the kernel (tw_touch_io.c) register them first and give back armed
+ *   pages in them; the sampler arms no page of a registered range, and arms
+ *   under a flag those calls wait on, so neither can miss the other; the
+ *   program's signal masks leave SIGSEGV out (a thread that blocks it is
+ *   killed by a fault);
+ * - a freed or unmapped object's pages are given back before its memory
+ *   goes (tw_touch_release, from the census and the interposed munmap,
+ *   mremap and mprotect), and every page before fork (the child starts with
+ *   none) and at exit.
+ * Slot words pack the page address and its state, so that a compare-and-swap
+ * claims exactly that page's sample (no ABA between a slot's pages).
+ */
+#define _GNU_SOURCE
+#include "tw_mech.h"
+#include "tw_pmu.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define TW_TOUCH_SLOTS 256
+#define TW_TOUCH_IO 32 /* buffers in the kernel at once; more: no arming */
+#define TW_TOUCH_RUN 4 /* pages armed (and given back) with one mprotect */
+/* The first touches of runs counted by how soon they came: within 10 us,
+ * 100 us, 1 ms, 10 ms (tw_touch_site.soon; a run lives a tick, at least
+ * 10 ms) */
+#define TW_TOUCH_SOON 4
+static const uint64_t tw_soon_ns[TW_TOUCH_SOON] = {10000, 100000, 1000000,
+                                                   10000000};
+/* touched runs a window needs before its share is believed */
+#define TW_TOUCH_SOON_MIN 5
+#define TW_TOUCH_MIN_WAIT_NS 2000u /* a fault's own latency here: ~1.5 us */
+
+enum { TW_T_FREE, TW_T_ARMED, TW_T_FAULTING, TW_T_DONE };
+
+typedef struct {
+  uint64_t word; /* page | state (atomic) */
+  uint64_t obj;  /* the object's start (tw_touch_release by object) */
+  uint64_t t0, t1, t2; /* armed, touched, given back untouched (ns) */
+  int site, writes_only, wrote;
+  int first; /* the slot of its run's first page */
+  int run;   /* in a run's first slot: its pages (one mprotect), else 0 */
+  double prob; /* in a run's first slot: the chance its page was drawn */
+} tw_touch_slot;
+
+typedef struct { /* per site (index site + 3: pseudo-sites first) */
+  uint64_t n[2], f[2], wrote; /* [0] any access, [1] writes */
+  uint64_t runs, at_first; /* full any-access runs touched; first page first */
+  double exposure[2], weight[2]; /* s; page-seconds the samples stand for */
+  /* whole runs armed, and of them those first touched within each of
+   * tw_soon_ns: the rate estimate (advisor/tierwise/backends/sample.py) */
+  uint64_t runs_armed[2], soon[2][TW_TOUCH_SOON];
+} tw_touch_site;
+
+static tw_touch_slot tw_slot[TW_TOUCH_SLOTS];
+static struct {
+  uint64_t start, end; /* atomic; start 0: free */
+} tw_io[TW_TOUCH_IO];
+static int tw_io_over;  /* buffers not registered (atomic) */
+static int tw_arming;   /* the sampler is arming pages (atomic) */
+static int tw_active;   /* slots not free (atomic; fast exit when 0) */
+static int tw_touch_on; /* sampling started and not stopped */
+static long tw_pg;
+static uint64_t tw_tick_ns;
+static int tw_groups; /* runs armed at once: TIERWISE_TOUCH_PAGES / RUN */
+static int tw_nslots;  /* the slots they use: tw_groups * TW_TOUCH_RUN */
+static tw_touch_site *tw_ts;
+static int tw_nts;
+static uint64_t tw_armed_total, tw_faults_total, tw_retries, tw_skipped_io;
+static uint64_t tw_ticks;
+static int tw_paused; /* fork in progress (under the census lock) */
+static struct sigaction tw_prog_segv; /* the program's action */
+static int tw_prog_set;
+static pthread_mutex_t *tw_lock; /* tw_sample.c's lock of the attribution */
+static tw_pmu_attr *tw_attr;
+static pthread_t tw_thread;
+static unsigned tw_stop; /* (a futex word: the sampler sleeps on it) */
+static uint64_t tw_rng = 0x9e3779b97f4a7c15ull;
+static __thread uintptr_t tw_retried; /* the last address retried */
+
+static uint64_t tw_word(uint64_t page, int state) { return page | state; }
+static int tw_state(uint64_t w) { return (int)(w & 3); }
+static uint64_t tw_page_of(uint64_t w) { return w & ~(uint64_t)3; }
+
+static uint64_t tw_now(void) { /* vDSO: async-signal-safe */
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t tw_rand(void) { /* xorshift64*, the sampler's only */
+  tw_rng ^= tw_rng >> 12;
+  tw_rng ^= tw_rng << 25;
+  tw_rng ^= tw_rng >> 27;
+  return tw_rng * 2685821657736338717ull;
+}
+
+/* Gives an armed page back (sampler, I/O, release): 1 if this call did. */
+static int tw_claim(tw_touch_slot *s, uint64_t w, uint64_t now) {
+  if (tw_state(w) != TW_T_ARMED ||
+      !__atomic_compare_exchange_n(&s->word, &w,
+                                   tw_word(tw_page_of(w), TW_T_DONE), 0,
+                                   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    return 0;
+  s->t2 = now;
+  return 1;
+}
+
+static int tw_disarm(tw_touch_slot *s, uint64_t w) {
+  if (!tw_claim(s, w, tw_now()))
+    return 0;
+  tw_sys_mprotect((void *)tw_page_of(w), (size_t)tw_pg, PROT_READ | PROT_WRITE);
+  return 1;
+}
+
+/* Waits out a handler giving the page back (a few system calls). */
+static void tw_settle(tw_touch_slot *s) {
+  while (tw_state(__atomic_load_n(&s->word, __ATOMIC_SEQ_CST)) ==
+         TW_T_FAULTING)
+    sched_yield();
+}
+
+/* Gives back every armed page in [p, p + len): before the range's memory
+ * is freed, unmapped or re-protected, and before a buffer goes to the
+ * kernel. len 0: the object starting at p (census objects). */
+void tw_touch_release(const void *p, size_t len) {
+  if (!__atomic_load_n(&tw_active, __ATOMIC_SEQ_CST))
+    return;
+  uint64_t lo = (uint64_t)p, hi = lo + len;
+  for (int i = 0; i < tw_nslots; i++) {
+    tw_touch_slot *s = &tw_slot[i];
+    uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
+    if (tw_state(w) == TW_T_FREE)
+      continue;
+    uint64_t pg = tw_page_of(w);
+    int in = len ? pg + (uint64_t)tw_pg > lo && pg < hi
+                 : __atomic_load_n(&s->obj, __ATOMIC_RELAXED) == lo;
+    if (!in)
+      continue;
+    tw_disarm(s, w);
+    tw_settle(s);
+  }
+}
+
+/* ---- the I/O calls' side (tw_touch_io.c) ---- */
+int tw_touch_io_begin(const void *buf, size_t len) {
+  if (!__atomic_load_n(&tw_touch_on, __ATOMIC_RELAXED) || !buf || !len)
+    return -1;
+  uint64_t lo = (uint64_t)buf, hi = lo + len;
+  int k = -1;
+  for (int i = 0; i < TW_TOUCH_IO && k < 0; i++) {
+    uint64_t z = 0;
+    if (__atomic_compare_exchange_n(&tw_io[i].start, &z, lo, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      k = i;
+  }
+  if (k >= 0)
+    __atomic_store_n(&tw_io[k].end, hi, __ATOMIC_SEQ_CST);
+  else
+    __atomic_fetch_add(&tw_io_over, 1, __ATOMIC_SEQ_CST);
+  /* The sampler checks the buffers before it arms a page: once it is not
+   * arming, every page armed in this buffer is in a slot by now. */
+  while (__atomic_load_n(&tw_arming, __ATOMIC_SEQ_CST))
+    sched_yield();
+  tw_touch_release(buf, len);
+  return k < 0 ? TW_TOUCH_IO : k;
+}
+
+void tw_touch_io_end(int k) {
+  if (k < 0)
+    return;
+  if (k == TW_TOUCH_IO) {
+    __atomic_fetch_sub(&tw_io_over, 1, __ATOMIC_SEQ_CST);
+    return;
+  }
+  __atomic_store_n(&tw_io[k].end, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&tw_io[k].start, 0, __ATOMIC_SEQ_CST);
+}
+
+static int tw_in_io(uint64_t pg) {
+  if (__atomic_load_n(&tw_io_over, __ATOMIC_SEQ_CST))
+    return 1;
+  for (int i = 0; i < TW_TOUCH_IO; i++) {
+    uint64_t lo = __atomic_load_n(&tw_io[i].start, __ATOMIC_SEQ_CST);
+    uint64_t hi = __atomic_load_n(&tw_io[i].end, __ATOMIC_SEQ_CST);
+    if (lo && (!hi || (pg < hi && pg + (uint64_t)tw_pg > lo)))
+      return 1; /* (an end not yet stored: the whole address space) */
+  }
+  return 0;
+}
+
+/* ---- the fault handler ---- */
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* The program's action, as the kernel would have run it: its mask (and
+ * SIGSEGV unless SA_NODEFER) added to the mask at the fault. */
+static void tw_chain(int sig, siginfo_t *si, void *ucv) {
+  struct sigaction a = tw_prog_segv;
+  const ucontext_t *uc = ucv;
+  if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN) {
+    sigset_t m = uc->uc_sigmask;
+    for (int s = 1; s < NSIG; s++)
+      if (sigismember(&a.sa_mask, s) == 1)
+        sigaddset(&m, s);
+    if (!(a.sa_flags & SA_NODEFER))
+      sigaddset(&m, SIGSEGV);
+    pthread_sigmask(SIG_SETMASK, &m, NULL);
+  }
+  if (a.sa_flags & SA_SIGINFO) {
+    if (a.sa_flags & SA_RESETHAND)
+      memset(&tw_prog_segv, 0, sizeof(tw_prog_segv));
+    a.sa_sigaction(sig, si, ucv);
+    return;
+  }
+  if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN) {
+    if (a.sa_flags & SA_RESETHAND)
+      memset(&tw_prog_segv, 0, sizeof(tw_prog_segv));
+    a.sa_handler(sig);
+    return;
+  }
+  /* the default (a synchronous SIGSEGV is never ignored): the access runs
+   * again and the kernel ends the program as it would have */
+  for (int i = 0; i < TW_TOUCH_SLOTS; i++) /* (no sampled page left) */
+    tw_disarm(&tw_slot[i], __atomic_load_n(&tw_slot[i].word, __ATOMIC_SEQ_CST));
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  sigemptyset(&dfl.sa_mask);
+  __sigaction(SIGSEGV, &dfl, NULL);
+}
+
+static void tw_segv(int sig, siginfo_t *si, void *ucv) {
+  int saved = errno;
+  uint64_t addr = (uint64_t)si->si_addr;
+  uint64_t pg = addr & ~(uint64_t)(tw_pg - 1);
+  if (si->si_code == SEGV_ACCERR &&
+      __atomic_load_n(&tw_active, __ATOMIC_SEQ_CST)) {
+    for (int i = 0; i < tw_nslots; i++) {
+      tw_touch_slot *s = &tw_slot[i];
+      uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
+      if (tw_state(w) == TW_T_FREE || tw_page_of(w) != pg)
+        continue;
+      if (tw_state(w) == TW_T_ARMED &&
+          __atomic_compare_exchange_n(&s->word, &w,
+                                      tw_word(pg, TW_T_FAULTING), 0,
+                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        const ucontext_t *uc = ucv;
+        uint64_t t1 = tw_now();
+        s->t1 = t1;
+        s->wrote = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+        /* the whole run back at once: one mprotect, and the run's other
+         * pages' waits end here (the program does not run meanwhile) */
+        const tw_touch_slot *f = &tw_slot[s->first];
+        uint64_t run = tw_page_of(__atomic_load_n(&f->word, __ATOMIC_SEQ_CST));
+        for (int k = 0; k < f->run; k++)
+          if (s->first + k != i)
+            tw_claim(&tw_slot[s->first + k],
+                     __atomic_load_n(&tw_slot[s->first + k].word,
+                                     __ATOMIC_SEQ_CST),
+                     t1);
+        tw_sys_mprotect((void *)run, (size_t)f->run * tw_pg,
+                        PROT_READ | PROT_WRITE);
+        __atomic_store_n(&s->word, tw_word(pg, TW_T_DONE), __ATOMIC_SEQ_CST);
+      }
+      /* else given back, or being given back, by another thread: again */
+      errno = saved;
+      return;
+    }
+  }
+  if (si->si_code == SEGV_ACCERR && tw_retried != addr &&
+      __atomic_load_n(&tw_touch_on, __ATOMIC_RELAXED)) {
+    /* raced with a give-back whose slot is already re-used: once more */
+    tw_retried = addr;
+    __atomic_fetch_add(&tw_retries, 1, __ATOMIC_RELAXED);
+    errno = saved;
+    return;
+  }
+  tw_retried = 0;
+  errno = saved;
+  tw_chain(sig, si, ucv);
+}
+
+/* tw_signal.c's interposed sigaction, for SIGSEGV while this sampler owns
+ * it: the program's action is kept here, ours stays installed. */
+int tw_touch_owns_segv(void) {
+  return __atomic_load_n(&tw_prog_set, __ATOMIC_ACQUIRE);
+}
+
+int tw_touch_sigaction(const struct sigaction *act, struct sigaction *old) {
+  struct sigaction was = tw_prog_segv;
+  if (act)
+    tw_prog_segv = *act;
+  if (old)
+    *old = was;
+  return 0;
+}
+
+/* ---- the sampler ---- */
+static tw_touch_site *tw_site_row(int site) {
+  int idx = site + 3;
+  if (idx < 0)
+    return NULL;
+  if (idx >= tw_nts) {
+    int n = tw_nts ? tw_nts : 64;
+    while (n <= idx)
+      n *= 2;
+    tw_touch_site *t = __libc_realloc(tw_ts, (size_t)n * sizeof(*t));
+    if (!t)
+      return NULL;
+    memset(t + tw_nts, 0, (size_t)(n - tw_nts) * sizeof(*t));
+    tw_ts = t;
+    tw_nts = n;
+  }
+  return &tw_ts[idx];
+}
+
+/* Gives back group g's run and charges its samples. Where a run's
+ * first touch was says whether the site is swept: an ascending sweep enters
+ * at the run's first page, random touches at any of its TW_TOUCH_RUN pages
+ * as often, so (at_first / runs - 1/RUN) / (1 - 1/RUN) is the share of
+ * visits that are sweeps. tw_lock held. */
+static void tw_collect(int g, uint64_t now) {
+  tw_touch_slot *first = &tw_slot[g * TW_TOUCH_RUN];
+  uint64_t w = __atomic_load_n(&first->word, __ATOMIC_SEQ_CST);
+  if (tw_state(w) == TW_T_FREE)
+    return;
+  /* the run's untouched pages back in one call (the touched ones are
+   * read-write already: the call leaves them so) */
+  int claimed = 0, len = first->run;
+  for (int k = 0; k < len; k++) {
+    tw_touch_slot *q = first + k;
+    claimed += tw_claim(q, __atomic_load_n(&q->word, __ATOMIC_SEQ_CST), now);
+  }
+  if (claimed)
+    tw_sys_mprotect((void *)tw_page_of(w), (size_t)len * tw_pg,
+                    PROT_READ | PROT_WRITE);
+  uint64_t t = 0; /* the run's first touch */
+  for (int k = 0; k < len; k++) {
+    tw_settle(first + k); /* touched: t1 is set */
+    if (first[k].t1 && (!t || first[k].t1 < t))
+      t = first[k].t1;
+  }
+  tw_touch_site *r = tw_site_row(first->site);
+  int kind = first->writes_only;
+  /* each page stands for the run's life over the chance it was in a run
+   * (TW_TOUCH_RUN draws' worth), shared by the runs of its kind the
+   * sampler keeps armed (all draws uniform: every live page over the
+   * run's life, shared by the pages armed) */
+  double weight = (double)(now - first->t0) * 1e-9 /
+                  (first->prob * TW_TOUCH_RUN * (double)tw_groups / 2);
+  for (int k = 0; r && k < len; k++) {
+    const tw_touch_slot *s = first + k;
+    int faulted = s->t1 != 0;
+    uint64_t end = faulted ? s->t1 : s->t2 ? s->t2 : now; /* (may precede t0) */
+    double e = end > s->t0 + TW_TOUCH_MIN_WAIT_NS
+                   ? (double)(end - s->t0) * 1e-9
+                   : TW_TOUCH_MIN_WAIT_NS * 1e-9;
+    r->n[kind]++;
+    r->f[kind] += (uint64_t)faulted;
+    r->wrote += (uint64_t)(faulted && !kind && s->wrote);
+    r->exposure[kind] += e;
+    r->weight[kind] += weight;
+    tw_faults_total += (uint64_t)faulted;
+    if (faulted && !kind && len == TW_TOUCH_RUN) {
+      r->runs++; /* a sweep enters a run at its first page */
+      r->at_first += (uint64_t)(k == 0);
+    }
+  }
+  if (r && len == TW_TOUCH_RUN) {
+    r->runs_armed[kind]++;
+    for (int d = 0; t && d < TW_TOUCH_SOON; d++)
+      r->soon[kind][d] += (uint64_t)(t < first->t0 + tw_soon_ns[d]);
+  }
+  for (int k = 0; k < len; k++) {
+    __atomic_store_n(&first[k].word, 0, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&tw_active, 1, __ATOMIC_SEQ_CST);
+  }
+}
+
+static int tw_taken(uint64_t page) {
+  for (int i = 0; i < tw_groups * TW_TOUCH_RUN; i++)
+    if (tw_page_of(__atomic_load_n(&tw_slot[i].word, __ATOMIC_RELAXED)) ==
+        page)
+      return 1;
+  return 0;
+}
+
+/* Arms group g's run: TW_TOUCH_RUN pages (fewer at an object's end) from a
+ * page drawn uniformly from the live objects' whole pages, PROT_NONE (any
+ * access faults) or, every other run, PROT_READ (writes fault), with one
+ * mprotect: each call flushes the TLBs of the CPUs running the program,
+ * 60 us here (a busy vCPU takes an IPI), the profiler's main cost, and
+ * holds the address space's lock, which a fault takes before its signal
+ * is sent - so one run is armed at a time, spaced over the tick. tw_lock
+ * held: no object is freed while its pages are being armed. */
+static void tw_arm(int g) {
+  uint64_t total = tw_pmu_attr_pages(tw_attr, (uint64_t)tw_pg);
+  if (!total || tw_paused)
+    return;
+  uint64_t page, obj, start, end;
+  int site, len = 0, n = g * TW_TOUCH_RUN;
+  static unsigned turn; /* runs alternate: any access, writes only; and */
+  int writes_only = (int)(turn & 1), by_object = (int)(turn & 2);
+  turn++;
+  size_t objs = tw_pmu_attr_objects(tw_attr);
+  /* Half the runs start at a page drawn from all live pages, half at a
+   * page of an object drawn from the live objects: a 32 KiB array among
+   * 200 MiB would otherwise get a sample a minute. Each sample stands for
+   * 1 / the chance its page had of being drawn (tw_collect). */
+  if (by_object) {
+    if (tw_pmu_attr_object_at(tw_attr, tw_rand() % objs, &start, &end, &site))
+      return;
+    uint64_t lo = (start + (uint64_t)tw_pg - 1) & ~(uint64_t)(tw_pg - 1);
+    uint64_t pages = end > lo ? (end - lo) / (uint64_t)tw_pg : 0;
+    if (!pages)
+      return; /* (no whole page: never sampled) */
+    page = lo + (tw_rand() % pages) * (uint64_t)tw_pg;
+    obj = start;
+  } else if (tw_pmu_attr_pick_page(tw_attr, (uint64_t)tw_pg, tw_rand() % total,
+                                   &page, &obj, &site) ||
+             tw_pmu_attr_object_of(tw_attr, page, &start, &end))
+    return;
+  {
+    uint64_t lo = (start + (uint64_t)tw_pg - 1) & ~(uint64_t)(tw_pg - 1);
+    uint64_t pages = end > lo ? (end - lo) / (uint64_t)tw_pg : 1;
+    /* the chance of this page per draw, half uniform, half by object */
+    tw_slot[n].prob = 0.5 / (double)total + 0.5 / (double)objs / (double)pages;
+  }
+  __atomic_store_n(&tw_arming, 1, __ATOMIC_SEQ_CST);
+  while (len < TW_TOUCH_RUN && page + (uint64_t)(len + 1) * tw_pg <= end &&
+         !tw_taken(page + (uint64_t)len * tw_pg) &&
+         !tw_in_io(page + (uint64_t)len * tw_pg))
+    len++;
+  if (!len) {
+    tw_skipped_io++; /* (or armed already) */
+    __atomic_store_n(&tw_arming, 0, __ATOMIC_SEQ_CST);
+    return;
+  }
+  for (int k = 0; k < len; k++) {
+    tw_touch_slot *s = &tw_slot[n + k];
+    s->obj = obj;
+    s->site = site;
+    s->writes_only = writes_only;
+    s->first = n;
+    s->run = k ? 0 : len;
+    s->t1 = s->t2 = 0;
+    s->wrote = 0;
+    __atomic_fetch_add(&tw_active, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&s->word, tw_word(page + (uint64_t)k * tw_pg, TW_T_ARMED),
+                     __ATOMIC_SEQ_CST);
+  }
+  int failed = tw_sys_mprotect((void *)page, (size_t)len * tw_pg,
+                               writes_only ? PROT_READ : PROT_NONE);
+  /* The wait starts when the protection is in force: mprotect returns
+   * after the TLBs are flushed (a start before the call made random
+   * pages' touches look 5x rarer here). */
+  uint64_t t0 = tw_now();
+  for (int k = 0; k < len; k++) {
+    tw_slot[n + k].t0 = t0;
+    if (failed) { /* (gone meanwhile) not charged */
+      __atomic_store_n(&tw_slot[n + k].word,
+                       tw_word(page + (uint64_t)k * tw_pg, TW_T_DONE),
+                       __ATOMIC_SEQ_CST);
+      tw_slot[n + k].site = TW_PMU_SITE_UNKNOWN - 1;
+    }
+  }
+  __atomic_store_n(&tw_arming, 0, __ATOMIC_SEQ_CST);
+  tw_armed_total += (uint64_t)len;
+}
+
+/* Wakes tw_groups times a tick; each time, the oldest run (armed a tick
+ * ago) is given back and charged, and a new one armed in its slots. */
+static void *tw_sampler(void *arg) {
+  (void)arg;
+  tw_in_core++;
+  tw_sys_thread_name("tw-touch");
+  uint64_t step = tw_tick_ns / (uint64_t)tw_groups;
+  struct timespec ts = {(time_t)(step / 1000000000u),
+                        (long)(step % 1000000000u)};
+  for (int g = 0;; g = (g + 1) % tw_groups) {
+    tw_sys_futex_wait((unsigned *)&tw_stop, 0, &ts);
+    pthread_mutex_lock(tw_lock);
+    int stop = __atomic_load_n(&tw_stop, __ATOMIC_ACQUIRE);
+    uint64_t now = tw_now();
+    if (stop) {
+      for (int k = 0; k < tw_groups; k++)
+        tw_collect(k, now);
+    } else {
+      tw_collect(g, now);
+      tw_arm(g);
+      tw_ticks += (uint64_t)(g == 0);
+    }
+    pthread_mutex_unlock(tw_lock);
+    if (stop)
+      break;
+  }
+  return NULL;
+}
+
+int tw_touch_start(tw_pmu_attr *attr, pthread_mutex_t *lock) {
+  tw_pg = sysconf(_SC_PAGESIZE);
+  tw_tick_ns = tw_opt[TW_O_TOUCH_TICK] * 1000u; /* (tw_config.c: bounds) */
+  tw_groups = (int)(tw_opt[TW_O_TOUCH_PAGES] + TW_TOUCH_RUN - 1) / TW_TOUCH_RUN;
+  if (tw_groups < 2)
+    tw_groups = 2; /* one run of each kind */
+  tw_nslots = tw_groups * TW_TOUCH_RUN; /* (at most TW_TOUCH_SLOTS: bounds) */
+  tw_rng ^= (uint64_t)getpid() * 0x2545f4914f6cdd1dull ^ tw_now();
+  tw_attr = attr;
+  tw_lock = lock;
+  /* the program's SIGSEGV action so far: kept, ours goes in its place */
+  struct sigaction ours = {.sa_sigaction = tw_segv,
+                           .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART};
+  sigfillset(&ours.sa_mask); /* no handler of the program's nests in ours */
+  if (__sigaction(SIGSEGV, NULL, &tw_prog_segv) ||
+      __sigaction(SIGSEGV, &ours, NULL)) {
+    tw_warn("sample: cannot install the SIGSEGV handler", "", "");
+    return -1;
+  }
+  __atomic_store_n(&tw_prog_set, 1, __ATOMIC_RELEASE);
+  tw_touch_on = 1;
+  int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                void *) = dlsym(RTLD_NEXT, "pthread_create");
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* the sampler takes none */
+  int rc = create ? create(&tw_thread, NULL, tw_sampler, NULL) : -1;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc) {
+    tw_touch_on = 0;
+    tw_warn("sample: cannot start the sampler thread", "", "");
+    return -1;
+  }
+  return 0;
+}
+
+/* At exit: the sampler ends, every page is given back. */
+void tw_touch_stop(void) {
+  if (!tw_touch_on)
+    return;
+  __atomic_store_n(&tw_stop, 1, __ATOMIC_RELEASE);
+  tw_sys_futex_wake(&tw_stop, 1);
+  pthread_join(tw_thread, NULL);
+  __atomic_store_n(&tw_touch_on, 0, __ATOMIC_RELAXED);
+}
+
+/* fork (tw_lock held by tw_sample_atfork from prepare to parent/child): no
+ * page armed across it; the parent samples on, the child does not (it has
+ * no sampler; its census goes on without samples). */
+void tw_touch_atfork(int phase) {
+  if (!tw_touch_on)
+    return;
+  if (phase == 0) {
+    tw_paused = 1;
+    for (int i = 0; i < TW_TOUCH_SLOTS; i++) {
+      tw_touch_slot *s = &tw_slot[i];
+      tw_disarm(s, __atomic_load_n(&s->word, __ATOMIC_SEQ_CST));
+      tw_settle(s);
+    }
+    return;
+  }
+  tw_paused = 0;
+  if (phase == 2) {
+    __atomic_store_n(&tw_touch_on, 0, __ATOMIC_RELAXED);
+    memset(tw_slot, 0, sizeof(tw_slot));
+    __atomic_store_n(&tw_active, 0, __ATOMIC_SEQ_CST);
+  }
+}
+
+/* Page visits of kind k, per site (pseudo-sites negative): a page touched
+ * at rate L is first touched within d in a run of R pages with probability
+ * 1 - exp(-R L d), so L = -ln(1 - share) / (R d) over the runs, for the
+ * shortest d with TW_TOUCH_SOON_MIN touches (the longest where none has):
+ * a short d gives a page's rate while it is in use, a long one also counts
+ * how long it sat idle (touch_check's hot array, read in bursts, looked
+ * 100x rarer by its waits); times the page-seconds the samples stand for.
+ * Rates above about 1 / (R x 10 us) are not told apart (share 1). 0 where
+ * the site had no whole run. */
+static double tw_rate_est(const tw_touch_site *r, int k) {
+  double n = (double)r->runs_armed[k];
+  if (n <= 0)
+    return 0;
+  int d = 0;
+  while (d + 1 < TW_TOUCH_SOON && r->soon[k][d] < TW_TOUCH_SOON_MIN)
+    d++;
+  double share = (double)r->soon[k][d] / n;
+  if (share > 1 - 0.5 / n)
+    share = 1 - 0.5 / n;
+  double rate = -log1p(-share) / (TW_TOUCH_RUN * (double)tw_soon_ns[d] * 1e-9);
+  return rate * r->weight[k];
+}
+
+void tw_touch_columns(tw_out *o, int site) {
+  int idx = site + 3;
+  const tw_touch_site *r = idx >= 0 && idx < tw_nts ? &tw_ts[idx] : NULL;
+  static const tw_touch_site none;
+  if (!r)
+    r = &none;
+  /* loads, stores, llc_load_misses, llc_store_misses, writebacks, samples:
+   * page visits, split by the first access's kind, as LLC misses (the
+   * sample backend re-prices them with the raw samples of pmu.json's
+   * "sites": advisor/tierwise/backends/sample.py) */
+  double any = tw_rate_est(r, 0);
+  double wshare = r->f[0] ? (double)r->wrote / (double)r->f[0] : 0;
+  tw_out_str(o, ",,,");
+  tw_out_u64(o, (uint64_t)(any * (1 - wshare) + 0.5));
+  tw_out_str(o, ",");
+  tw_out_u64(o, (uint64_t)(any * wshare + 0.5));
+  tw_out_str(o, ",,");
+  tw_out_u64(o, r->n[0] + r->n[1]);
+  tw_out_str(o, "\n");
+}
+
+void tw_touch_params(tw_out *o) {
+  tw_out_str(o, "{\"source\": \"touch\", \"tick_us\": ");
+  tw_out_u64(o, tw_tick_ns / 1000u);
+  tw_out_str(o, ", \"pages_per_tick\": ");
+  tw_out_u64(o, (uint64_t)tw_groups * TW_TOUCH_RUN);
+  tw_out_str(o, ", \"ticks\": ");
+  tw_out_u64(o, tw_ticks);
+  tw_out_str(o, ", \"armed\": ");
+  tw_out_u64(o, tw_armed_total);
+  tw_out_str(o, ", \"faults\": ");
+  tw_out_u64(o, tw_faults_total);
+  tw_out_str(o, ", \"retried\": ");
+  tw_out_u64(o, tw_retries);
+  tw_out_str(o, ", \"skipped_in_io\": ");
+  tw_out_u64(o, tw_skipped_io);
+  tw_out_str(o, ", \"site_columns\": [\"any_samples\", \"any_touched\", "
+                "\"any_exposure_us\", \"any_page_ms\", \"write_samples\", "
+                "\"write_touched\", \"write_exposure_us\", "
+                "\"write_page_ms\", \"first_was_write\", \"runs\", "
+                "\"at_first\", \"run_pages\", \"any_runs\", "
+                "\"any_soon\", \"write_runs\", \"write_soon\", "
+                "\"any_visits\", \"write_visits\"], "
+                "\"soon_us\": [10, 100, 1000, 10000], \"sites\": {");
+  for (int i = 0, first = 1; i < tw_nts; i++) {
+    const tw_touch_site *r = &tw_ts[i];
+    if (!r->n[0] && !r->n[1])
+      continue;
+    uint64_t v[12] = {r->n[0], r->f[0], (uint64_t)(r->exposure[0] * 1e6),
+                      (uint64_t)(r->weight[0] * 1e3), r->n[1], r->f[1],
+                      (uint64_t)(r->exposure[1] * 1e6),
+                      (uint64_t)(r->weight[1] * 1e3), r->wrote, r->runs,
+                      r->at_first, TW_TOUCH_RUN};
+    char id[24] = "-";
+    if (i < 3)
+      tw_fmt_u64(id + 1, (uint64_t)(3 - i)); /* a pseudo-site */
+    else
+      tw_fmt_u64(id, (uint64_t)(i - 3));
+    tw_out_str(o, first ? "\"" : ", \"");
+    tw_out_str(o, id);
+    tw_out_str(o, "\": [");
+    for (int k = 0; k < 12; k++) {
+      tw_out_str(o, k ? ", " : "");
+      tw_out_u64(o, v[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+      tw_out_str(o, ", ");
+      tw_out_u64(o, r->runs_armed[k]);
+      tw_out_str(o, ", [");
+      for (int d = 0; d < TW_TOUCH_SOON; d++) {
+        tw_out_str(o, d ? ", " : "");
+        tw_out_u64(o, r->soon[k][d]);
+      }
+      tw_out_str(o, "]");
+    }
+    for (int k = 0; k < 2; k++) {
+      tw_out_str(o, ", ");
+      tw_out_u64(o, (uint64_t)(tw_rate_est(r, k) + 0.5));
+    }
+    tw_out_str(o, "]");
+    first = 0;
+  }
+  tw_out_str(o, "}, \"depth\": ");
+  tw_out_u64(o, (uint64_t)tw_cfg.depth);
+  tw_out_str(o, ", \"pid\": ");
+  tw_out_u64(o, (uint64_t)getpid());
+  tw_out_str(o, "}\n");
+}

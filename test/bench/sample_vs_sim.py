@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+"""The sample backend against the sim backend (issue 37): for each program,
+(1) its run time unprofiled and under `profile --backend sample`, side by
+side in one loop (the median of --repeat rounds each); (2) a sim profile of
+the same run; (3) the cost placement at --budget of the peak footprint from
+each profile, both priced by `tierwise simulate` (the sim tool running the
+placed program): the sample placement's modelled time over the sim
+placement's. Also the sites whose tier differs, with their sizes.
+
+Run after `make build` (not in CI: minutes of Valgrind per program):
+  .venv/bin/python test/bench/sample_vs_sim.py [-o DIR] [--programs P ...]
+Programs are examples/ and examples/frameworks binaries in build/examples,
+each run with its arguments from PROGRAMS; OMP_NUM_THREADS=2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TW = ROOT / "build" / "bin" / "tierwise"
+EX = ROOT / "build" / "examples"
+
+PROGRAMS = {
+    "pagerank-pull": ["-g", "20", "-n", "20"],
+    "pagerank-push": ["-g", "20", "-n", "10"],
+    "bfs": ["-g", "20"],
+    "sssp": ["-g", "19"],
+    "spmv-pagerank": ["-g", "19", "-n", "10"],
+    "gb-pagerank": ["-g", "19", "-n", "10"],
+    "ig-bfs": ["-g", "18"],
+    "ig-pagerank": ["-g", "18"],
+    "fwlike-pagerank": ["-g", "18"],
+    "fwlike-bfs": ["-g", "20"],
+}
+
+
+def tw(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(TW), *args], text=True, capture_output=True, **kw)
+
+
+def timed(cmd: list[str], env: dict) -> float:
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr[-500:]}")
+    return time.monotonic() - t0
+
+
+def overhead(name: str, cmd: list[str], work: Path, repeat: int, env: dict) -> dict:
+    native, sampled = [], []
+    for i in range(repeat):  # interleaved, so that load drifts hit both
+        native.append(timed(cmd, env))
+        d = work / f"sample-{i}"
+        sampled.append(
+            timed([str(TW), "profile", "--backend", "sample", "--force", "-o", str(d), "--", *cmd],
+                  env)
+        )
+    n, s = statistics.median(native), statistics.median(sampled)
+    return {"native_s": n, "sample_s": s, "ratio": s / n, "native_all": native,
+            "sample_all": sampled}
+
+
+def simulate(placement: Path, cmd: list[str], work: Path, llc: str, prof: Path,
+             env: dict) -> float:
+    out = work.with_suffix(".json")
+    r = tw("simulate", "--placement", str(placement), "--llc-size", llc, "--profile", str(prof),
+           "-o", str(work), "--json", str(out), "--", *cmd, env=env)
+    if r.returncode:
+        sys.exit(f"simulate {placement}: {r.stderr[-800:]}")
+    return float(json.loads(out.read_text())["seconds"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--output", default="build/bench-sample", type=Path)
+    ap.add_argument("--programs", nargs="+", default=list(PROGRAMS))
+    ap.add_argument("--budget", default="20%")
+    ap.add_argument("--llc-size", default="32M")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tiers", default="optane-appdirect")
+    ap.add_argument("--timing-only", action="store_true",
+                    help="only the run times (no sim profile, no placements)")
+    args = ap.parse_args()
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    rows = []
+    for name in args.programs:
+        work = args.output / name
+        work.mkdir(parents=True, exist_ok=True)
+        cmd = [str(EX / name), *PROGRAMS[name]]
+        print(f"# {name}: timing", file=sys.stderr, flush=True)
+        row = {"program": name, **overhead(name, cmd, work, args.repeat, env)}
+        if args.timing_only:
+            rows.append(row)
+            print(f"{name:18s} run {row['ratio']:.3f}x native ({row['native_s']:.2f} s)",
+                  flush=True)
+            (args.output / "timing.json").write_text(json.dumps(rows, indent=1))
+            continue
+        sim = work / "sim"
+        if not (sim / "meta.json").exists():
+            print(f"# {name}: sim profile", file=sys.stderr, flush=True)
+            r = tw("profile", "--backend", "sim", "--llc-size", args.llc_size, "--force", "-o",
+                   str(sim), "--", *cmd, env=env)
+            if r.returncode:
+                sys.exit(f"sim profile {name}: {r.stderr[-800:]}")
+        smp = work / "sample"
+        r = tw("profile", "--backend", "sample", "--llc-size", args.llc_size, "--force", "-o",
+               str(smp), "--", *cmd, env=env)
+        if r.returncode:
+            sys.exit(f"sample profile {name}: {r.stderr[-800:]}")
+        times = {}
+        for label, prof in (("sim", sim), ("sample", smp)):
+            pl = work / f"placement-{label}.json"
+            r = tw("advise", str(prof), "--dram-budget", args.budget, "--tiers", args.tiers,
+                   "-o", str(pl))
+            if r.returncode:
+                sys.exit(f"advise {label} {name}: {r.stderr[-800:]}")
+            print(f"# {name}: simulating the {label} placement", file=sys.stderr, flush=True)
+            times[label] = simulate(pl, cmd, work / f"simulate-{label}", args.llc_size, sim, env)
+        row.update(sim_placement_s=times["sim"], sample_placement_s=times["sample"],
+                   placement_ratio=times["sample"] / times["sim"])
+        rows.append(row)
+        print(f"{name:18s} run {row['ratio']:.3f}x native ({row['native_s']:.2f} s), "
+              f"placement {row['placement_ratio']:.4f}x the sim placement's", flush=True)
+        (args.output / "results.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
