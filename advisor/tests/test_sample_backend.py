@@ -66,7 +66,7 @@ def test_reprice_columns(tmp_path):
     }
     for r in samples.values():
         r["any_touched"] = 100
-    sample.reprice(path, samples, 1 << 20)
+    sample.reprice(path, samples, 1 << 20, 1.0)
     got = {r["site"]: r for r in csv.DictReader(open(path))}
     swept, rand = got["0"], got["1"]
     # the sweep touches 64 lines a visit, all prefetched
@@ -81,3 +81,24 @@ def test_reprice_columns(tmp_path):
     assert int(swept["llc_load_misses"]) > 0.95 * int(swept["loads"])
     # a site without samples keeps its columns empty (not measured)
     assert got["2"]["llc_load_misses"] == "" and got["2"]["samples"] == "0"
+
+
+def test_auto_falls_back_to_sample(monkeypatch):
+    """--backend auto: pmu where its events open, else sim, else sample."""
+    import argparse
+    import types
+
+    from tierwise import pipeline
+
+    avail = {"pmu": (False, "no PMU"), "sim": (True, "ok"), "sample": (True, "ok")}
+    monkeypatch.setattr(
+        pipeline, "backend",
+        lambda name: types.SimpleNamespace(available=lambda args: avail[name]),
+    )
+    args = argparse.Namespace(backend="auto")
+    assert pipeline.choose_backend(args) == "sim"
+    avail["sim"] = (False, "valgrind not found")
+    assert pipeline.choose_backend(args) == "sample"
+    avail["pmu"] = (True, "ok")
+    assert pipeline.choose_backend(args) == "pmu"
+    assert pipeline.choose_backend(argparse.Namespace(backend="sim")) == "sim"

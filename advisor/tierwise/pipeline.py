@@ -71,13 +71,18 @@ def backend_options(name: str, argv: Sequence[str] = ()) -> argparse.Namespace:
 
 
 def choose_backend(args: argparse.Namespace) -> str:
-    """Resolve --backend auto: pmu where its events open, else sim."""
+    """Resolve --backend auto: pmu where its events open, else sim, else
+    (no Valgrind tool) sample."""
     if args.backend != "auto":
         return str(args.backend)
     ok, why = backend("pmu").available(args)
     if ok:
         _note("profile", "using the pmu backend")
         return "pmu"
+    sim_ok, sim_why = backend("sim").available(args)
+    if not sim_ok and backend("sample").available(args)[0]:
+        _note("profile", f"pmu backend unavailable ({why}), sim too ({sim_why}); using sample")
+        return "sample"
     _note("profile", f"pmu backend unavailable ({why}); using sim")
     return "sim"
 

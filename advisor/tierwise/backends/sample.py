@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +120,13 @@ def che_time(lines: list[float], rates: list[float], capacity: float) -> float:
     return hi
 
 
-def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int) -> None:
+def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int, seconds: float) -> None:
     """sites.csv's count columns from the page samples: a visit that sweeps
     a page touches its 64 lines, any other one line; each line's touches
-    miss an LRU cache of `llc` bytes with Che's probability; the misses
+    miss an LRU cache of `llc` bytes with Che's probability, the lines
+    competing for it being each site's live lines on average over the run
+    (`seconds`: its page-seconds / the run's; an array of the loading phase
+    does not crowd the kernel's out as if it lived all along); the misses
     split by the first access's kind; the sweeps' misses are
     llc_stream_misses (prefetched, as the sim backend counts them)."""
     import math
@@ -140,7 +144,7 @@ def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int) -> None:
         m = site_model(raw[site])
         per_visit = m["sweep"] * (PAGE // LINE) + (1 - m["sweep"])
         m["touches"] = m["visits"] * per_visit
-        pages = int(row["peak_bytes"] or 0) / PAGE
+        pages = min(int(row["peak_bytes"] or 0) / PAGE, m["page_s"] / max(seconds, 1e-9))
         m["lines"] = pages * (PAGE // LINE)
         per_line_s = m["page_s"] * (PAGE // LINE)  # line-seconds
         m["rate"] = m["touches"] / per_line_s if per_line_s > 0 else 0.0
@@ -188,13 +192,16 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     # kernel (process_vm_readv), which a sampled page would fail
     if "OMPI_MCA_btl_vader_single_copy_mechanism" not in os.environ:
         settings["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
+    t0 = time.monotonic()
     rc, params = pmu.run_library(cmd, Path(outdir), settings, "sample")
+    seconds = time.monotonic() - t0
     raw = params.pop("sites", {})
     columns = params.pop("site_columns", [])
     llc = int(geometry(args)["llc_size"])
     reprice(Path(outdir) / "sites.csv", {int(k): dict(zip(columns, v)) for k, v in raw.items()},
-            llc)
+            llc, seconds)
     params.update(
+        samples={"columns": columns, "sites": raw},  # what the counts came from
         min_bytes=args.sample_min_bytes,
         llc_size=llc,
         scaling="page visits from first touches of sampled runs of pages (tw_touch.c)",

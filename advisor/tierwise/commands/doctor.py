@@ -124,10 +124,12 @@ def decide(r: dict[str, Any]) -> dict[str, Any]:
     if r["pmu"]["events_open"]:
         use["profile_backend"] = "pmu (events open)"
     elif r["valgrind"]["sim_tool"]:
-        use["profile_backend"] = f"sim (pmu: {r['pmu']['detail']})"
+        use["profile_backend"] = (
+            f"sim (pmu: {r['pmu']['detail']}; --backend sample for near-native estimates)"
+        )
     else:
         use["profile_backend"] = (
-            f"alloc census only (pmu: {r['pmu']['detail']}; sim: {r['valgrind']['detail']})"
+            f"sample (pmu: {r['pmu']['detail']}; sim: {r['valgrind']['detail']})"
         )
     mounts = r["pmem"]["fsdax_mounts"]
     kmem_nodes = [n for n in r["numa"] if n["memory_only"]]

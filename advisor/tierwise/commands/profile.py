@@ -32,8 +32,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         choices=["auto"] + BACKENDS,
         default="auto",
         help="sim: Valgrind cache simulation (exact, slow); pmu: hardware "
-        "sampling (estimates, near native); alloc: allocation census only; "
-        "auto: pmu where its events open, else sim (default)",
+        "sampling (estimates, near native); sample: page-touch sampling "
+        "(estimates, near native, no PMU, Valgrind or root); alloc: allocation "
+        "census only; auto: pmu where its events open, else sim, else sample (default)",
     )
     p.add_argument(
         "-o",
