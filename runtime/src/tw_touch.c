@@ -58,6 +58,7 @@
 #include <math.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <valgrind/helgrind.h> /* the slot words' happens-before */
 
 #define TW_TOUCH_SLOTS 256
 #define TW_TOUCH_IO 32 /* buffers in the kernel at once; more: no arming */
@@ -136,17 +137,21 @@ static uint64_t tw_rand(void) { /* xorshift64*, the sampler's only */
   return tw_rng * 2685821657736338717ull;
 }
 
-/* Gives an armed page back (sampler, I/O, release): 1 if this call did. */
+/* Claims an armed page as given back untouched at \p now; 1 if this call
+ * did. t2 is written before the claim: whoever sees the page DONE sees it
+ * (two claimers race only over which of their times it keeps). */
 static int tw_claim(tw_touch_slot *s, uint64_t w, uint64_t now) {
-  if (tw_state(w) != TW_T_ARMED ||
-      !__atomic_compare_exchange_n(&s->word, &w,
-                                   tw_word(tw_page_of(w), TW_T_DONE), 0,
-                                   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+  if (tw_state(w) != TW_T_ARMED)
     return 0;
-  s->t2 = now;
-  return 1;
+  ANNOTATE_HAPPENS_AFTER(&s->word); /* (w was loaded armed: the sampler's) */
+  __atomic_store_n(&s->t2, now, __ATOMIC_RELAXED);
+  ANNOTATE_HAPPENS_BEFORE(&s->word);
+  return __atomic_compare_exchange_n(&s->word, &w,
+                                     tw_word(tw_page_of(w), TW_T_DONE), 0,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
+/* Gives an armed page back (sampler, I/O, release): 1 if this call did. */
 static int tw_disarm(tw_touch_slot *s, uint64_t w) {
   if (!tw_claim(s, w, tw_now()))
     return 0;
@@ -159,6 +164,7 @@ static void tw_settle(tw_touch_slot *s) {
   while (tw_state(__atomic_load_n(&s->word, __ATOMIC_SEQ_CST)) ==
          TW_T_FAULTING)
     sched_yield();
+  ANNOTATE_HAPPENS_AFTER(&s->word); /* its fields, as whoever settled it left them */
 }
 
 /* Gives back every armed page in [p, p + len): before the range's memory
@@ -283,6 +289,7 @@ static void tw_segv(int sig, siginfo_t *si, void *ucv) {
           __atomic_compare_exchange_n(&s->word, &w,
                                       tw_word(pg, TW_T_FAULTING), 0,
                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        ANNOTATE_HAPPENS_AFTER(&s->word); /* the sampler's fields */
         const ucontext_t *uc = ucv;
         uint64_t t1 = tw_now();
         s->t1 = t1;
@@ -299,6 +306,7 @@ static void tw_segv(int sig, siginfo_t *si, void *ucv) {
                      t1);
         tw_sys_mprotect((void *)run, (size_t)f->run * tw_pg,
                         PROT_READ | PROT_WRITE);
+        ANNOTATE_HAPPENS_BEFORE(&s->word);
         __atomic_store_n(&s->word, tw_word(pg, TW_T_DONE), __ATOMIC_SEQ_CST);
       }
       /* else given back, or being given back, by another thread: again */
@@ -485,6 +493,7 @@ static void tw_arm(int g) {
     s->t1 = s->t2 = 0;
     s->wrote = 0;
     __atomic_fetch_add(&tw_active, 1, __ATOMIC_SEQ_CST);
+    ANNOTATE_HAPPENS_BEFORE(&s->word); /* the fields above, to the handler */
     __atomic_store_n(&s->word, tw_word(page + (uint64_t)k * tw_pg, TW_T_ARMED),
                      __ATOMIC_SEQ_CST);
   }
@@ -546,6 +555,9 @@ int tw_touch_start(tw_pmu_attr *attr, pthread_mutex_t *lock) {
   tw_rng ^= (uint64_t)getpid() * 0x2545f4914f6cdd1dull ^ tw_now();
   tw_attr = attr;
   tw_lock = lock;
+  /* a futex word, read by the kernel in the sampler's wait and written
+   * atomically by tw_touch_stop: helgrind cannot see the futex's order */
+  ANNOTATE_BENIGN_RACE_SIZED(&tw_stop, sizeof(tw_stop), "the sampler's futex word");
   /* the program's SIGSEGV action so far: kept, ours goes in its place */
   struct sigaction ours = {.sa_sigaction = tw_segv,
                            .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART};

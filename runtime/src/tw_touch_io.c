@@ -46,10 +46,12 @@
   if (!real_)                                                                  \
     real_ = (type)dlsym(RTLD_NEXT, name);
 
-/* One registered call: \p call runs between begin and end, errno kept. */
+/* One registered call: \p call runs between begin and end, errno kept.
+ * The runtime's own calls (tw_in_core: its threads, its writing of files)
+ * pass straight on: they hand the kernel none of the program's objects. */
 #define TW_AROUND(buf, len, rtype, call)                                       \
   ({                                                                           \
-    int k_ = tw_touch_io_begin((buf), (len));                                  \
+    int k_ = tw_in_core ? -1 : tw_touch_io_begin((buf), (len));                \
     rtype r_ = (call);                                                         \
     int e_ = errno;                                                            \
     tw_touch_io_end(k_);                                                       \
@@ -211,7 +213,7 @@ TW_IOV_CALL(sendmsg, (int fd, const struct msghdr *m, int f),
     TW_REAL(fn_t, #name)                                                       \
     if (!real_)                                                                \
       return (ret)ENOSYS;                                                      \
-    int kb_ = tw_touch_io_begin((b), (blen));                                  \
+    int kb_ = tw_in_core ? -1 : tw_touch_io_begin((b), (blen));                \
     ret r_ = TW_AROUND(a, alen, ret, real_ args);                              \
     int e_ = errno;                                                            \
     tw_touch_io_end(kb_);                                                      \
@@ -253,7 +255,7 @@ TW_EXPORT long syscall(long n, ...) {
     errno = ENOSYS;
     return -1;
   }
-  if (n != SYS_futex)
+  if (n != SYS_futex || tw_in_core)
     return real_(n, a[0], a[1], a[2], a[3], a[4], a[5]);
   return TW_AROUND((const void *)a[0], sizeof(uint32_t), long,
                    real_(n, a[0], a[1], a[2], a[3], a[4], a[5]));

@@ -2,13 +2,13 @@
 """The `sample` profiling backend: runs the command at close to native
 speed with LD_PRELOAD=libtierwise-pmu.so in its page-touch mode
 (TIERWISE_PMU_SOURCE=touch, runtime/src/tw_touch.c): the census of the alloc
-backend (sites, objects, modules), plus the first touches of a sample of
-the live objects' pages, protected a tick at a time as NUMA balancing's
-hint faults do. No PMU, Valgrind or privileges. Per site it writes the page
-visits estimated from those touches as LLC misses (loads: not measured)
-and the samples taken (`samples`, the confidence the advisor reads);
-advisor/README.md "The sample backend" says how the visits relate to the
-sim backend's counts and where they do not.
+backend (sites, objects, modules), plus the first touches of sampled runs
+of the live objects' pages, protected a tick at a time as NUMA balancing's
+hint faults do. No PMU, Valgrind or privileges. The library estimates each
+site's page visits; this module prices them (`reprice`: line touches
+through an LRU cache) into sites.csv's count columns, with the samples
+taken (`samples`, each site's confidence); advisor/README.md "The sample
+backend" says how they compare with the sim backend's counts.
 
 formats.profile (pandas) is imported where it is used (see pmu.py)."""
 
@@ -73,7 +73,6 @@ def site_model(raw: dict[str, int]) -> dict[str, float]:
     visits that sweep the page: all its lines), `write` (the share of
     visits whose first access wrote), `samples`."""
     n, touched = raw.get("any_samples", 0), raw.get("any_touched", 0)
-    exposure = raw.get("any_exposure_us", 0) * 1e-6
     page_s = raw.get("any_page_ms", 0) * 1e-3
     visits = float(raw.get("any_visits", 0))  # tw_touch.c tw_rate_est
     runs, at_first = raw.get("runs", 0), raw.get("at_first", 0)
