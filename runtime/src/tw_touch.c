@@ -19,9 +19,10 @@
  * first touched within 10 us, 100 us, 1 ms and 10 ms, whence the rate at
  * which one of its pages is visited (tw_rate_est) and the share of visits
  * that sweep pages (a sweep enters a run at its first page); times the
- * page-seconds the samples stand for, the site's page visits. The census
- * writes them (tw_touch_columns) and pmu.json the counts behind them
- * (tw_touch_params), which the sample backend prices as LLC misses.
+ * page-seconds the samples stand for, the site's page visits. pmu.json
+ * carries them with the counts behind them (tw_touch_params), which the
+ * sample backend prices as LLC misses; sites.csv, the samples per site
+ * (tw_touch_columns).
  *
  * The program must not see any of it:
  * - a fault that is not on an armed page goes to the program's own SIGSEGV
@@ -110,7 +111,6 @@ static tw_touch_site *tw_ts;
 static int tw_nts;
 static uint64_t tw_armed_total, tw_faults_total, tw_retries, tw_skipped_io;
 static uint64_t tw_ticks;
-static int tw_paused; /* fork in progress (under the census lock) */
 static struct sigaction tw_prog_segv; /* the program's action */
 static int tw_prog_set;
 static pthread_mutex_t *tw_lock; /* tw_sample.c's lock of the attribution */
@@ -189,6 +189,15 @@ void tw_touch_release(const void *p, size_t len) {
   }
 }
 
+/* Gives back every armed page (before fork; before the default action of
+ * a fault that is the program's). */
+static void tw_release_all(void) {
+  for (int i = 0; i < tw_nslots; i++) {
+    tw_disarm(&tw_slot[i], __atomic_load_n(&tw_slot[i].word, __ATOMIC_SEQ_CST));
+    tw_settle(&tw_slot[i]);
+  }
+}
+
 /* ---- the I/O calls' side (tw_touch_io.c) ---- */
 int tw_touch_io_begin(const void *buf, size_t len) {
   if (!__atomic_load_n(&tw_touch_on, __ATOMIC_RELAXED) || !buf || !len)
@@ -243,8 +252,8 @@ extern int __sigaction(int, const struct sigaction *, struct sigaction *);
  * SIGSEGV unless SA_NODEFER) added to the mask at the fault. */
 static void tw_chain(int sig, siginfo_t *si, void *ucv) {
   struct sigaction a = tw_prog_segv;
-  const ucontext_t *uc = ucv;
   if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN) {
+    const ucontext_t *uc = ucv;
     sigset_t m = uc->uc_sigmask;
     for (int s = 1; s < NSIG; s++)
       if (sigismember(&a.sa_mask, s) == 1)
@@ -252,23 +261,18 @@ static void tw_chain(int sig, siginfo_t *si, void *ucv) {
     if (!(a.sa_flags & SA_NODEFER))
       sigaddset(&m, SIGSEGV);
     pthread_sigmask(SIG_SETMASK, &m, NULL);
-  }
-  if (a.sa_flags & SA_SIGINFO) {
     if (a.sa_flags & SA_RESETHAND)
       memset(&tw_prog_segv, 0, sizeof(tw_prog_segv));
-    a.sa_sigaction(sig, si, ucv);
-    return;
-  }
-  if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN) {
-    if (a.sa_flags & SA_RESETHAND)
-      memset(&tw_prog_segv, 0, sizeof(tw_prog_segv));
-    a.sa_handler(sig);
+    if (a.sa_flags & SA_SIGINFO)
+      a.sa_sigaction(sig, si, ucv);
+    else
+      a.sa_handler(sig);
     return;
   }
   /* the default (a synchronous SIGSEGV is never ignored): the access runs
-   * again and the kernel ends the program as it would have */
-  for (int i = 0; i < TW_TOUCH_SLOTS; i++) /* (no sampled page left) */
-    tw_disarm(&tw_slot[i], __atomic_load_n(&tw_slot[i].word, __ATOMIC_SEQ_CST));
+   * again and the kernel ends the program as it would have, with no
+   * sampled page left */
+  tw_release_all();
   struct sigaction dfl = {.sa_handler = SIG_DFL};
   sigemptyset(&dfl.sa_mask);
   __sigaction(SIGSEGV, &dfl, NULL);
@@ -425,7 +429,7 @@ static void tw_collect(int g, uint64_t now) {
 }
 
 static int tw_taken(uint64_t page) {
-  for (int i = 0; i < tw_groups * TW_TOUCH_RUN; i++)
+  for (int i = 0; i < tw_nslots; i++)
     if (tw_page_of(__atomic_load_n(&tw_slot[i].word, __ATOMIC_RELAXED)) ==
         page)
       return 1;
@@ -442,7 +446,7 @@ static int tw_taken(uint64_t page) {
  * held: no object is freed while its pages are being armed. */
 static void tw_arm(int g) {
   uint64_t total = tw_pmu_attr_pages(tw_attr, (uint64_t)tw_pg);
-  if (!total || tw_paused)
+  if (!total)
     return;
   uint64_t page, obj, start, end;
   int site, len = 0, n = g * TW_TOUCH_RUN;
@@ -454,25 +458,22 @@ static void tw_arm(int g) {
    * page of an object drawn from the live objects: a 32 KiB array among
    * 200 MiB would otherwise get a sample a minute. Each sample stands for
    * 1 / the chance its page had of being drawn (tw_collect). */
+  if (by_object
+          ? tw_pmu_attr_object_at(tw_attr, tw_rand() % objs, &start, &end, &site)
+          : tw_pmu_attr_pick_page(tw_attr, (uint64_t)tw_pg, tw_rand() % total,
+                                  &page, &obj, &site) ||
+                tw_pmu_attr_object_of(tw_attr, page, &start, &end))
+    return;
+  uint64_t lo = (start + (uint64_t)tw_pg - 1) & ~(uint64_t)(tw_pg - 1);
+  uint64_t pages = end > lo ? (end - lo) / (uint64_t)tw_pg : 0;
+  if (!pages)
+    return; /* (an object without a whole page: never sampled) */
   if (by_object) {
-    if (tw_pmu_attr_object_at(tw_attr, tw_rand() % objs, &start, &end, &site))
-      return;
-    uint64_t lo = (start + (uint64_t)tw_pg - 1) & ~(uint64_t)(tw_pg - 1);
-    uint64_t pages = end > lo ? (end - lo) / (uint64_t)tw_pg : 0;
-    if (!pages)
-      return; /* (no whole page: never sampled) */
     page = lo + (tw_rand() % pages) * (uint64_t)tw_pg;
     obj = start;
-  } else if (tw_pmu_attr_pick_page(tw_attr, (uint64_t)tw_pg, tw_rand() % total,
-                                   &page, &obj, &site) ||
-             tw_pmu_attr_object_of(tw_attr, page, &start, &end))
-    return;
-  {
-    uint64_t lo = (start + (uint64_t)tw_pg - 1) & ~(uint64_t)(tw_pg - 1);
-    uint64_t pages = end > lo ? (end - lo) / (uint64_t)tw_pg : 1;
-    /* the chance of this page per draw, half uniform, half by object */
-    tw_slot[n].prob = 0.5 / (double)total + 0.5 / (double)objs / (double)pages;
   }
+  /* the chance of this page per draw, half uniform, half by object */
+  tw_slot[n].prob = 0.5 / (double)total + 0.5 / (double)objs / (double)pages;
   __atomic_store_n(&tw_arming, 1, __ATOMIC_SEQ_CST);
   while (len < TW_TOUCH_RUN && page + (uint64_t)(len + 1) * tw_pg <= end &&
          !tw_taken(page + (uint64_t)len * tw_pg) &&
@@ -600,16 +601,10 @@ void tw_touch_stop(void) {
 void tw_touch_atfork(int phase) {
   if (!tw_touch_on)
     return;
-  if (phase == 0) {
-    tw_paused = 1;
-    for (int i = 0; i < TW_TOUCH_SLOTS; i++) {
-      tw_touch_slot *s = &tw_slot[i];
-      tw_disarm(s, __atomic_load_n(&s->word, __ATOMIC_SEQ_CST));
-      tw_settle(s);
-    }
+  if (phase == 0) { /* (no run is armed meanwhile: the lock is held) */
+    tw_release_all();
     return;
   }
-  tw_paused = 0;
   if (phase == 2) {
     __atomic_store_n(&tw_touch_on, 0, __ATOMIC_RELAXED);
     memset(tw_slot, 0, sizeof(tw_slot));
@@ -642,22 +637,11 @@ static double tw_rate_est(const tw_touch_site *r, int k) {
 
 void tw_touch_columns(tw_out *o, int site) {
   int idx = site + 3;
-  const tw_touch_site *r = idx >= 0 && idx < tw_nts ? &tw_ts[idx] : NULL;
-  static const tw_touch_site none;
-  if (!r)
-    r = &none;
-  /* loads, stores, llc_load_misses, llc_store_misses, writebacks, samples:
-   * page visits, split by the first access's kind, as LLC misses (the
-   * sample backend re-prices them with the raw samples of pmu.json's
-   * "sites": advisor/tierwise/backends/sample.py) */
-  double any = tw_rate_est(r, 0);
-  double wshare = r->f[0] ? (double)r->wrote / (double)r->f[0] : 0;
-  tw_out_str(o, ",,,");
-  tw_out_u64(o, (uint64_t)(any * (1 - wshare) + 0.5));
-  tw_out_str(o, ",");
-  tw_out_u64(o, (uint64_t)(any * wshare + 0.5));
-  tw_out_str(o, ",,");
-  tw_out_u64(o, r->n[0] + r->n[1]);
+  /* loads, stores, llc_load_misses, llc_store_misses, writebacks: left to
+   * the sample backend, which prices pmu.json's "sites" (the visits and
+   * what they came from: advisor/tierwise/backends/sample.py); samples */
+  tw_out_str(o, ",,,,,,");
+  tw_out_u64(o, idx >= 0 && idx < tw_nts ? tw_ts[idx].n[0] + tw_ts[idx].n[1] : 0);
   tw_out_str(o, "\n");
 }
 

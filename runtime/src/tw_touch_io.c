@@ -27,12 +27,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
-#include <stdarg.h>
-#include <sys/syscall.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 

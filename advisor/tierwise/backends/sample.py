@@ -71,8 +71,8 @@ def site_model(raw: dict[str, int]) -> dict[str, float]:
     rates: `visits` (first touches of a page, estimated over the run),
     `page_s` (page-seconds its samples stand for), `sweep` (the share of
     visits that sweep the page: all its lines), `write` (the share of
-    visits whose first access wrote), `samples`."""
-    n, touched = raw.get("any_samples", 0), raw.get("any_touched", 0)
+    visits whose first access wrote)."""
+    touched = raw.get("any_touched", 0)
     page_s = raw.get("any_page_ms", 0) * 1e-3
     visits = float(raw.get("any_visits", 0))  # tw_touch.c tw_rate_est
     runs, at_first = raw.get("runs", 0), raw.get("at_first", 0)
@@ -91,7 +91,6 @@ def site_model(raw: dict[str, int]) -> dict[str, float]:
         "page_s": page_s,
         "sweep": min(max(sweep, 0.0), 1.0),
         "write": write,
-        "samples": n + raw.get("write_samples", 0),
     }
 
 
