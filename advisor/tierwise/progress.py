@@ -2,7 +2,8 @@
 """Progress of a long step on stderr: what it is doing and how far (N of M),
 every `every` seconds while it runs. A daemon thread prints; the work, in
 the caller's thread, only sets `what`, `done` and `total` (plain attribute
-stores: no lock on the hot path). A step that ends sooner prints nothing."""
+stores: no lock on the hot path). A step that ends sooner prints nothing,
+nor does one before its first part is named (`doing`)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class Progress:
         self.every = every
         self.stream = stream
         self.who = ""
-        self.what = "starting"
+        self.what = ""  # (nothing printed until the first part)
         self.done = 0
         self.total = 0
         self.lines = 0  # how many it printed
@@ -48,6 +49,8 @@ class Progress:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
+            if not self.what:
+                continue
             print(self.line(), file=self.stream or sys.stderr, flush=True)
             self.lines += 1
 
