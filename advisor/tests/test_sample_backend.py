@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The sample backend's pricing of page samples (tierwise.backends.sample):
-Che's approximation, the sweep share's significance rule, and sites.csv's
+Che's approximation, the sweep share's significance rule, sweeps against
+random visits, and sites.csv's
 columns from fabricated samples."""
 
 import csv
@@ -34,14 +35,27 @@ def raw(**kw):
 def test_sweep_share_needs_significance():
     # 25 of 100 touched runs at their first page: chance, no sweep
     assert sample.site_model(raw())["sweep"] == 0.0
-    # 31 of 100: within two standard deviations of chance (8.7): none
+    # 31 of 100: a chance of 1 in 10 under random access: none
     assert sample.site_model(raw(at_first=31))["sweep"] == 0.0
     # every run entered at its first page: all sweeps
     assert sample.site_model(raw(at_first=100))["sweep"] == 1.0
     # 55 of 100: (0.55 - 0.25) / 0.75
     assert abs(sample.site_model(raw(at_first=55))["sweep"] - 0.4) < 1e-9
-    # too few runs to tell
-    assert sample.site_model(raw(runs=5, at_first=5))["sweep"] == 0.0
+    # 5 of 5 (1 in 1024 by chance) are sweeps; 3 of 4 (1 in 20) are not
+    assert sample.site_model(raw(runs=5, at_first=5))["sweep"] == 1.0
+    assert sample.site_model(raw(runs=4, at_first=3))["sweep"] == 0.0
+    assert sample.site_model(raw(runs=0, at_first=0))["sweep"] == 0.0
+
+
+def test_sweeps_visit_a_run_at_once():
+    # tw_touch.c's rate reads a run's first touch as one of its 4 pages'
+    # own visits; a sweep visits all 4 with it: 4x the sweeps of a page
+    swept = sample.site_model(raw(at_first=100, any_visits=1000))
+    assert swept["sweeps"] == 4000 and swept["random"] == 0
+    rand = sample.site_model(raw(at_first=25, any_visits=1000))
+    assert rand["sweeps"] == 0 and rand["random"] == 1000
+    mixed = sample.site_model(raw(at_first=55, any_visits=1000))
+    assert abs(mixed["sweeps"] - 1600) < 1e-6 and abs(mixed["random"] - 600) < 1e-6
 
 
 def test_reprice_columns(tmp_path):
@@ -58,8 +72,9 @@ def test_reprice_columns(tmp_path):
     profile_format.write_rows(path, cols, rows)
     pages_s = (64 << 20) // 4096 * 1.0  # a second of each big object
     samples = {
-        # swept: every run entered at its first page, a visit per page a second
-        0: raw(any_visits=round(pages_s), any_page_ms=round(pages_s * 1000), at_first=100),
+        # swept: every run entered at its first page, a sweep a second
+        # (tw_touch.c's per-page rate: a quarter of that, see above)
+        0: raw(any_visits=round(pages_s / 4), any_page_ms=round(pages_s * 1000), at_first=100),
         # random: as many visits, one line each; half the first touches wrote
         1: raw(any_visits=round(pages_s), any_page_ms=round(pages_s * 1000), at_first=25,
                first_was_write=50),

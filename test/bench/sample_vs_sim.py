@@ -9,6 +9,9 @@ placement's. Also the sites whose tier differs, with their sizes.
 
 Run after `make build` (not in CI: minutes of Valgrind per program):
   .venv/bin/python test/bench/sample_vs_sim.py [-o DIR] [--programs P ...]
+With --reprice it runs nothing: the sample profiles kept in DIR/P/sample*/
+(their raw samples) are priced anew by the current model against the kept
+sim profile (a model change measured on the same samples).
 Programs are examples/ and examples/frameworks binaries in build/examples,
 each run with its arguments from PROGRAMS; OMP_NUM_THREADS=2."""
 
@@ -96,6 +99,69 @@ def simulate(placement: Path, cmd: list[str], work: Path, llc: str, prof: Path,
     return float(json.loads(out.read_text())["seconds"])
 
 
+def reprice_kept(work: Path, budget: str, tiers_name: str, llc: str) -> dict[str, float]:
+    """--reprice: each kept sample profile of the sim profile's run
+    (WORK/sample*/ whose backend.json keeps its raw samples) priced anew by
+    the current model (sample.reprice on a copy), advised, and its
+    placement priced with the sim profile's counts by the cost model, as
+    `simulate` prices it (without the sim tool: the splits taken as
+    uniform); the sim profile's own placement likewise. Its ratio, per
+    kept profile."""
+    import csv
+    import shutil
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "advisor"))
+    from tierwise import cost, reader, tiers
+    from tierwise.backends import sample
+    from tierwise.sizes import parse_size
+
+    sim = work / "sim"
+    model = tiers.load(tiers_name)
+    prof = reader.read_profile(sim)
+    costs = cost.site_costs(prof.sites, model)
+    command = json.loads((sim / "meta.json").read_text())["command"]
+
+    def priced(pl: Path) -> float:
+        by = {x["stack"]: x for x in json.loads(pl.read_text())["sites"]}
+        frac = {i: (1.0 if by[st]["tier"] == "dram" else by[st].get("dram_fraction", 0.0))
+                for i, st in prof.sites["stack"].items() if st in by}
+        return cost.placement_seconds(prof.sites, costs, model, frac)
+
+    def advised(d: Path, pl: Path) -> Path:
+        r = tw("advise", str(d), "--dram-budget", budget, "--tiers", tiers_name, "-o", str(pl))
+        if r.returncode:
+            sys.exit(f"advise {d}: {r.stderr[-800:]}")
+        return pl
+
+    tmp = Path(tempfile.mkdtemp(prefix="tw-reprice-"))
+    base = priced(advised(sim, tmp / "sim.json"))
+    out = {}
+    for d in sorted(work.glob("sample*")):
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+            kept = json.loads((d / "backend.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if meta.get("command") != command or "samples" not in kept:
+            continue  # another run's scale, or kept before raw samples were
+        c = tmp / d.name
+        shutil.copytree(d, c)
+        rows = list(csv.DictReader(open(c / "sites.csv")))
+        with open(c / "sites.csv", "w", newline="") as f:  # as the library wrote it
+            w = csv.DictWriter(f, [k for k in rows[0] if k != "llc_stream_misses"],
+                               extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+        cols = kept["samples"]["columns"]
+        raw = {int(k): dict(zip(cols, v)) for k, v in kept["samples"]["sites"].items()}
+        secs = (kept.get("roi") or {}).get("seconds") or kept["ticks"] * kept["tick_us"] * 1e-6
+        sample.reprice(c / "sites.csv", raw, parse_size(llc), secs)
+        out[d.name] = priced(advised(c, tmp / f"{d.name}.json")) / base
+    shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", default="build/bench-sample", type=Path)
@@ -109,9 +175,25 @@ def main() -> None:
                     help="only the placements (no run times: another load may run)")
     ap.add_argument("--timing-only", action="store_true",
                     help="only the run times (no sim profile, no placements)")
+    ap.add_argument("--reprice", action="store_true",
+                    help="run nothing: price the kept sample profiles anew with the current "
+                         "model, against the kept sim profile (reprice_kept)")
     args = ap.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS="2")
     rows = []
+    if args.reprice:
+        import math
+
+        every: dict[str, list[float]] = {}
+        for name in args.programs:
+            got = reprice_kept(args.output / name, args.budget, args.tiers, args.llc_size)
+            print(f"{name:18s} " + " ".join(f"{k} {v:.4f}x" for k, v in got.items()), flush=True)
+            for k, v in got.items():
+                every.setdefault(k, []).append(v)
+        for k, v in every.items():
+            print(f"{k}: {len(v)} programs, geomean {math.exp(sum(map(math.log, v)) / len(v)):.4f}x, "
+                  f"within 3% on {sum(x <= 1.03 for x in v)}")
+        return
     for name in args.programs:
         work = args.output / name
         work.mkdir(parents=True, exist_ok=True)

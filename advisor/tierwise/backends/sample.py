@@ -62,34 +62,59 @@ def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
 
 LINE = 64
 PAGE = 4096
-# touched runs of pages a site needs before its sweep share is believed
-MIN_RUNS = 8
+# how unlikely under random access (1 in RUN first touches at the first
+# page) a site's first-page count must be before its sweeps are believed:
+# a sweep multiplies a visit's line touches by up to RUN x 64
+SWEEP_P = 0.01
+
+
+def chance_tail(k: int, n: int, p: float) -> float:
+    """P(at least k of n) for a binomial of n trials at p."""
+    from math import comb
+
+    return sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
+
+
+# first touches in a whole run below which its placement is mostly noise
+# (advisor/README.md "The sample backend": the guest's bfs region, 0.05 s,
+# had 9)
+FEW_TOUCHES = 100
 
 
 def site_model(raw: dict[str, int]) -> dict[str, float]:
     """One site's samples (the C sampler's per-site columns, tw_touch.c) as
-    rates: `visits` (first touches of a page, estimated over the run),
-    `page_s` (page-seconds its samples stand for), `sweep` (the share of
-    visits that sweep the page: all its lines), `write` (the share of
-    visits whose first access wrote)."""
+    page visits over the run: `sweeps` (visits of a page by a sweep, which
+    touches all its lines) and `random` (single-line visits), `page_s`
+    (page-seconds its samples stand for), `sweep` (the share of visits
+    that are sweeps), `write` (the share of visits whose first access
+    wrote).
+
+    The C rate is L = -ln(1 - share) / (R d) per page, as if each of a
+    run's R pages were visited on its own; its first touches say how much
+    of that is sweeps: a sweep enters a run at its first page, touching the
+    run's pages as one visit, random visits land on any page. With sweeps
+    of a page at rate S and random visits at rate Q, the run is first
+    touched at rate S + R Q = R L, at its first page at S + Q: so with `a`
+    the first-page share of touched runs, S = R L s and Q = L (1 - s),
+    s = (a R - 1) / (R - 1). (An earlier reading took the sweeps as L s,
+    which made swept arrays R times colder than the sim backend counts.)
+    A site's runs are read as sweeps only where that many first-page
+    touches had a chance below SWEEP_P under random access: 5 of 5 (1 in
+    1024) are, 3 of 4 (1 in 20) are not."""
     touched = raw.get("any_touched", 0)
     page_s = raw.get("any_page_ms", 0) * 1e-3
     visits = float(raw.get("any_visits", 0))  # tw_touch.c tw_rate_est
     runs, at_first = raw.get("runs", 0), raw.get("at_first", 0)
     run = raw.get("run_pages", 4)
     sweep = 0.0
-    if runs >= MIN_RUNS and run > 1:  # a sweep enters a run at its first page
-        share, chance = at_first / runs, 1 / run
-        # believed where the first page leads by more than two standard
-        # deviations of chance (random access: 1 in `run`): a sweep share
-        # multiplies a site's line touches by up to 64
-        if share - chance > 2 * (chance * (1 - chance) / runs) ** 0.5:
-            sweep = (share - chance) / (1 - chance)
+    if run > 1 and runs and chance_tail(at_first, runs, 1 / run) < SWEEP_P:
+        sweep = min(max((at_first / runs * run - 1) / (run - 1), 0.0), 1.0)
     write = raw.get("first_was_write", 0) / touched if touched else 0.0
     return {
-        "visits": visits,
+        "sweeps": visits * run * sweep,
+        "random": visits * (1 - sweep),
         "page_s": page_s,
-        "sweep": min(max(sweep, 0.0), 1.0),
+        "sweep": sweep,
         "write": write,
     }
 
@@ -140,8 +165,8 @@ def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int, seconds: 
         if site not in raw:
             continue
         m = site_model(raw[site])
-        per_visit = m["sweep"] * (PAGE // LINE) + (1 - m["sweep"])
-        m["touches"] = m["visits"] * per_visit
+        m["swept"] = m["sweeps"] * (PAGE // LINE)  # line touches of sweeps
+        m["touches"] = m["swept"] + m["random"]
         pages = min(int(row["peak_bytes"] or 0) / PAGE, m["page_s"] / max(seconds, 1e-9))
         m["lines"] = pages * (PAGE // LINE)
         per_line_s = m["page_s"] * (PAGE // LINE)  # line-seconds
@@ -165,7 +190,7 @@ def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int, seconds: 
         row["llc_load_misses"] = str(round(miss * (1 - w)))
         row["llc_store_misses"] = str(round(miss * w))
         row["writebacks"] = str(round(miss * w))
-        row["llc_stream_misses"] = str(round(miss * m["sweep"]))
+        row["llc_stream_misses"] = str(round(miss * m["swept"] / m["touches"] if m["touches"] else 0))
     cols = profile_format.REQUIRED_SITE_COLUMNS + ["llc_stream_misses", "samples"]
     profile_format.write_rows(sites_csv, cols, rows)
 
