@@ -137,10 +137,13 @@ def profile(
     args = argparse.Namespace(**vars(options or argparse.Namespace()))
     args.backend, args.depth = backend_name, depth
     name = choose_backend(args)
-    if name != "sim" and getattr(args, "roi", "all") not in (None, "all"):
+    roi = getattr(args, "roi", "all")
+    if name != "sim" and roi not in (None, "all") and not (name == "sample" and roi == "markers"):
         raise UserError(
-            f"--roi {args.roi}: only the sim backend counts a region of interest "
-            f"(the {name} backend counts the whole run)"
+            f"--roi {args.roi}: only the sim backend counts a region of interest"
+            + (" other than markers" if name == "sample" else "")
+            + f" (the {name} backend counts "
+            + ("between TIERWISE_ROI_BEGIN/END only)" if name == "sample" else "the whole run)")
         )
     pool_fns = (getattr(args, "alloc_fn", None) or []) + (getattr(args, "free_fn", None) or [])
     if name != "sim" and pool_fns:

@@ -21,28 +21,49 @@
 
 /**
  * \brief Region of interest for `tierwise profile --roi markers`: the sim
- * profiler counts accesses only between TIERWISE_ROI_BEGIN() and
+ * and sample profilers count accesses only between TIERWISE_ROI_BEGIN() and
  * TIERWISE_ROI_END() (they nest), e.g. around a kernel, leaving out graph
- * loading. Header-only Valgrind client requests: a few instructions that do
- * nothing outside the profiler, and no link dependency. Where
- * <valgrind/valgrind.h> is not installed they compile to nothing (and the
- * profiler says the region was never entered).
+ * loading. Header-only, no link dependency: a Valgrind client request (a
+ * few instructions that do nothing outside Valgrind; left out where
+ * <valgrind/valgrind.h> is not installed) and a call of tierwise_roi()
+ * where a library defines it (the sample profiler's, preloaded: a weak
+ * reference, a test of one address otherwise).
  */
+#ifdef __cplusplus
+extern "C" {
+#endif
+/** \brief 1: the region begins, 0: it ends. Defined by the sample
+ * profiler (libtierwise-pmu.so); call it through the macros. */
+void tierwise_roi(int begin) __attribute__((weak));
+#ifdef __cplusplus
+}
+#endif
+#define TIERWISE_ROI_CALL_(b)                                                  \
+  do {                                                                         \
+    if (tierwise_roi)                                                          \
+      tierwise_roi(b);                                                         \
+  } while (0)
 #if defined(__has_include)
 #if __has_include(<valgrind/valgrind.h>)
 #include <valgrind/valgrind.h>
 /* TW_CLREQ_CODE_ROI_BEGIN/END of the runtime's tw_clientreq.h */
 #define TIERWISE_ROI_BEGIN()                                                   \
-  VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ_TOOL_BASE('T', 'W') + 2, 0, 0, 0, \
-                                  0, 0)
+  do {                                                                         \
+    VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ_TOOL_BASE('T', 'W') + 2, 0, 0,  \
+                                    0, 0, 0);                                  \
+    TIERWISE_ROI_CALL_(1);                                                     \
+  } while (0)
 #define TIERWISE_ROI_END()                                                     \
-  VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ_TOOL_BASE('T', 'W') + 3, 0, 0, 0, \
-                                  0, 0)
+  do {                                                                         \
+    VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ_TOOL_BASE('T', 'W') + 3, 0, 0,  \
+                                    0, 0, 0);                                  \
+    TIERWISE_ROI_CALL_(0);                                                     \
+  } while (0)
 #endif
 #endif
 #ifndef TIERWISE_ROI_BEGIN
-#define TIERWISE_ROI_BEGIN() ((void)0)
-#define TIERWISE_ROI_END() ((void)0)
+#define TIERWISE_ROI_BEGIN() TIERWISE_ROI_CALL_(1)
+#define TIERWISE_ROI_END() TIERWISE_ROI_CALL_(0)
 #endif
 
 #ifdef __cplusplus

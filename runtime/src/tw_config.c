@@ -202,6 +202,9 @@ const tw_option tw_options[TW_O_COUNT] = {
      * overhead (advisor/README.md "The sample backend") */
     [TW_O_TOUCH_PAGES] = {"TIERWISE_TOUCH_PAGES", "touch_pages", "pages", 32,
                           8, 256},
+    /* 1: arm pages only between the program's TIERWISE_ROI_BEGIN() and
+     * TIERWISE_ROI_END() (tierwise.h; `profile --roi markers`) */
+    [TW_O_TOUCH_ROI] = {"TIERWISE_TOUCH_ROI", "touch_roi", "0/1", 0, 0, 1},
     /* ---- the room (tw_room.c) ---- */
     [TW_O_ROOM] = {"TIERWISE_ROOM", "on", "0/1", 1, 0, 1},
     /* the watcher's tick: DAMON's default aggregation interval

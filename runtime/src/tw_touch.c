@@ -24,6 +24,10 @@
  * sample backend prices as LLC misses; sites.csv, the samples per site
  * (tw_touch_columns).
  *
+ * With TIERWISE_TOUCH_ROI=1 (`profile --roi markers`) pages are armed
+ * only between the program's TIERWISE_ROI_BEGIN() and TIERWISE_ROI_END()
+ * (tierwise.h calls tierwise_roi, defined here).
+ *
  * The program must not see any of it:
  * - a fault that is not on an armed page goes to the program's own SIGSEGV
  *   action (tw_signal.c keeps it from the program's sigaction and signal
@@ -111,6 +115,10 @@ static tw_touch_site *tw_ts;
 static int tw_nts;
 static uint64_t tw_armed_total, tw_faults_total, tw_retries, tw_skipped_io;
 static uint64_t tw_ticks;
+/* TIERWISE_TOUCH_ROI=1: pages are armed only while the program's region
+ * of interest is open (tierwise_roi; depth, entries, time in it; tw_lock) */
+static int tw_roi_on, tw_roi_depth;
+static uint64_t tw_roi_t0, tw_roi_ns, tw_roi_entered;
 static struct sigaction tw_prog_segv; /* the program's action */
 static int tw_prog_set;
 static pthread_mutex_t *tw_lock; /* tw_sample.c's lock of the attribution */
@@ -534,10 +542,14 @@ static void *tw_sampler(void *arg) {
     if (stop) {
       for (int k = 0; k < tw_groups; k++)
         tw_collect(k, now);
+      if (tw_roi_depth > 0) /* (a region still open at exit) */
+        tw_roi_ns += now - tw_roi_t0;
     } else {
       tw_collect(g, now);
-      tw_arm(g);
-      tw_ticks += (uint64_t)(g == 0);
+      if (!tw_roi_on || tw_roi_depth > 0) {
+        tw_arm(g);
+        tw_ticks += (uint64_t)(g == 0);
+      }
     }
     pthread_mutex_unlock(tw_lock);
     if (stop)
@@ -546,8 +558,36 @@ static void *tw_sampler(void *arg) {
   return NULL;
 }
 
+/* The program's TIERWISE_ROI_BEGIN() (begin 1) and TIERWISE_ROI_END() (0),
+ * through tierwise.h's weak reference (this library defines it; exported).
+ * With TIERWISE_TOUCH_ROI=1 the sampler arms pages only while the outermost
+ * region is open; where it closes, the armed runs are charged and given
+ * back at once, so that no sample stands for time outside it. Regions
+ * nest, over all threads. Without the option: nothing. */
+__attribute__((visibility("default"))) void tierwise_roi(int begin);
+void tierwise_roi(int begin) {
+  if (!__atomic_load_n(&tw_touch_on, __ATOMIC_RELAXED) || !tw_roi_on)
+    return;
+  tw_in_core++; /* (the lock is the census's: no I/O guard of ours) */
+  pthread_mutex_lock(tw_lock);
+  uint64_t now = tw_now();
+  if (begin) {
+    if (tw_roi_depth++ == 0) {
+      tw_roi_t0 = now;
+      tw_roi_entered++;
+    }
+  } else if (tw_roi_depth > 0 && --tw_roi_depth == 0) {
+    tw_roi_ns += now - tw_roi_t0;
+    for (int k = 0; k < tw_groups; k++)
+      tw_collect(k, now);
+  }
+  pthread_mutex_unlock(tw_lock);
+  tw_in_core--;
+}
+
 int tw_touch_start(tw_pmu_attr *attr, pthread_mutex_t *lock) {
   tw_pg = sysconf(_SC_PAGESIZE);
+  tw_roi_on = (int)tw_opt[TW_O_TOUCH_ROI];
   tw_tick_ns = tw_opt[TW_O_TOUCH_TICK] * 1000u; /* (tw_config.c: bounds) */
   tw_groups = (int)(tw_opt[TW_O_TOUCH_PAGES] + TW_TOUCH_RUN - 1) / TW_TOUCH_RUN;
   if (tw_groups < 2)
@@ -660,6 +700,12 @@ void tw_touch_params(tw_out *o) {
   tw_out_u64(o, tw_retries);
   tw_out_str(o, ", \"skipped_in_io\": ");
   tw_out_u64(o, tw_skipped_io);
+  if (tw_roi_on) { /* (read after the sampler stopped) */
+    tw_out_str(o, ", \"roi_entered\": ");
+    tw_out_u64(o, tw_roi_entered);
+    tw_out_str(o, ", \"roi_us\": ");
+    tw_out_u64(o, tw_roi_ns / 1000u);
+  }
   tw_out_str(o, ", \"site_columns\": [\"any_samples\", \"any_touched\", "
                 "\"any_exposure_us\", \"any_page_ms\", \"write_samples\", "
                 "\"write_touched\", \"write_exposure_us\", "

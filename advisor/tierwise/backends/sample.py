@@ -199,6 +199,13 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     ok, why = available(args)
     if not ok:
         raise FileNotFoundError(f"sample backend unavailable: {why}")
+    roi = (getattr(args, "roi", None) or "all").strip()
+    if roi not in ("all", "markers"):
+        raise ValueError(
+            f"--roi {roi}: the sample backend counts a region only between markers "
+            "(--roi markers: TIERWISE_ROI_BEGIN/END of tierwise.h); a function's region "
+            "needs the sim backend"
+        )
     print(
         f"tierwise profile: sample: {args.sample_pages} pages armed, each run for "
         f"{args.sample_tick} us",
@@ -210,6 +217,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         "TIERWISE_PMU_MIN_BYTES": str(args.sample_min_bytes),
         "TIERWISE_TOUCH_TICK_US": str(args.sample_tick),
         "TIERWISE_TOUCH_PAGES": str(args.sample_pages),
+        "TIERWISE_TOUCH_ROI": "1" if roi == "markers" else "0",
     }
     # Open MPI's single-copy transfers read a peer's buffers from the
     # kernel (process_vm_readv), which a sampled page would fail
@@ -220,6 +228,31 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     seconds = time.monotonic() - t0
     raw = params.pop("sites", {})
     columns = params.pop("site_columns", [])
+    if roi == "markers":
+        entered, roi_s = params.pop("roi_entered", 0), params.pop("roi_us", 0) * 1e-6
+        if not entered:
+            for name in ("sites.csv", "objects.csv", "modules.csv"):
+                (Path(outdir) / name).unlink(missing_ok=True)
+            raise ValueError(
+                "--roi markers: the region was never entered, so nothing was sampled (no "
+                "TIERWISE_ROI_BEGIN() ran, or the program was built with an older tierwise.h, "
+                "whose markers only Valgrind sees)"
+                if rc == 0
+                else f"{cmd[0]} ended (status {rc}) before the region (--roi markers) was "
+                "entered, so nothing was sampled"
+            )
+        seconds = roi_s  # the page-seconds the samples stand for are the region's
+        params["roi"] = {"mode": "markers", "entries": entered, "seconds": round(roi_s, 6)}
+    touched = int(params.get("faults", 0))
+    if touched < FEW_TOUCHES:
+        where = "the region" if roi == "markers" else "the run"
+        print(
+            f"tierwise profile: warning: sample: {touched} of {params.get('armed', 0)} armed pages "
+            f"were touched in {where} ({seconds:.2f} s): too few to rank its sites by (runs of "
+            "a second give 100-300); profile a longer run or region, or arm more pages "
+            "(--sample-pages, at more cost)",
+            file=sys.stderr,
+        )
     llc = int(geometry(args)["llc_size"])
     reprice(Path(outdir) / "sites.csv", {int(k): dict(zip(columns, v)) for k, v in raw.items()},
             llc, seconds)

@@ -134,7 +134,7 @@ def add_arguments(group: Any) -> None:
         "plain, qualified, template-instance ('Compute<V>'; without <...> every instance), "
         "return-type-prefixed or mangled, looked up before the run in the program and its "
         "libraries. The cache is simulated throughout; allocation sizes and "
-        "lifetimes stay whole-run",
+        "lifetimes stay whole-run. The sample backend takes all or markers",
     )
     group.add_argument(
         "--alloc-fn",
