@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The sample backend's pricing of page samples (tierwise.backends.sample):
-Che's approximation, the sweep share's significance rule, sweeps against
-random visits, and sites.csv's
+Che's approximation, the sweep share's significance rule, sweeps and
+random visits from their windows, and sites.csv's
 columns from fabricated samples."""
 
 import csv
@@ -47,15 +47,22 @@ def test_sweep_share_needs_significance():
     assert sample.site_model(raw(runs=0, at_first=0))["sweep"] == 0.0
 
 
-def test_sweeps_visit_a_run_at_once():
-    # tw_touch.c's rate reads a run's first touch as one of its 4 pages'
-    # own visits; a sweep visits all 4 with it: 4x the sweeps of a page
-    swept = sample.site_model(raw(at_first=100, any_visits=1000))
-    assert swept["sweeps"] == 4000 and swept["random"] == 0
-    rand = sample.site_model(raw(at_first=25, any_visits=1000))
+def test_sweeps_from_the_window_they_are_seen_in():
+    # A sweep touches a run's 4 pages as one visit, in the window long
+    # enough to see it: of 100 runs armed for 1 s of pages, 40 first
+    # touched within 10 ms, all at their first page: -ln(1 - 0.4) / 10 ms
+    # sweeps of a page a second; the C rate (any_visits, from the shortest
+    # window, which a random phase fills) is left to the random visits
+    one = raw(at_first=100, any_visits=1000, any_runs=100, any_soon=[0, 0, 0, 40])
+    swept = sample.site_model(one)
+    assert abs(swept["sweeps"] - -math.log1p(-0.4) / 0.01) < 1e-9
+    assert swept["random"] == 0
+    rand = sample.site_model(dict(one, at_first=25))
     assert rand["sweeps"] == 0 and rand["random"] == 1000
-    mixed = sample.site_model(raw(at_first=55, any_visits=1000))
-    assert abs(mixed["sweeps"] - 1600) < 1e-6 and abs(mixed["random"] - 600) < 1e-6
+    # 55 of 100 at the first page: 0.4 of the runs' touches are sweeps
+    mixed = sample.site_model(dict(one, at_first=55))
+    assert abs(mixed["sweeps"] - -math.log1p(-0.16) / 0.01) < 1e-9
+    assert abs(mixed["random"] - 600) < 1e-6
 
 
 def test_reprice_columns(tmp_path):
@@ -73,8 +80,9 @@ def test_reprice_columns(tmp_path):
     pages_s = (64 << 20) // 4096 * 1.0  # a second of each big object
     samples = {
         # swept: every run entered at its first page, a sweep a second
-        # (tw_touch.c's per-page rate: a quarter of that, see above)
-        0: raw(any_visits=round(pages_s / 4), any_page_ms=round(pages_s * 1000), at_first=100),
+        # (1% of the runs touched within their 10 ms)
+        0: raw(any_visits=round(pages_s / 4), any_page_ms=round(pages_s * 1000), at_first=100,
+               any_runs=100000, any_soon=[0, 0, 0, 1000]),
         # random: as many visits, one line each; half the first touches wrote
         1: raw(any_visits=round(pages_s), any_page_ms=round(pages_s * 1000), at_first=25,
                first_was_write=50),
@@ -85,7 +93,8 @@ def test_reprice_columns(tmp_path):
     got = {r["site"]: r for r in csv.DictReader(open(path))}
     swept, rand = got["0"], got["1"]
     # the sweep touches 64 lines a visit, all prefetched
-    assert int(swept["loads"]) == 64 * round(pages_s)
+    sweeps = -math.log1p(-0.01) / 0.01 * pages_s
+    assert int(swept["loads"]) == round(64 * sweeps)
     assert int(swept["llc_stream_misses"]) == int(swept["llc_load_misses"])
     # a random visit touches a line; half of them wrote
     assert int(rand["loads"]) + int(rand["stores"]) == round(pages_s)

@@ -21,6 +21,11 @@ fraction (default 25%) of each program's peak footprint with an mlocked
                        over 2 local processes (its share); each priced
                        against the oracle of half
   tierwise-quad@7.2    the same with four instances, a quarter each
+  tierwise-sample@7.2  the user's whole flow in the guest, on the run's own
+                       scale: `tierwise profile --backend sample --roi
+                       markers` of the
+                       program (no Valgrind, no PMU), `tierwise advise` for
+                       node 0's free memory there, the run with it (issue 37)
   damon-auto@7.2       DAMON's self-tuned tiering: migrate_cold/migrate_hot
                        with quota goals on node 0's use (node_mem_free_bp
                        0.5%, node_mem_used_bp 99.7%: the kernel's
@@ -91,7 +96,7 @@ PROGRAMS = {
 MODES = ["first-touch@6.1", "linux@6.1", "tierwise@6.1", "tierwise+linux@6.1",
          "first-touch@6.12", "linux@6.12", "damon@6.12", "tierwise@6.12", "tierwise+linux@6.12",
          "first-touch@7.2", "linux@7.2", "damon-auto@7.2", "tierwise@7.2", "tierwise+linux@7.2",
-         "tierwise-pair@7.2", "tierwise-quad@7.2"]
+         "tierwise-pair@7.2", "tierwise-quad@7.2", "tierwise-sample@7.2"]
 # the modes of several instances at once: how many
 PARTS = {"tierwise-pair": 2, "tierwise-quad": 4}
 # the kernels: a newest package of a suite from a private apt source list
@@ -99,6 +104,9 @@ PARTS = {"tierwise-pair": 2, "tierwise-quad": 4}
 # linux-image-amd64 depends on
 SUITES = {"6.12": ("bookworm-backports", r"^linux-image-6\.12\.[0-9.]+\+deb12-amd64$", "bpo"),
           "7.2": ("unstable", r"^linux-image-7\.2\.[0-9.]+\+deb14-amd64$", "unstable")}
+# tierwise-sample's flow in the guest (numa_tiering_guest.sh), for the results
+SAMPLE_FLOW = ("tierwise profile --backend sample --roi markers --llc-size LLC -o NAME.prof -- PROGRAM ARGS; "
+               "tierwise advise NAME.prof --tiers kmem --dram-budget TARGET -o NAME.placement.json")
 # guest geometries: vCPUs (all on node 0), node 0 MiB, node 1 MiB (KMEM-DAX;
 # kmem hot-adds 128 MiB less)
 GEOMETRIES = {"small": (2, 1024, 640), "large": (4, 2048, 1280)}
@@ -483,6 +491,8 @@ def other_instance(d: Path, name: str, x: str, prof: Path, model, work: float,
     sp = d / f"{name}.{x}.samples"
     if rc != "0" or not sp.exists():
         return {"error": f"no result (rc {rc})"}
+    if m.startswith("tierwise-sample"):  # the guest's profile and advise
+        r["sample_flow"] = (d / f"{name}.profile.log").read_text() if (d / f"{name}.profile.log").exists() else ""
     sam = parse_samples(sp)
     return price(prof, sam, model, work, share) if sam["samples"] else {"error": "no samples"}
 
@@ -571,7 +581,8 @@ def collect_run(d: Path, name: str, prog: str, m: str, inf: dict, kern: dict, re
     with --collect)."""
     r = {"commit": rev, "kernel": kern["kver"], "peak": inf["peak"],
          "target": inf["target"], "args": run_args(prog),
-         "advise": inf.get("advise") if m.startswith("tierwise") else None,
+         "advise": (SAMPLE_FLOW if m.startswith("tierwise-sample") else inf.get("advise"))
+         if m.startswith("tierwise") else None,
          "runtime_env": a.runtime_env if m.startswith("tierwise") else "", "run": name}
     sp = d / f"{name}.samples"
     rc = (d / f"{name}.rc").read_text().strip() if (d / f"{name}.rc").exists() else None
@@ -580,6 +591,8 @@ def collect_run(d: Path, name: str, prog: str, m: str, inf: dict, kern: dict, re
     if not sp.exists() or rc != "0":
         r["error"] = f"no result (rc {rc})"
         return r
+    if m.startswith("tierwise-sample"):  # the guest's profile and advise
+        r["sample_flow"] = (d / f"{name}.profile.log").read_text() if (d / f"{name}.profile.log").exists() else ""
     sam = parse_samples(sp)
     k = PARTS.get(m.split("@")[0], 1)
     share = inf["target"] // k
@@ -698,7 +711,8 @@ def main() -> int:
                     for i in range(a.repeat) for prog in programs for m in ms]
             env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
                    "INTERVAL_MS": a.interval_ms, "COMMIT": rev,
-                   "ABOVE_WMARK": int(a.above_watermarks), "RUNTIME_ENV": a.runtime_env, **env_pl}
+                   "ABOVE_WMARK": int(a.above_watermarks), "RUNTIME_ENV": a.runtime_env, **env_pl,
+                   **{f"LLC_{p.replace('-', '_')}": PROGRAMS[p][1] for p in programs}}
             if a.collect:
                 d = a.out / "guest" / kern["kver"]
             else:

@@ -18,7 +18,9 @@
 # demotion; 6.16+), tierwise-pair and tierwise-quad (2 and 4 instances of
 # the program at once, each placed for its share of node 0 and limited to
 # it), tierwise (the runtime
-# with the host-made placement, numa_balancing 0), tierwise+linux.
+# with the host-made placement, numa_balancing 0), tierwise+linux,
+# tierwise-sample (profiled with the sample backend, advised and run here,
+# LLC_<program> the profile's --llc-size).
 set -u
 dir=$1
 source "$dir/env.sh"
@@ -239,6 +241,26 @@ while read -r name mode target prog args; do
       pl=PLACEMENT_${prog//-/_}
       # shellcheck disable=SC2206
       envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="${!pl}" $RUNTIME_ENV TIERWISE_REPORT="$dir/$name.report.json")
+      ;;
+    tierwise-sample) # the user's whole flow in this guest, on this run's
+      # scale: `tierwise profile --backend sample` of the program (node 0
+      # not yet limited), `tierwise advise` for TARGET there, then the run
+      # with that placement
+      llc=LLC_${prog//-/_}
+      t0=$(cut -d' ' -f1 /proc/uptime)
+      rm -rf "$name.prof"
+      # shellcheck disable=SC2086
+      "$BUILD/bin/tierwise" profile --backend sample --roi markers --llc-size "${!llc}" -o "$dir/$name.prof" -- \
+        "$BUILD/examples/$prog" $args < /dev/null > "$name.profile.out" 2> "$name.profile.err"
+      echo "profile rc $? $(awk -v t0="$t0" '{printf "%.1f s", $1 - t0}' /proc/uptime)" > "$name.profile.log"
+      "$BUILD/bin/tierwise" advise "$dir/$name.prof" --tiers kmem --dram-budget "${target}K" \
+        -o "$dir/$name.placement.json" > "$name.advise.log" 2>&1
+      echo "advise rc $?" >> "$name.profile.log"
+      sync
+      echo 3 > /proc/sys/vm/drop_caches
+      # shellcheck disable=SC2206
+      envs=(env LD_PRELOAD="$rtlib" TIERWISE_PLACEMENT="$dir/$name.placement.json" $RUNTIME_ENV
+        TIERWISE_REPORT="$dir/$name.report.json")
       ;;
     tierwise-pair | tierwise-quad) # 2 (4) instances at once, each placed
       # for its share of node 0 and limited to it (the room over 2 (4)

@@ -122,10 +122,22 @@ def reprice_kept(work: Path, budget: str, tiers_name: str, llc: str) -> dict[str
     costs = cost.site_costs(prof.sites, model)
     command = json.loads((sim / "meta.json").read_text())["command"]
 
+    # sites by location (function, file:line, callers), which survives a
+    # rebuild of the program that moves its code (the stacks' offsets)
+    locs = prof.sites["location"].fillna("").astype(str)
+    unique = set(locs[~locs.duplicated(keep=False)])
+
     def priced(pl: Path) -> float:
-        by = {x["stack"]: x for x in json.loads(pl.read_text())["sites"]}
-        frac = {i: (1.0 if by[st]["tier"] == "dram" else by[st].get("dram_fraction", 0.0))
-                for i, st in prof.sites["stack"].items() if st in by}
+        doc = json.loads(pl.read_text())
+        by = {x["stack"]: x for x in doc["sites"]}
+        by_loc = {x.get("location", ""): x for x in doc["sites"] if x.get("location") in unique}
+        # a site the placement does not name runs in its default tier (the
+        # sample profile names no object under --sample-min-bytes)
+        other = 1.0 if doc.get("default_tier", "dram") == "dram" else 0.0
+        frac = {}
+        for i, st in prof.sites["stack"].items():
+            x = by_loc.get(locs[i]) or by.get(st)
+            frac[i] = (1.0 if x["tier"] == "dram" else x.get("dram_fraction", 0.0)) if x else other
         return cost.placement_seconds(prof.sites, costs, model, frac)
 
     def advised(d: Path, pl: Path) -> Path:
@@ -155,7 +167,8 @@ def reprice_kept(work: Path, budget: str, tiers_name: str, llc: str) -> dict[str
             w.writerows(rows)
         cols = kept["samples"]["columns"]
         raw = {int(k): dict(zip(cols, v)) for k, v in kept["samples"]["sites"].items()}
-        secs = (kept.get("roi") or {}).get("seconds") or kept["ticks"] * kept["tick_us"] * 1e-6
+        secs = (kept.get("seconds") or (kept.get("roi") or {}).get("seconds")
+                or kept["ticks"] * kept["tick_us"] * 1e-6)  # (kept before "seconds" was)
         sample.reprice(c / "sites.csv", raw, parse_size(llc), secs)
         out[d.name] = priced(advised(c, tmp / f"{d.name}.json")) / base
     shutil.rmtree(tmp, ignore_errors=True)
@@ -175,6 +188,8 @@ def main() -> None:
                     help="only the placements (no run times: another load may run)")
     ap.add_argument("--timing-only", action="store_true",
                     help="only the run times (no sim profile, no placements)")
+    ap.add_argument("--sample-runs", type=int, default=1, metavar="N",
+                    help="the sample profile pools N runs (profile --sample-runs)")
     ap.add_argument("--reprice", action="store_true",
                     help="run nothing: price the kept sample profiles anew with the current "
                          "model, against the kept sim profile (reprice_kept)")
@@ -217,8 +232,8 @@ def main() -> None:
             if r.returncode:
                 sys.exit(f"sim profile {name}: {r.stderr[-800:]}")
         smp = work / "sample"
-        r = tw("profile", "--backend", "sample", "--llc-size", args.llc_size, "--force", "-o",
-               str(smp), "--", *cmd, env=env)
+        r = tw("profile", "--backend", "sample", "--llc-size", args.llc_size, "--force",
+               "--sample-runs", str(args.sample_runs), "-o", str(smp), "--", *cmd, env=env)
         if r.returncode:
             sys.exit(f"sample profile {name}: {r.stderr[-800:]}")
         times = {}

@@ -67,11 +67,13 @@ def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
 
 
 def run_library(cmd: list[str], outdir: Path, settings: Mapping[str, str],
-                what: str) -> tuple[int, dict[str, Any]]:
+                what: str, quiet: bool = False) -> tuple[int, dict[str, Any]]:
     """Runs CMD with LD_PRELOAD=libtierwise-pmu.so writing its raw profile
     into OUTDIR (the environment `settings` on top of TIERWISE_PMU_OUT);
     returns the exit status and pmu.json (removed), or says that the
-    program wrote no `what` profile. The pmu and sample backends' run."""
+    program wrote no `what` profile. The pmu and sample backends' run;
+    `quiet`: the program's stdout goes nowhere (a run before the last of
+    pooled runs)."""
     lib = paths.native(PRELOAD)
     outdir = Path(outdir)
     # A previous run's files must not pass for this one's; a stale census
@@ -82,7 +84,8 @@ def run_library(cmd: list[str], outdir: Path, settings: Mapping[str, str],
     env["LD_PRELOAD"] = f"{lib}:{env['LD_PRELOAD']}" if env.get("LD_PRELOAD") else str(lib)
     env["TIERWISE_PMU_OUT"] = str(outdir.resolve())
     env.update(settings)
-    rc = subprocess.run(cmd, env=env, check=False).returncode
+    rc = subprocess.run(cmd, env=env, check=False,
+                        stdout=subprocess.DEVNULL if quiet else None).returncode
     pmu_json = outdir / "pmu.json"
     if not pmu_json.exists():
         raise FileNotFoundError(

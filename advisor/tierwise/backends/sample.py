@@ -18,6 +18,8 @@ import argparse
 import os
 import sys
 import time
+import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,16 @@ def add_arguments(group: Any) -> None:
         help="pages kept armed, in runs of 4: the bound on the overhead (default 32)",
     )
     group.add_argument(
+        "--sample-runs",
+        type=count_option(1, 100),
+        default=1,
+        metavar="N",
+        help="run the command N times and pool their samples (N times the time; the "
+        "last run's census and output are the profile's, the others' stdout is "
+        "dropped): one run's placement moves by several percent from the next's "
+        "(default 1)",
+    )
+    group.add_argument(
         "--sample-min-bytes",
         type=size_option(4096, 2**62),
         default=16384,
@@ -62,6 +74,8 @@ def available(args: argparse.Namespace | None = None) -> tuple[bool, str]:
 
 LINE = 64
 PAGE = 4096
+# tw_touch.c's longest window (s): a run lives at least as long
+SOON_LAST_S = 0.01
 # how unlikely under random access (1 in RUN first touches at the first
 # page) a site's first-page count must be before its sweeps are believed:
 # a sweep multiplies a visit's line touches by up to RUN x 64
@@ -81,7 +95,7 @@ def chance_tail(k: int, n: int, p: float) -> float:
 FEW_TOUCHES = 100
 
 
-def site_model(raw: dict[str, int]) -> dict[str, float]:
+def site_model(raw: dict[str, Any]) -> dict[str, float]:
     """One site's samples (the C sampler's per-site columns, tw_touch.c) as
     page visits over the run: `sweeps` (visits of a page by a sweep, which
     touches all its lines) and `random` (single-line visits), `page_s`
@@ -89,18 +103,20 @@ def site_model(raw: dict[str, int]) -> dict[str, float]:
     that are sweeps), `write` (the share of visits whose first access
     wrote).
 
-    The C rate is L = -ln(1 - share) / (R d) per page, as if each of a
-    run's R pages were visited on its own; its first touches say how much
-    of that is sweeps: a sweep enters a run at its first page, touching the
-    run's pages as one visit, random visits land on any page. With sweeps
-    of a page at rate S and random visits at rate Q, the run is first
-    touched at rate S + R Q = R L, at its first page at S + Q: so with `a`
-    the first-page share of touched runs, S = R L s and Q = L (1 - s),
-    s = (a R - 1) / (R - 1). (An earlier reading took the sweeps as L s,
-    which made swept arrays R times colder than the sim backend counts.)
-    A site's runs are read as sweeps only where that many first-page
-    touches had a chance below SWEEP_P under random access: 5 of 5 (1 in
-    1024) are, 3 of 4 (1 in 20) are not."""
+    A sweep enters a run at its first page and touches the run's R pages
+    as one visit; random visits land on any page. With `a` the first-page
+    share of the runs touched within the longest window d (10 ms), s = (a
+    R - 1) / (R - 1) of those touches are sweeps: a page is swept S =
+    -ln(1 - s x touched share) / d times a second (the run's rate: each
+    sweep visits all its pages). The C rate L = -ln(1 - share) / (R d)
+    per page, from the shortest window with touches, gives the random
+    visits, Q = L (1 - s). (Sweeps read as L s made swept arrays R times
+    too cold; as R L s, a site's random phase, which fills the short
+    windows, multiplied its sweeps: pagerank-push's edge array, scattered
+    while the graph is built and then swept, came out at 14x the sim's
+    misses.) A site's runs are read as sweeps only where that many
+    first-page touches had a chance below SWEEP_P under random access: 5
+    of 5 (1 in 1024) are, 3 of 4 (1 in 20) are not."""
     touched = raw.get("any_touched", 0)
     page_s = raw.get("any_page_ms", 0) * 1e-3
     visits = float(raw.get("any_visits", 0))  # tw_touch.c tw_rate_est
@@ -110,8 +126,13 @@ def site_model(raw: dict[str, int]) -> dict[str, float]:
     if run > 1 and runs and chance_tail(at_first, runs, 1 / run) < SWEEP_P:
         sweep = min(max((at_first / runs * run - 1) / (run - 1), 0.0), 1.0)
     write = raw.get("first_was_write", 0) / touched if touched else 0.0
+    armed, soon = raw.get("any_runs", 0), raw.get("any_soon") or []
+    swept = 0.0
+    if sweep and armed and soon:
+        share = min(sweep * soon[-1] / armed, 1 - 0.5 / armed)
+        swept = -math.log1p(-share) / SOON_LAST_S * page_s
     return {
-        "sweeps": visits * run * sweep,
+        "sweeps": swept,
         "random": visits * (1 - sweep),
         "page_s": page_s,
         "sweep": sweep,
@@ -143,7 +164,7 @@ def che_time(lines: list[float], rates: list[float], capacity: float) -> float:
     return hi
 
 
-def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int, seconds: float) -> None:
+def reprice(sites_csv: Path, raw: dict[int, dict[str, Any]], llc: int, seconds: float) -> None:
     """sites.csv's count columns from the page samples: a visit that sweeps
     a page touches its 64 lines, any other one line; each line's touches
     miss an LRU cache of `llc` bytes with Che's probability, the lines
@@ -195,6 +216,70 @@ def reprice(sites_csv: Path, raw: dict[int, dict[str, int]], llc: int, seconds: 
     profile_format.write_rows(sites_csv, cols, rows)
 
 
+def _run_samples(where: Path, params: dict[str, Any]) -> tuple:
+    """One run's (site -> stack, samples by site, pmu.json's other counts)."""
+    from tierwise.formats import profile as profile_format
+
+    rows = profile_format.read_rows(where / "sites.csv", profile_format.REQUIRED_SITE_COLUMNS)
+    stacks = {row["site"]: row["stack"] for row in rows}
+    cols = params.get("site_columns", [])
+    sites = {k: dict(zip(cols, v)) for k, v in params.get("sites", {}).items()}
+    return stacks, sites, {k: v for k, v in params.items() if isinstance(v, (int, float))}
+
+
+def _pooled_samples_column(sites_csv: Path, by_site: dict[str, dict]) -> None:
+    """sites.csv's `samples`: the pooled runs' page samples of each site."""
+    from tierwise.formats import profile as profile_format
+
+    cols = profile_format.REQUIRED_SITE_COLUMNS + ["samples"]
+    rows = profile_format.read_rows(sites_csv, cols)
+    for row in rows:
+        r = by_site.get(row["site"])
+        if r:
+            row["samples"] = str(r.get("any_samples", 0) + r.get("write_samples", 0))
+    profile_format.write_rows(sites_csv, cols, rows)
+
+
+def page_visits(raw: dict[str, Any], kind: str, soon_us: list[int]) -> float:
+    """tw_touch.c's tw_rate_est on a site's counts (kind `any` or `write`):
+    -ln(1 - share) / (R d) for the shortest window d with 5 touched runs
+    (the longest where none has), times the page-seconds the samples stand
+    for. For runs pooled by `pool`; sample-roi.test checks it gives the C
+    value on one run's counts."""
+    n, soon = raw.get(f"{kind}_runs", 0), raw.get(f"{kind}_soon") or []
+    if n <= 0 or not soon:
+        return 0.0
+    d = 0
+    while d + 1 < len(soon) and soon[d] < 5:  # tw_touch.c TW_TOUCH_SOON_MIN
+        d += 1
+    share = min(soon[d] / n, 1 - 0.5 / n)
+    rate = -math.log1p(-share) / (raw.get("run_pages", 4) * soon_us[d] * 1e-6)
+    return rate * raw.get(f"{kind}_page_ms", 0) * 1e-3
+
+
+def pool(runs: list[tuple], soon_us: list[int]) -> dict[str, dict]:
+    """Per stack, the samples of several runs of one command as those of one
+    run: each run's (site -> stack, pmu.json's sites by site) summed by
+    stack, the page-seconds averaged, the visits estimated anew from the
+    pooled windows."""
+    acc: dict[str, dict[str, Any]] = {}
+    for stacks, sites, *_ in runs:
+        for site, r in sites.items():
+            a = acc.setdefault(stacks.get(site, f"?{site}"), {})
+            for c, v in r.items():
+                if isinstance(v, list):
+                    a[c] = [x + y for x, y in zip(a.get(c, [0] * len(v)), v)]
+                elif c == "run_pages":
+                    a[c] = v
+                else:
+                    a[c] = a.get(c, 0) + v
+    for a in acc.values():
+        for kind in ("any", "write"):
+            a[f"{kind}_page_ms"] = a.get(f"{kind}_page_ms", 0) / len(runs)
+            a[f"{kind}_visits"] = page_visits(a, kind, soon_us)
+    return acc
+
+
 def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any]:
     ok, why = available(args)
     if not ok:
@@ -223,11 +308,42 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     # kernel (process_vm_readv), which a sampled page would fail
     if "OMPI_MCA_btl_vader_single_copy_mechanism" not in os.environ:
         settings["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
-    t0 = time.monotonic()
-    rc, params = pmu.run_library(cmd, Path(outdir), settings, "sample")
-    seconds = time.monotonic() - t0
+    n = getattr(args, "sample_runs", 1) or 1
+    earlier: list[tuple] = []
+    spent = 0.0
+    for k in range(n):
+        # runs before the last write into .runs/K; the last, the profile
+        where = Path(outdir) / ".runs" / str(k) if k < n - 1 else Path(outdir)
+        where.mkdir(parents=True, exist_ok=True)
+        if n > 1:
+            print(f"tierwise profile: sample: run {k + 1} of {n}", file=sys.stderr, flush=True)
+        t0 = time.monotonic()
+        rc, params = pmu.run_library(cmd, where, settings, "sample", quiet=k < n - 1)
+        spent += time.monotonic() - t0
+        if k < n - 1:
+            if rc != 0:
+                print(f"tierwise profile: warning: sample: run {k + 1} of {n} exited with "
+                      f"status {rc}; its samples are pooled all the same", file=sys.stderr)
+            earlier.append(_run_samples(where, params))
+            shutil.rmtree(where, ignore_errors=True)
+    if earlier:
+        shutil.rmtree(Path(outdir) / ".runs", ignore_errors=True)
+    seconds = spent / n
+    columns = params.get("site_columns", [])
+    if earlier:  # the last run's sites, with every run's samples
+        last = _run_samples(Path(outdir), params)
+        pooled = pool(earlier + [last], params.get("soon_us", [10, 100, 1000, 10000]))
+        by_site = {site: pooled[stack] for site, stack in last[0].items() if stack in pooled}
+        params["sites"] = {str(site): [r.get(c, 0) for c in columns] for site, r in by_site.items()}
+        for key in ("ticks", "armed", "faults", "retried", "skipped_in_io", "roi_entered"):
+            if key in params:
+                params[key] = int(params[key]) + sum(int(e[2].get(key, 0)) for e in earlier)
+        if "roi_us" in params:
+            params["roi_us"] = (params["roi_us"] + sum(e[2].get("roi_us", 0) for e in earlier)) / n
+        params["runs"] = n
+        _pooled_samples_column(Path(outdir) / "sites.csv", by_site)
     raw = params.pop("sites", {})
-    columns = params.pop("site_columns", [])
+    params.pop("site_columns", None)
     if roi == "markers":
         entered, roi_s = params.pop("roi_entered", 0), params.pop("roi_us", 0) * 1e-6
         if not entered:
@@ -245,10 +361,10 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         params["roi"] = {"mode": "markers", "entries": entered, "seconds": round(roi_s, 6)}
     touched = int(params.get("faults", 0))
     if touched < FEW_TOUCHES:
-        where = "the region" if roi == "markers" else "the run"
+        span = ("the region" if roi == "markers" else "the run") + (f"s of {n} runs" if n > 1 else "")
         print(
             f"tierwise profile: warning: sample: {touched} of {params.get('armed', 0)} armed pages "
-            f"were touched in {where} ({seconds:.2f} s): too few to rank its sites by (runs of "
+            f"were touched in {span} ({seconds:.2f} s{' each' if n > 1 else ''}): too few to rank its sites by (runs of "
             "a second give 100-300); profile a longer run or region, or arm more pages "
             "(--sample-pages, at more cost)",
             file=sys.stderr,
@@ -257,6 +373,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     reprice(Path(outdir) / "sites.csv", {int(k): dict(zip(columns, v)) for k, v in raw.items()},
             llc, seconds)
     params.update(
+        seconds=round(seconds, 6),  # the page-seconds' span: a run's (region's) mean
         samples={"columns": columns, "sites": raw},  # what the counts came from
         min_bytes=args.sample_min_bytes,
         llc_size=llc,
