@@ -16,12 +16,12 @@
  * faulted and whether the access wrote (the page-fault error code), gives
  * the whole run back and returns: the access runs again. A run not touched
  * is given back when its tick is over. Per site (tw_collect): the runs
- * first touched within 10 us, 100 us, 1 ms and 10 ms, whence the rate at
- * which one of its pages is visited (tw_rate_est) and the share of visits
- * that sweep pages (a sweep enters a run at its first page); times the
- * page-seconds the samples stand for, the site's page visits. pmu.json
- * carries them with the counts behind them (tw_touch_params), which the
- * sample backend prices as LLC misses; sites.csv, the samples per site
+ * armed and those first touched within 10 us, 100 us, 1 ms and 10 ms, the
+ * touched runs first touched at their first page (a sweep enters a run
+ * there), the page-seconds the samples stand for. pmu.json carries the
+ * counts (tw_touch_params); the sample backend estimates the visits from
+ * them and prices them as LLC misses (advisor/tierwise/backends/sample.py:
+ * the model is there, with its tests); sites.csv, the samples per site
  * (tw_touch_columns).
  *
  * With TIERWISE_TOUCH_ROI=1 (`profile --roi markers`) pages are armed
@@ -60,7 +60,6 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <dlfcn.h>
-#include <math.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include <valgrind/helgrind.h> /* the slot words' happens-before */
@@ -74,8 +73,6 @@
 #define TW_TOUCH_SOON 4
 static const uint64_t tw_soon_ns[TW_TOUCH_SOON] = {10000, 100000, 1000000,
                                                    10000000};
-/* touched runs a window needs before its share is believed */
-#define TW_TOUCH_SOON_MIN 5
 #define TW_TOUCH_MIN_WAIT_NS 2000u /* a fault's own latency here: ~1.5 us */
 
 enum { TW_T_FREE, TW_T_ARMED, TW_T_FAULTING, TW_T_DONE };
@@ -652,29 +649,6 @@ void tw_touch_atfork(int phase) {
   }
 }
 
-/* Page visits of kind k, per site (pseudo-sites negative): a page touched
- * at rate L is first touched within d in a run of R pages with probability
- * 1 - exp(-R L d), so L = -ln(1 - share) / (R d) over the runs, for the
- * shortest d with TW_TOUCH_SOON_MIN touches (the longest where none has):
- * a short d gives a page's rate while it is in use, a long one also counts
- * how long it sat idle (touch_check's hot array, read in bursts, looked
- * 100x rarer by its waits); times the page-seconds the samples stand for.
- * Rates above about 1 / (R x 10 us) are not told apart (share 1). 0 where
- * the site had no whole run. */
-static double tw_rate_est(const tw_touch_site *r, int k) {
-  double n = (double)r->runs_armed[k];
-  if (n <= 0)
-    return 0;
-  int d = 0;
-  while (d + 1 < TW_TOUCH_SOON && r->soon[k][d] < TW_TOUCH_SOON_MIN)
-    d++;
-  double share = (double)r->soon[k][d] / n;
-  if (share > 1 - 0.5 / n)
-    share = 1 - 0.5 / n;
-  double rate = -log1p(-share) / (TW_TOUCH_RUN * (double)tw_soon_ns[d] * 1e-9);
-  return rate * r->weight[k];
-}
-
 void tw_touch_columns(tw_out *o, int site) {
   int idx = site + 3;
   /* loads, stores, llc_load_misses, llc_store_misses, writebacks: left to
@@ -711,8 +685,7 @@ void tw_touch_params(tw_out *o) {
                 "\"write_touched\", \"write_exposure_us\", "
                 "\"write_page_ms\", \"first_was_write\", \"runs\", "
                 "\"at_first\", \"run_pages\", \"any_runs\", "
-                "\"any_soon\", \"write_runs\", \"write_soon\", "
-                "\"any_visits\", \"write_visits\"], "
+                "\"any_soon\", \"write_runs\", \"write_soon\"], "
                 "\"soon_us\": [10, 100, 1000, 10000], \"sites\": {");
   for (int i = 0, first = 1; i < tw_nts; i++) {
     const tw_touch_site *r = &tw_ts[i];
@@ -744,10 +717,6 @@ void tw_touch_params(tw_out *o) {
         tw_out_u64(o, r->soon[k][d]);
       }
       tw_out_str(o, "]");
-    }
-    for (int k = 0; k < 2; k++) {
-      tw_out_str(o, ", ");
-      tw_out_u64(o, (uint64_t)(tw_rate_est(r, k) + 0.5));
     }
     tw_out_str(o, "]");
     first = 0;

@@ -105,7 +105,8 @@ PARTS = {"tierwise-pair": 2, "tierwise-quad": 4}
 SUITES = {"6.12": ("bookworm-backports", r"^linux-image-6\.12\.[0-9.]+\+deb12-amd64$", "bpo"),
           "7.2": ("unstable", r"^linux-image-7\.2\.[0-9.]+\+deb14-amd64$", "unstable")}
 # tierwise-sample's flow in the guest (numa_tiering_guest.sh), for the results
-SAMPLE_FLOW = ("tierwise profile --backend sample --roi markers --llc-size LLC -o NAME.prof -- PROGRAM ARGS; "
+SAMPLE_FLOW = ("tierwise profile --backend sample --roi markers --sample-runs N --llc-size LLC -o NAME.prof "
+               "-- PROGRAM ARGS; "
                "tierwise advise NAME.prof --tiers kmem --dram-budget TARGET -o NAME.placement.json")
 # guest geometries: vCPUs (all on node 0), node 0 MiB, node 1 MiB (KMEM-DAX;
 # kmem hot-adds 128 MiB less)
@@ -654,6 +655,8 @@ def main() -> int:
                     help="run each program in each mode N times in the same boot; each cell "
                          "shows the median run (by ratio) and the median kernel time, and "
                          "keeps every run's figures (its \"runs\")")
+    ap.add_argument("--sample-runs", type=int, default=1, metavar="N",
+                    help="tierwise-sample: the profile pools N runs (profile --sample-runs)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per guest boot")
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "build" / "bench" / "numa-tiering")
     ap.add_argument("--table-only", action="store_true", help="print the table of results.json")
@@ -711,7 +714,8 @@ def main() -> int:
                     for i in range(a.repeat) for prog in programs for m in ms]
             env = {"SRC": ROOT, "BUILD": ROOT / "build", "MODDIR": kern["moddir"],
                    "INTERVAL_MS": a.interval_ms, "COMMIT": rev,
-                   "ABOVE_WMARK": int(a.above_watermarks), "RUNTIME_ENV": a.runtime_env, **env_pl,
+                   "ABOVE_WMARK": int(a.above_watermarks), "RUNTIME_ENV": a.runtime_env,
+                   "SAMPLE_RUNS": a.sample_runs, **env_pl,
                    **{f"LLC_{p.replace('-', '_')}": PROGRAMS[p][1] for p in programs}}
             if a.collect:
                 d = a.out / "guest" / kern["kver"]

@@ -20,7 +20,7 @@
 # it), tierwise (the runtime
 # with the host-made placement, numa_balancing 0), tierwise+linux,
 # tierwise-sample (profiled with the sample backend, advised and run here,
-# LLC_<program> the profile's --llc-size).
+# LLC_<program> the profile's --llc-size, SAMPLE_RUNS its --sample-runs).
 set -u
 dir=$1
 source "$dir/env.sh"
@@ -250,7 +250,7 @@ while read -r name mode target prog args; do
       t0=$(cut -d' ' -f1 /proc/uptime)
       rm -rf "$name.prof"
       # shellcheck disable=SC2086
-      "$BUILD/bin/tierwise" profile --backend sample --roi markers --llc-size "${!llc}" -o "$dir/$name.prof" -- \
+      "$BUILD/bin/tierwise" profile --backend sample --roi markers --sample-runs "${SAMPLE_RUNS:-1}" --llc-size "${!llc}" -o "$dir/$name.prof" -- \
         "$BUILD/examples/$prog" $args < /dev/null > "$name.profile.out" 2> "$name.profile.err"
       echo "profile rc $? $(awk -v t0="$t0" '{printf "%.1f s", $1 - t0}' /proc/uptime)" > "$name.profile.log"
       "$BUILD/bin/tierwise" advise "$dir/$name.prof" --tiers kmem --dram-budget "${target}K" \
