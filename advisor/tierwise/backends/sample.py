@@ -78,6 +78,8 @@ PAGE = 4096
 # counted; a run lives at least as long as the last
 SOON_US = [10, 100, 1000, 10000]
 SOON_LAST_S = SOON_US[-1] * 1e-6
+# first touches a window bin needs before its rate is believed
+MIN_TOUCHES = 5
 # how unlikely under random access (1 in RUN first touches at the first
 # page) a site's first-page count must be before its sweeps are believed:
 # a sweep multiplies a visit's line touches by up to RUN x 64
@@ -111,7 +113,7 @@ def site_model(raw: dict[str, Any]) -> dict[str, float]:
     R - 1) / (R - 1) of those touches are sweeps: a page is swept S =
     -ln(1 - s x touched share) / d times a second (the run's rate: each
     sweep visits all its pages). The page rate L of page_visits, from the
-    window bin with the most touches, gives the random visits, Q = L (1 -
+    fastest window bin with touches, gives the random visits, Q = L (1 -
     s). (Sweeps read as L s made swept arrays R times too cold; as R L s,
     a site's random phase, which fills the short windows, multiplied its
     sweeps: pagerank-push's edge array, scattered
@@ -245,31 +247,39 @@ def _pooled_samples_column(sites_csv: Path, by_site: dict[str, dict]) -> None:
 def page_visits(raw: dict[str, Any], kind: str, soon_us: list[int] = SOON_US) -> float:
     """A site's page visits of kind `any` (first accesses) or `write` (first
     writes) over the run, from its runs' first-touch windows (tw_touch.c's
-    counts): the rate at which a run's first touch came in the window bin
-    that took the most touches, ln(S0 / S1) / (bin's length) with S the
-    share of runs not yet touched at the bin's edges, over the run's R
-    pages, times the page-seconds the samples stand for.
+    counts): the fastest rate at which runs were first touched in a window
+    bin with 5 touches or more, ln(S0 / S1) / (the bin's length) with S the
+    share of runs not yet touched at the bin's edges (the bin with the
+    most touches where none has 5), over the run's R pages, times the
+    page-seconds the samples stand for.
 
-    Why that bin: first touches come after a dead time (the fault's own
-    latency natively, ~100 us in a TCG guest) and a page is used in bursts.
-    The shortest window with a few touches read as -ln(1 - share) / d
-    (what tw_touch.c computed before) made a TCG guest's contrib array,
-    touched within 1 ms in 113 of 118 runs but within 100 us in 5, 8x
-    colder than that; the busiest bin measures the rate where the touches
-    are. At 20% on 10 programs: one run's placement 1.031-1.067x the sim
-    placement's (3-6 within 3%), against 1.048-1.086x (1-4)."""
+    Each bin is measured from its own start: first touches come after a
+    dead time (a fault's latency natively, ~100 us in a TCG guest), and
+    the shortest window with 5 touches read from 0 (what tw_touch.c
+    computed before) made a TCG guest's contrib array, touched within 1 ms
+    in 113 of 118 runs but within 100 us in 5, 8x colder than that. The
+    fastest bin is a page's rate while in use, as an array used in bursts
+    needs (touch_check's hot array; the bin with the most touches put it
+    below the cold one in 3 runs of 10). At 20% on 10 programs: one run's
+    placement 1.032-1.077x the sim placement's, three pooled 1.030x/1.029x
+    (5 within 3%), against 1.048-1.086x and 1.026x/1.025x before."""
     n, soon = raw.get(f"{kind}_runs", 0), raw.get(f"{kind}_soon") or []
     if n <= 0 or not soon:
         return 0.0
     edges = [0.0] + [x * 1e-6 for x in soon_us]
     cum = [0] + list(soon)
-    best, rate = 0, 0.0
+    rate, most, busiest = 0.0, 0, 0.0
     for j in range(1, len(cum)):
         got = cum[j] - cum[j - 1]
         s0, s1 = 1 - cum[j - 1] / n, max(1 - cum[j] / n, 0.5 / n)
-        if got > best and s0 > s1:
-            best, rate = got, math.log(s0 / s1) / (edges[j] - edges[j - 1])
-    return rate / raw.get("run_pages", 4) * raw.get(f"{kind}_page_ms", 0) * 1e-3
+        if s0 <= s1:
+            continue
+        h = math.log(s0 / s1) / (edges[j] - edges[j - 1])
+        if got >= MIN_TOUCHES:
+            rate = max(rate, h)
+        elif got > most:
+            most, busiest = got, h
+    return (rate or busiest) / raw.get("run_pages", 4) * raw.get(f"{kind}_page_ms", 0) * 1e-3
 
 
 def pool(runs: list[tuple]) -> dict[str, dict]:
