@@ -644,6 +644,9 @@ void tw_touch_atfork(int phase) {
   }
   if (phase == 2) {
     __atomic_store_n(&tw_touch_on, 0, __ATOMIC_RELAXED);
+    /* the child's own: the parent's sampler thread, whose reads helgrind
+     * would pair with this write, does not exist here */
+    ANNOTATE_NEW_MEMORY(tw_slot, sizeof(tw_slot));
     memset(tw_slot, 0, sizeof(tw_slot));
     __atomic_store_n(&tw_active, 0, __ATOMIC_SEQ_CST);
   }
