@@ -6,10 +6,14 @@
  * sample`). No PMU, no Valgrind, no privileges: what NUMA balancing's hint
  * faults do in the kernel, done on a sample of pages from user space.
  *
- * A sampler thread keeps TIERWISE_TOUCH_PAGES (default 32) pages armed in
- * runs of TW_TOUCH_RUN adjacent pages of a live census object, each run for
- * a tick (TIERWISE_TOUCH_TICK_US, default 10000), arming one run at a time
- * spaced over the tick; runs alternate PROT_NONE (the first access of any
+ * A sampler thread keeps up to TIERWISE_TOUCH_PAGES (default 256) pages
+ * armed in runs of TW_TOUCH_RUN adjacent pages of a live census object, each
+ * run for a tick (TIERWISE_TOUCH_TICK_US, default 10000), arming one run at
+ * a time, at least a tick / (pages / 4) apart, and only while its
+ * mprotect calls (their time, measured: the TLB flushes that are its cost)
+ * stay within TIERWISE_TOUCH_OVERHEAD percent of the time since it started
+ * (tw_budget): time not spent, as before a region of interest, is spent
+ * later, so a short region is sampled densely; runs alternate PROT_NONE (the first access of any
  * kind faults) and PROT_READ (the first write faults), and start at a page
  * drawn from all live pages or from a live object drawn uniformly (tw_arm).
  * The SIGSEGV handler finds the page among the armed slots, notes when it
@@ -85,6 +89,7 @@ typedef struct {
   int first; /* the slot of its run's first page */
   int run;   /* in a run's first slot: its pages (one mprotect), else 0 */
   double prob; /* in a run's first slot: the chance its page was drawn */
+  double inv0; /* in a run's first slot: tw_inv[kind] when it was armed */
 } tw_touch_slot;
 
 typedef struct { /* per site (index site + 3: pseudo-sites first) */
@@ -111,7 +116,18 @@ static int tw_nslots;  /* the slots they use: tw_groups * TW_TOUCH_RUN */
 static tw_touch_site *tw_ts;
 static int tw_nts;
 static uint64_t tw_armed_total, tw_faults_total, tw_retries, tw_skipped_io;
-static uint64_t tw_ticks;
+static uint64_t tw_arming_ns; /* time arming was allowed (ticks: / tick) */
+/* The budget (tw_budget): the mprotect calls' time (atomic: the handler's
+ * too) and count, against TIERWISE_TOUCH_OVERHEAD % of the time since
+ * tw_start_ns */
+static uint64_t tw_spent_ns, tw_calls, tw_start_ns, tw_stop_ns;
+static double tw_share;
+/* Runs armed of each kind now, and the integral over time of 1 / that
+ * (s; at tw_inv_t): a run's samples stand for its life over the runs of
+ * its kind armed meanwhile (tw_collect); tw_lock */
+static int tw_alive[2];
+static double tw_inv[2];
+static uint64_t tw_inv_t;
 /* TIERWISE_TOUCH_ROI=1: pages are armed only while the program's region
  * of interest is open (tierwise_roi; depth, entries, time in it; tw_lock) */
 static int tw_roi_on, tw_roi_depth;
@@ -142,6 +158,15 @@ static uint64_t tw_rand(void) { /* xorshift64*, the sampler's only */
   return tw_rng * 2685821657736338717ull;
 }
 
+/* mprotect, its time charged to the budget (async-signal-safe) */
+static int tw_protect(uint64_t page, size_t len, int prot) {
+  uint64_t t = tw_now();
+  int rc = tw_sys_mprotect((void *)page, len, prot);
+  __atomic_fetch_add(&tw_spent_ns, tw_now() - t, __ATOMIC_RELAXED);
+  __atomic_fetch_add(&tw_calls, 1, __ATOMIC_RELAXED);
+  return rc;
+}
+
 /* Claims an armed page as given back untouched at \p now; 1 if this call
  * did. t2 is written before the claim: whoever sees the page DONE sees it
  * (two claimers race only over which of their times it keeps). */
@@ -160,7 +185,7 @@ static int tw_claim(tw_touch_slot *s, uint64_t w, uint64_t now) {
 static int tw_disarm(tw_touch_slot *s, uint64_t w) {
   if (!tw_claim(s, w, tw_now()))
     return 0;
-  tw_sys_mprotect((void *)tw_page_of(w), (size_t)tw_pg, PROT_READ | PROT_WRITE);
+  tw_protect(tw_page_of(w), (size_t)tw_pg, PROT_READ | PROT_WRITE);
   return 1;
 }
 
@@ -313,8 +338,7 @@ static void tw_segv(int sig, siginfo_t *si, void *ucv) {
                      __atomic_load_n(&tw_slot[s->first + k].word,
                                      __ATOMIC_SEQ_CST),
                      t1);
-        tw_sys_mprotect((void *)run, (size_t)f->run * tw_pg,
-                        PROT_READ | PROT_WRITE);
+        tw_protect(run, (size_t)f->run * tw_pg, PROT_READ | PROT_WRITE);
         ANNOTATE_HAPPENS_BEFORE(&s->word);
         __atomic_store_n(&s->word, tw_word(pg, TW_T_DONE), __ATOMIC_SEQ_CST);
       }
@@ -352,6 +376,16 @@ int tw_touch_sigaction(const struct sigaction *act, struct sigaction *old) {
 }
 
 /* ---- the sampler ---- */
+/* Brings tw_inv up to now (tw_lock). */
+static void tw_inv_to(uint64_t now) {
+  if (now <= tw_inv_t)
+    return;
+  for (int k = 0; k < 2; k++)
+    if (tw_alive[k])
+      tw_inv[k] += (double)(now - tw_inv_t) * 1e-9 / tw_alive[k];
+  tw_inv_t = now;
+}
+
 static tw_touch_site *tw_site_row(int site) {
   int idx = site + 3;
   if (idx < 0)
@@ -388,8 +422,7 @@ static void tw_collect(int g, uint64_t now) {
     claimed += tw_claim(q, __atomic_load_n(&q->word, __ATOMIC_SEQ_CST), now);
   }
   if (claimed)
-    tw_sys_mprotect((void *)tw_page_of(w), (size_t)len * tw_pg,
-                    PROT_READ | PROT_WRITE);
+    tw_protect(tw_page_of(w), (size_t)len * tw_pg, PROT_READ | PROT_WRITE);
   uint64_t t = 0; /* the run's first touch */
   for (int k = 0; k < len; k++) {
     tw_settle(first + k); /* touched: t1 is set */
@@ -399,11 +432,13 @@ static void tw_collect(int g, uint64_t now) {
   tw_touch_site *r = tw_site_row(first->site);
   int kind = first->writes_only;
   /* each page stands for the run's life over the chance it was in a run
-   * (TW_TOUCH_RUN draws' worth), shared by the runs of its kind the
-   * sampler keeps armed (all draws uniform: every live page over the
-   * run's life, shared by the pages armed) */
-  double weight = (double)(now - first->t0) * 1e-9 /
-                  (first->prob * TW_TOUCH_RUN * (double)tw_groups / 2);
+   * (TW_TOUCH_RUN draws' worth), shared by the runs of its kind armed
+   * meanwhile: the integral of 1 / their number over its life (all draws
+   * uniform: every live page over the run's life, shared by the pages
+   * armed) */
+  tw_inv_to(now);
+  double weight = (tw_inv[kind] - first->inv0) / (first->prob * TW_TOUCH_RUN);
+  tw_alive[kind]--;
   for (int k = 0; r && k < len; k++) {
     const tw_touch_slot *s = first + k;
     int faulted = s->t1 != 0;
@@ -503,12 +538,15 @@ static void tw_arm(int g) {
     __atomic_store_n(&s->word, tw_word(page + (uint64_t)k * tw_pg, TW_T_ARMED),
                      __ATOMIC_SEQ_CST);
   }
-  int failed = tw_sys_mprotect((void *)page, (size_t)len * tw_pg,
-                               writes_only ? PROT_READ : PROT_NONE);
+  int failed = tw_protect(page, (size_t)len * tw_pg,
+                          writes_only ? PROT_READ : PROT_NONE);
   /* The wait starts when the protection is in force: mprotect returns
    * after the TLBs are flushed (a start before the call made random
    * pages' touches look 5x rarer here). */
   uint64_t t0 = tw_now();
+  tw_inv_to(t0);
+  tw_alive[writes_only]++;
+  tw_slot[n].inv0 = tw_inv[writes_only];
   for (int k = 0; k < len; k++) {
     tw_slot[n + k].t0 = t0;
     if (failed) { /* (gone meanwhile) not charged */
@@ -522,16 +560,27 @@ static void tw_arm(int g) {
   tw_armed_total += (uint64_t)len;
 }
 
-/* Wakes tw_groups times a tick; each time, the oldest run (armed a tick
- * ago) is given back and charged, and a new one armed in its slots. */
+/* The budget: how much of TIERWISE_TOUCH_OVERHEAD % of the time since the
+ * sampler started is left (ns; below 0: overspent). */
+static double tw_budget(uint64_t now) {
+  return tw_share * (double)(now - tw_start_ns) -
+         (double)__atomic_load_n(&tw_spent_ns, __ATOMIC_RELAXED);
+}
+
+/* Wakes where the oldest run is a tick old (it is given back and charged)
+ * or the next may be armed: at least tick / groups after the last, and
+ * once the budget has it (a run costs two mprotects: the arming and the
+ * touch's or the tick's give-back). A region's start wakes it (tw_stop's
+ * futex). */
 static void *tw_sampler(void *arg) {
   (void)arg;
   tw_in_core++;
   tw_sys_thread_name("tw-touch");
-  uint64_t step = tw_tick_ns / (uint64_t)tw_groups;
-  struct timespec ts = {(time_t)(step / 1000000000u),
-                        (long)(step % 1000000000u)};
-  for (int g = 0;; g = (g + 1) % tw_groups) {
+  uint64_t space = tw_tick_ns / (uint64_t)tw_groups, wait = space, last = 0;
+  uint64_t due = 0; /* when the next run may be armed */
+  for (;;) {
+    struct timespec ts = {(time_t)(wait / 1000000000u),
+                          (long)(wait % 1000000000u)};
     tw_sys_futex_wait((unsigned *)&tw_stop, 0, &ts);
     pthread_mutex_lock(tw_lock);
     int stop = __atomic_load_n(&tw_stop, __ATOMIC_ACQUIRE);
@@ -541,16 +590,58 @@ static void *tw_sampler(void *arg) {
         tw_collect(k, now);
       if (tw_roi_depth > 0) /* (a region still open at exit) */
         tw_roi_ns += now - tw_roi_t0;
-    } else {
-      tw_collect(g, now);
-      if (!tw_roi_on || tw_roi_depth > 0) {
-        tw_arm(g);
-        tw_ticks += (uint64_t)(g == 0);
+      tw_stop_ns = now;
+      pthread_mutex_unlock(tw_lock);
+      break;
+    }
+    int open = !tw_roi_on || tw_roi_depth > 0, free_g = -1;
+    uint64_t next = now + tw_tick_ns; /* (nothing to do: a tick) */
+    for (int g = 0; g < tw_groups; g++) {
+      const tw_touch_slot *f = &tw_slot[g * TW_TOUCH_RUN];
+      if (tw_state(__atomic_load_n(&f->word, __ATOMIC_SEQ_CST)) != TW_T_FREE &&
+          f->t0 + tw_tick_ns <= now)
+        tw_collect(g, now);
+      if (tw_state(__atomic_load_n(&f->word, __ATOMIC_SEQ_CST)) == TW_T_FREE) {
+        if (free_g < 0)
+          free_g = g;
+      } else if (f->t0 + tw_tick_ns < next) {
+        next = f->t0 + tw_tick_ns;
       }
     }
+    if (open) {
+      tw_arming_ns += last ? now - last : 0;
+      last = now;
+      /* the runs due since the last wake, one after another: a wake can
+       * come late (a ms in a TCG guest), but no more than a tick's */
+      if (!due) /* (opened) */
+        due = now;
+      else if (due + tw_tick_ns < now)
+        due = now - tw_tick_ns;
+      double left = tw_budget(now);
+      while (free_g >= 0 && left >= 0 && due <= now) {
+        tw_arm(free_g);
+        due += space;
+        left = tw_budget(tw_now());
+        while (++free_g < tw_groups &&
+               tw_state(__atomic_load_n(&tw_slot[free_g * TW_TOUCH_RUN].word,
+                                        __ATOMIC_SEQ_CST)) != TW_T_FREE)
+          ;
+        if (free_g == tw_groups)
+          free_g = -1;
+      }
+      /* the next arming: spaced, and where the budget is spent, once
+       * the time since the start has earned what was overspent */
+      uint64_t at = due > now ? due : now + space;
+      if (left < 0)
+        at = now + (uint64_t)(-left / tw_share);
+      if (at < next)
+        next = at;
+    } else {
+      last = due = 0;
+    }
     pthread_mutex_unlock(tw_lock);
-    if (stop)
-      break;
+    now = tw_now();
+    wait = next > now ? next - now : 1000;
   }
   return NULL;
 }
@@ -572,6 +663,7 @@ void tierwise_roi(int begin) {
     if (tw_roi_depth++ == 0) {
       tw_roi_t0 = now;
       tw_roi_entered++;
+      tw_sys_futex_wake(&tw_stop, 1); /* the sampler arms from now */
     }
   } else if (tw_roi_depth > 0 && --tw_roi_depth == 0) {
     tw_roi_ns += now - tw_roi_t0;
@@ -586,6 +678,8 @@ int tw_touch_start(tw_pmu_attr *attr, pthread_mutex_t *lock) {
   tw_pg = sysconf(_SC_PAGESIZE);
   tw_roi_on = (int)tw_opt[TW_O_TOUCH_ROI];
   tw_tick_ns = tw_opt[TW_O_TOUCH_TICK] * 1000u; /* (tw_config.c: bounds) */
+  tw_share = (double)tw_opt[TW_O_TOUCH_OVERHEAD] / 100.0;
+  tw_start_ns = tw_now();
   tw_groups = (int)(tw_opt[TW_O_TOUCH_PAGES] + TW_TOUCH_RUN - 1) / TW_TOUCH_RUN;
   if (tw_groups < 2)
     tw_groups = 2; /* one run of each kind */
@@ -668,7 +762,15 @@ void tw_touch_params(tw_out *o) {
   tw_out_str(o, ", \"pages_per_tick\": ");
   tw_out_u64(o, (uint64_t)tw_groups * TW_TOUCH_RUN);
   tw_out_str(o, ", \"ticks\": ");
-  tw_out_u64(o, tw_ticks);
+  tw_out_u64(o, tw_arming_ns / tw_tick_ns);
+  tw_out_str(o, ", \"overhead_pct\": ");
+  tw_out_u64(o, tw_opt[TW_O_TOUCH_OVERHEAD]);
+  tw_out_str(o, ", \"mprotects\": ");
+  tw_out_u64(o, __atomic_load_n(&tw_calls, __ATOMIC_RELAXED));
+  tw_out_str(o, ", \"mprotect_us\": ");
+  tw_out_u64(o, __atomic_load_n(&tw_spent_ns, __ATOMIC_RELAXED) / 1000u);
+  tw_out_str(o, ", \"sampler_us\": "); /* (read after the sampler stopped) */
+  tw_out_u64(o, tw_stop_ns > tw_start_ns ? (tw_stop_ns - tw_start_ns) / 1000u : 0);
   tw_out_str(o, ", \"armed\": ");
   tw_out_u64(o, tw_armed_total);
   tw_out_str(o, ", \"faults\": ");

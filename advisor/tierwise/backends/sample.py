@@ -41,9 +41,18 @@ def add_arguments(group: Any) -> None:
     group.add_argument(
         "--sample-pages",
         type=count_option(8, 256),
-        default=32,
+        default=256,
         metavar="N",
-        help="pages kept armed, in runs of 4: the bound on the overhead (default 32)",
+        help="the most pages kept armed at once, in runs of 4 (default 256)",
+    )
+    group.add_argument(
+        "--sample-overhead",
+        type=count_option(1, 100),
+        default=5,
+        metavar="PCT",
+        help="the sampler's page-protection calls take at most PCT%% of the run's time "
+        "so far (their measured time): the bound on its overhead; time not spent "
+        "outside a --roi region is spent in it (default 5)",
     )
     group.add_argument(
         "--sample-runs",
@@ -310,8 +319,8 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     # (pipeline.profile refuses any --roi but all and markers for this backend)
     roi = (getattr(args, "roi", None) or "all").strip()
     print(
-        f"tierwise profile: sample: {args.sample_pages} pages armed, each run for "
-        f"{args.sample_tick} us",
+        f"tierwise profile: sample: up to {args.sample_pages} pages armed, each run for "
+        f"{args.sample_tick} us, within {args.sample_overhead}% of the run's time",
         file=sys.stderr,
     )
     settings = {
@@ -320,6 +329,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         "TIERWISE_PMU_MIN_BYTES": str(args.sample_min_bytes),
         "TIERWISE_TOUCH_TICK_US": str(args.sample_tick),
         "TIERWISE_TOUCH_PAGES": str(args.sample_pages),
+        "TIERWISE_TOUCH_OVERHEAD": str(args.sample_overhead),
         "TIERWISE_TOUCH_ROI": "1" if roi == "markers" else "0",
     }
     # Open MPI's single-copy transfers read a peer's buffers from the
@@ -353,7 +363,8 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         pooled = pool(earlier + [last])
         by_site = {site: pooled[stack] for site, stack in last[0].items() if stack in pooled}
         params["sites"] = {str(site): [r.get(c, 0) for c in columns] for site, r in by_site.items()}
-        for key in ("ticks", "armed", "faults", "retried", "skipped_in_io", "roi_entered"):
+        for key in ("ticks", "armed", "faults", "retried", "skipped_in_io", "roi_entered",
+                    "mprotects", "mprotect_us", "sampler_us"):
             if key in params:
                 params[key] = int(params[key]) + sum(int(e[2].get(key, 0)) for e in earlier)
         if "roi_us" in params:
@@ -383,8 +394,8 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
         print(
             f"tierwise profile: warning: sample: {touched} of {params.get('armed', 0)} armed pages "
             f"were touched in {span} ({seconds:.2f} s{' each' if n > 1 else ''}): too few to rank its sites by (runs of "
-            "a second give 100-300); profile a longer run or region, or arm more pages "
-            "(--sample-pages, at more cost)",
+            "a second give 100-300); profile a longer run or region, pool runs "
+            "(--sample-runs), or let the sampler spend more (--sample-overhead)",
             file=sys.stderr,
         )
     llc = int(geometry(args)["llc_size"])

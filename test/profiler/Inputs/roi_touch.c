@@ -3,7 +3,7 @@
 // sample-roi.test): two 8 MiB arrays, both live all run; A is read at
 // random outside the region, then B inside it (two calls, each wrapped in
 // two nested TIERWISE_ROI_BEGIN/END pairs when argv[1] is "markers"), then
-// A again outside. Each phase: argv[2] million reads (default 20).
+// A again outside. Each phase: argv[2] million reads (default 20); B's argv[3] thousand.
 #include "tierwise.h"
 
 #include <stdint.h>
@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
   uint64_t n = (argc > 2 ? strtoull(argv[2], NULL, 10) : 20) * 1000000u;
   uint64_t *a = malloc(N * sizeof(uint64_t)); /* line 28: A */
   uint64_t *b = malloc(N * sizeof(uint64_t)); /* line 29: B */
+  uint64_t in = argc > 3 ? strtoull(argv[3], NULL, 10) * 1000u : n;
   for (size_t i = 0; i < N; i++)
     a[i] = i, b[i] = 2 * i;
   uint64_t sum = reads(a, n / 2, 88172645463325252ull);
@@ -35,7 +36,7 @@ int main(int argc, char **argv) {
       TIERWISE_ROI_BEGIN();
       TIERWISE_ROI_BEGIN();
     }
-    sum += reads(b, n / 2, 1234567u + (uint64_t)rep);
+    sum += reads(b, in / 2, 1234567u + (uint64_t)rep);
     if (markers) {
       TIERWISE_ROI_END();
       TIERWISE_ROI_END();
