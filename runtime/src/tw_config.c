@@ -196,16 +196,17 @@ const tw_option tw_options[TW_O_COUNT] = {
      * enough to see a page swept once per iteration of a graph kernel */
     [TW_O_TOUCH_TICK] = {"TIERWISE_TOUCH_TICK_US", "touch_tick_us", "us",
                          10000, 10000, 10000000},
-    /* the most pages kept armed, in runs of 4, a run armed at most every
-     * tick / (pages / 4) (tw_touch.c's slots: at most 256) */
-    [TW_O_TOUCH_PAGES] = {"TIERWISE_TOUCH_PAGES", "touch_pages", "pages", 256,
+    /* pages kept armed, in runs of 4, a run armed every tick / (pages /
+     * 4) while the overhead bound below allows (with the budget earned
+     * before a region of interest: all 256 of tw_touch.c's slots) */
+    [TW_O_TOUCH_PAGES] = {"TIERWISE_TOUCH_PAGES", "touch_pages", "pages", 32,
                           8, 256},
     /* the bound on the profiler's overhead: its mprotect calls' time (two
      * a run, each flushing the TLBs of the CPUs the program runs on, 60 us
      * here) at most this share of the time since it started (advisor/
      * README.md "The sample backend") */
     [TW_O_TOUCH_OVERHEAD] = {"TIERWISE_TOUCH_OVERHEAD", "touch_overhead", "%",
-                             5, 1, 100},
+                             10, 1, 100},
     /* 1: arm pages only between the program's TIERWISE_ROI_BEGIN() and
      * TIERWISE_ROI_END() (tierwise.h; `profile --roi markers`) */
     [TW_O_TOUCH_ROI] = {"TIERWISE_TOUCH_ROI", "touch_roi", "0/1", 0, 0, 1},

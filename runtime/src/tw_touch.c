@@ -6,14 +6,14 @@
  * sample`). No PMU, no Valgrind, no privileges: what NUMA balancing's hint
  * faults do in the kernel, done on a sample of pages from user space.
  *
- * A sampler thread keeps up to TIERWISE_TOUCH_PAGES (default 256) pages
- * armed in runs of TW_TOUCH_RUN adjacent pages of a live census object, each
- * run for a tick (TIERWISE_TOUCH_TICK_US, default 10000), arming one run at
- * a time, at least a tick / (pages / 4) apart, and only while its
- * mprotect calls (their time, measured: the TLB flushes that are its cost)
- * stay within TIERWISE_TOUCH_OVERHEAD percent of the time since it started
- * (tw_budget): time not spent, as before a region of interest, is spent
- * later, so a short region is sampled densely; runs alternate PROT_NONE (the first access of any
+ * A sampler thread keeps TIERWISE_TOUCH_PAGES (default 32) pages armed in
+ * runs of TW_TOUCH_RUN adjacent pages of a live census object, each run for
+ * a tick (TIERWISE_TOUCH_TICK_US, default 10000), arming one run at a time,
+ * evenly (tw_pace), while its mprotect calls (their time, measured: the TLB
+ * flushes that are its cost) stay within TIERWISE_TOUCH_OVERHEAD percent of
+ * the time since it started (tw_budget); the budget earned before a region
+ * of interest opens is spent in it, up to all TW_TOUCH_SLOTS pages armed,
+ * so a short region is sampled densely; runs alternate PROT_NONE (the first access of any
  * kind faults) and PROT_READ (the first write faults), and start at a page
  * drawn from all live pages or from a live object drawn uniformly (tw_arm).
  * The SIGSEGV handler finds the page among the armed slots, notes when it
@@ -111,7 +111,8 @@ static int tw_active;   /* slots not free (atomic; fast exit when 0) */
 static int tw_touch_on; /* sampling started and not stopped */
 static long tw_pg;
 static uint64_t tw_tick_ns;
-static int tw_groups; /* runs armed at once: TIERWISE_TOUCH_PAGES / RUN */
+static int tw_base;   /* runs armed at once: TIERWISE_TOUCH_PAGES / RUN */
+static int tw_groups; /* and with credit, at most: all the slots' */
 static int tw_nslots;  /* the slots they use: tw_groups * TW_TOUCH_RUN */
 static tw_touch_site *tw_ts;
 static int tw_nts;
@@ -567,17 +568,27 @@ static double tw_budget(uint64_t now) {
          (double)__atomic_load_n(&tw_spent_ns, __ATOMIC_RELAXED);
 }
 
+/* The pace: TIERWISE_TOUCH_PAGES / 4 runs a tick, evenly; not by the
+ * calls' cost, which is low where one thread runs (no other CPU's TLB to
+ * flush): a pace by cost samples a program's serial phases more densely
+ * than its parallel ones (gb-pagerank's generator 60% more, its kernel's
+ * arrays 40% less). */
+static uint64_t tw_pace(void) { return tw_tick_ns / (uint64_t)tw_base; }
+
 /* Wakes where the oldest run is a tick old (it is given back and charged)
- * or the next may be armed: at least tick / groups after the last, and
- * once the budget has it (a run costs two mprotects: the arming and the
- * touch's or the tick's give-back). A region's start wakes it (tw_stop's
- * futex). */
+ * or the next run is due: at the pace (tw_pace), or a tick / (all the
+ * slots' runs) apart while there is credit, the budget earned while no
+ * region of interest was open (a run costs two mprotects: the arming and
+ * the touch's or the tick's give-back); never beyond the budget. A
+ * region's start wakes it (tw_stop's futex). */
 static void *tw_sampler(void *arg) {
   (void)arg;
   tw_in_core++;
   tw_sys_thread_name("tw-touch");
   uint64_t space = tw_tick_ns / (uint64_t)tw_groups, wait = space, last = 0;
   uint64_t due = 0; /* when the next run may be armed */
+  uint64_t prev = tw_start_ns, spent0 = 0; /* the last wake; the spent then */
+  double credit = 0; /* ns */
   for (;;) {
     struct timespec ts = {(time_t)(wait / 1000000000u),
                           (long)(wait % 1000000000u)};
@@ -595,6 +606,12 @@ static void *tw_sampler(void *arg) {
       break;
     }
     int open = !tw_roi_on || tw_roi_depth > 0, free_g = -1;
+    uint64_t spent = __atomic_load_n(&tw_spent_ns, __ATOMIC_RELAXED);
+    if (!open)
+      credit += tw_share * (double)(now - prev);
+    else if (credit > 0)
+      credit -= (double)(spent - spent0);
+    prev = now;
     uint64_t next = now + tw_tick_ns; /* (nothing to do: a tick) */
     for (int g = 0; g < tw_groups; g++) {
       const tw_touch_slot *f = &tw_slot[g * TW_TOUCH_RUN];
@@ -611,6 +628,7 @@ static void *tw_sampler(void *arg) {
     if (open) {
       tw_arming_ns += last ? now - last : 0;
       last = now;
+      uint64_t step = credit > 0 ? space : tw_pace();
       /* the runs due since the last wake, one after another: a wake can
        * come late (a ms in a TCG guest), but no more than a tick's */
       if (!due) /* (opened) */
@@ -620,7 +638,13 @@ static void *tw_sampler(void *arg) {
       double left = tw_budget(now);
       while (free_g >= 0 && left >= 0 && due <= now) {
         tw_arm(free_g);
-        due += space;
+        due += step;
+        /* the census's births and deaths, and a region's end, get in
+         * between two armings (each an mprotect: 150 us in a TCG guest) */
+        pthread_mutex_unlock(tw_lock);
+        pthread_mutex_lock(tw_lock);
+        if (tw_roi_on && tw_roi_depth == 0)
+          break;
         left = tw_budget(tw_now());
         while (++free_g < tw_groups &&
                tw_state(__atomic_load_n(&tw_slot[free_g * TW_TOUCH_RUN].word,
@@ -629,9 +653,9 @@ static void *tw_sampler(void *arg) {
         if (free_g == tw_groups)
           free_g = -1;
       }
-      /* the next arming: spaced, and where the budget is spent, once
+      /* the next arming: when due, and where the budget is spent, once
        * the time since the start has earned what was overspent */
-      uint64_t at = due > now ? due : now + space;
+      uint64_t at = due > now ? due : now + step;
       if (left < 0)
         at = now + (uint64_t)(-left / tw_share);
       if (at < next)
@@ -639,6 +663,7 @@ static void *tw_sampler(void *arg) {
     } else {
       last = due = 0;
     }
+    spent0 = __atomic_load_n(&tw_spent_ns, __ATOMIC_RELAXED);
     pthread_mutex_unlock(tw_lock);
     now = tw_now();
     wait = next > now ? next - now : 1000;
@@ -680,10 +705,11 @@ int tw_touch_start(tw_pmu_attr *attr, pthread_mutex_t *lock) {
   tw_tick_ns = tw_opt[TW_O_TOUCH_TICK] * 1000u; /* (tw_config.c: bounds) */
   tw_share = (double)tw_opt[TW_O_TOUCH_OVERHEAD] / 100.0;
   tw_start_ns = tw_now();
-  tw_groups = (int)(tw_opt[TW_O_TOUCH_PAGES] + TW_TOUCH_RUN - 1) / TW_TOUCH_RUN;
-  if (tw_groups < 2)
-    tw_groups = 2; /* one run of each kind */
-  tw_nslots = tw_groups * TW_TOUCH_RUN; /* (at most TW_TOUCH_SLOTS: bounds) */
+  tw_base = (int)(tw_opt[TW_O_TOUCH_PAGES] + TW_TOUCH_RUN - 1) / TW_TOUCH_RUN;
+  if (tw_base < 2)
+    tw_base = 2; /* one run of each kind */
+  tw_groups = TW_TOUCH_SLOTS / TW_TOUCH_RUN;
+  tw_nslots = TW_TOUCH_SLOTS;
   tw_rng ^= (uint64_t)getpid() * 0x2545f4914f6cdd1dull ^ tw_now();
   tw_attr = attr;
   tw_lock = lock;
@@ -760,7 +786,7 @@ void tw_touch_params(tw_out *o) {
   tw_out_str(o, "{\"source\": \"touch\", \"tick_us\": ");
   tw_out_u64(o, tw_tick_ns / 1000u);
   tw_out_str(o, ", \"pages_per_tick\": ");
-  tw_out_u64(o, (uint64_t)tw_groups * TW_TOUCH_RUN);
+  tw_out_u64(o, (uint64_t)tw_base * TW_TOUCH_RUN);
   tw_out_str(o, ", \"ticks\": ");
   tw_out_u64(o, tw_arming_ns / tw_tick_ns);
   tw_out_str(o, ", \"overhead_pct\": ");

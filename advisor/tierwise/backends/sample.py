@@ -41,18 +41,19 @@ def add_arguments(group: Any) -> None:
     group.add_argument(
         "--sample-pages",
         type=count_option(8, 256),
-        default=256,
+        default=32,
         metavar="N",
-        help="the most pages kept armed at once, in runs of 4 (default 256)",
+        help="pages kept armed, in runs of 4, while --sample-overhead allows; with the "
+        "budget earned before a --roi region, up to 256 in it (default 32)",
     )
     group.add_argument(
         "--sample-overhead",
         type=count_option(1, 100),
-        default=5,
+        default=10,
         metavar="PCT",
         help="the sampler's page-protection calls take at most PCT%% of the run's time "
         "so far (their measured time): the bound on its overhead; time not spent "
-        "outside a --roi region is spent in it (default 5)",
+        "outside a --roi region is spent in it (default 10)",
     )
     group.add_argument(
         "--sample-runs",
@@ -319,7 +320,7 @@ def run(args: argparse.Namespace, cmd: list[str], outdir: Path) -> dict[str, Any
     # (pipeline.profile refuses any --roi but all and markers for this backend)
     roi = (getattr(args, "roi", None) or "all").strip()
     print(
-        f"tierwise profile: sample: up to {args.sample_pages} pages armed, each run for "
+        f"tierwise profile: sample: {args.sample_pages} pages armed, each run for "
         f"{args.sample_tick} us, within {args.sample_overhead}% of the run's time",
         file=sys.stderr,
     )
