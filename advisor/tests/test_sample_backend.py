@@ -46,6 +46,20 @@ def test_sweep_share_needs_significance():
     assert sample.site_model(raw(runs=0, at_first=0))["sweep"] == 0.0
 
 
+def test_chance_tail_exact_and_large():
+    # against exact integer arithmetic (p = 1/4: i ones, n - i threes over 4^n)
+    for k, n in ((5, 5), (3, 4), (0, 7), (8, 7), (40, 100), (330, 1200), (300, 1200)):
+        exact = sum(math.comb(n, i) * 3 ** (n - i) for i in range(k, n + 1)) / 4**n if k <= n else 0.0
+        assert math.isclose(sample.chance_tail(k, n, 0.25), exact, rel_tol=1e-9, abs_tol=1e-300)
+    # a site's runs past float range of comb(n, i) (about n = 1030): no
+    # OverflowError, and a site whose first-page share is that of random
+    # access is not read as swept
+    assert 0.4 < sample.chance_tail(500, 2000, 0.25) < 0.6
+    assert sample.site_model({"runs": 2000, "at_first": 500, "run_pages": 4, "any_touched": 2000,
+                              "any_runs": 4000, "any_soon": [0, 0, 0, 2000],
+                              "any_page_ms": 1000})["sweeps"] == 0
+
+
 def test_sweeps_from_the_window_they_are_seen_in():
     # A sweep touches a run's 4 pages as one visit, in the window long
     # enough to see it: of 100 runs armed for 1 s of pages, 40 first

@@ -97,10 +97,18 @@ SWEEP_P = 0.01
 
 
 def chance_tail(k: int, n: int, p: float) -> float:
-    """P(at least k of n) for a binomial of n trials at p."""
-    from math import comb
-
-    return sum(comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
+    """P(at least k of n) for a binomial of n trials at p, 0 < p < 1. Summed
+    in logs: comb(n, i) overflows a float from about n = 1030, which a
+    site's touched runs reach with many pages armed or pooled runs."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
+             for i in range(k, n + 1)]
+    top = max(terms)
+    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
 
 
 # first touches in a whole run below which its placement is mostly noise
