@@ -71,6 +71,7 @@
 #define TW_TOUCH_SLOTS 256
 #define TW_TOUCH_IO 32 /* buffers in the kernel at once; more: no arming */
 #define TW_TOUCH_RUN 4 /* pages armed (and given back) with one mprotect */
+#define TW_TOUCH_GROUPS (TW_TOUCH_SLOTS / TW_TOUCH_RUN) /* runs, at most */
 /* The first touches of runs counted by how soon they came: within 10 us,
  * 100 us, 1 ms, 10 ms (tw_touch_site.soon; a run lives a tick, at least
  * 10 ms) */
@@ -111,9 +112,12 @@ static int tw_active;   /* slots not free (atomic; fast exit when 0) */
 static int tw_touch_on; /* sampling started and not stopped */
 static long tw_pg;
 static uint64_t tw_tick_ns;
-static int tw_base;   /* runs armed at once: TIERWISE_TOUCH_PAGES / RUN */
-static int tw_groups; /* and with credit, at most: all the slots' */
-static int tw_nslots;  /* the slots they use: tw_groups * TW_TOUCH_RUN */
+static int tw_base; /* runs armed at once: TIERWISE_TOUCH_PAGES / RUN (with
+                     * credit, up to TW_TOUCH_GROUPS) */
+/* The slots ever armed (atomic; stored before tw_active counts them): the
+ * scans on a free, an I/O call and a fault stop there, about the pace's 32
+ * until a region's credit arms more */
+static int tw_hi;
 static tw_touch_site *tw_ts;
 static int tw_nts;
 static uint64_t tw_armed_total, tw_faults_total, tw_retries, tw_skipped_io;
@@ -205,7 +209,7 @@ void tw_touch_release(const void *p, size_t len) {
   if (!__atomic_load_n(&tw_active, __ATOMIC_SEQ_CST))
     return;
   uint64_t lo = (uint64_t)p, hi = lo + len;
-  for (int i = 0; i < tw_nslots; i++) {
+  for (int i = 0, n = __atomic_load_n(&tw_hi, __ATOMIC_SEQ_CST); i < n; i++) {
     tw_touch_slot *s = &tw_slot[i];
     uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
     if (tw_state(w) == TW_T_FREE)
@@ -223,7 +227,7 @@ void tw_touch_release(const void *p, size_t len) {
 /* Gives back every armed page (before fork; before the default action of
  * a fault that is the program's). */
 static void tw_release_all(void) {
-  for (int i = 0; i < tw_nslots; i++) {
+  for (int i = 0, n = __atomic_load_n(&tw_hi, __ATOMIC_SEQ_CST); i < n; i++) {
     tw_disarm(&tw_slot[i], __atomic_load_n(&tw_slot[i].word, __ATOMIC_SEQ_CST));
     tw_settle(&tw_slot[i]);
   }
@@ -315,7 +319,7 @@ static void tw_segv(int sig, siginfo_t *si, void *ucv) {
   uint64_t pg = addr & ~(uint64_t)(tw_pg - 1);
   if (si->si_code == SEGV_ACCERR &&
       __atomic_load_n(&tw_active, __ATOMIC_SEQ_CST)) {
-    for (int i = 0; i < tw_nslots; i++) {
+    for (int i = 0, n = __atomic_load_n(&tw_hi, __ATOMIC_SEQ_CST); i < n; i++) {
       tw_touch_slot *s = &tw_slot[i];
       uint64_t w = __atomic_load_n(&s->word, __ATOMIC_SEQ_CST);
       if (tw_state(w) == TW_T_FREE || tw_page_of(w) != pg)
@@ -470,7 +474,7 @@ static void tw_collect(int g, uint64_t now) {
 }
 
 static int tw_taken(uint64_t page) {
-  for (int i = 0; i < tw_nslots; i++)
+  for (int i = 0; i < tw_hi; i++) /* (the sampler's own) */
     if (tw_page_of(__atomic_load_n(&tw_slot[i].word, __ATOMIC_RELAXED)) ==
         page)
       return 1;
@@ -525,6 +529,8 @@ static void tw_arm(int g) {
     __atomic_store_n(&tw_arming, 0, __ATOMIC_SEQ_CST);
     return;
   }
+  if (n + len > tw_hi) /* (before tw_active counts them: the scans see them) */
+    __atomic_store_n(&tw_hi, n + len, __ATOMIC_SEQ_CST);
   for (int k = 0; k < len; k++) {
     tw_touch_slot *s = &tw_slot[n + k];
     s->obj = obj;
@@ -575,6 +581,19 @@ static double tw_budget(uint64_t now) {
  * arrays 40% less). */
 static uint64_t tw_pace(void) { return tw_tick_ns / (uint64_t)tw_base; }
 
+/* Whether group g's slots are free (no run armed in them, none to charge). */
+static int tw_group_free(int g) {
+  return tw_state(__atomic_load_n(&tw_slot[g * TW_TOUCH_RUN].word,
+                                  __ATOMIC_SEQ_CST)) == TW_T_FREE;
+}
+
+/* The first free group from g on, or -1. */
+static int tw_next_free(int g) {
+  while (g < TW_TOUCH_GROUPS && !tw_group_free(g))
+    g++;
+  return g < TW_TOUCH_GROUPS ? g : -1;
+}
+
 /* Wakes where the oldest run is a tick old (it is given back and charged)
  * or the next run is due: at the pace (tw_pace), or a tick / (all the
  * slots' runs) apart while there is credit, the budget earned while no
@@ -585,7 +604,7 @@ static void *tw_sampler(void *arg) {
   (void)arg;
   tw_in_core++;
   tw_sys_thread_name("tw-touch");
-  uint64_t space = tw_tick_ns / (uint64_t)tw_groups, wait = space, last = 0;
+  uint64_t space = tw_tick_ns / TW_TOUCH_GROUPS, wait = space, last = 0;
   uint64_t due = 0; /* when the next run may be armed */
   uint64_t prev = tw_start_ns, spent0 = 0; /* the last wake; the spent then */
   double credit = 0; /* ns */
@@ -597,7 +616,7 @@ static void *tw_sampler(void *arg) {
     int stop = __atomic_load_n(&tw_stop, __ATOMIC_ACQUIRE);
     uint64_t now = tw_now();
     if (stop) {
-      for (int k = 0; k < tw_groups; k++)
+      for (int k = 0; k < TW_TOUCH_GROUPS; k++)
         tw_collect(k, now);
       if (tw_roi_depth > 0) /* (a region still open at exit) */
         tw_roi_ns += now - tw_roi_t0;
@@ -605,7 +624,7 @@ static void *tw_sampler(void *arg) {
       pthread_mutex_unlock(tw_lock);
       break;
     }
-    int open = !tw_roi_on || tw_roi_depth > 0, free_g = -1;
+    int open = !tw_roi_on || tw_roi_depth > 0;
     uint64_t spent = __atomic_load_n(&tw_spent_ns, __ATOMIC_RELAXED);
     if (!open)
       credit += tw_share * (double)(now - prev);
@@ -613,18 +632,16 @@ static void *tw_sampler(void *arg) {
       credit -= (double)(spent - spent0);
     prev = now;
     uint64_t next = now + tw_tick_ns; /* (nothing to do: a tick) */
-    for (int g = 0; g < tw_groups; g++) {
-      const tw_touch_slot *f = &tw_slot[g * TW_TOUCH_RUN];
-      if (tw_state(__atomic_load_n(&f->word, __ATOMIC_SEQ_CST)) != TW_T_FREE &&
-          f->t0 + tw_tick_ns <= now)
+    for (int g = 0; g < TW_TOUCH_GROUPS; g++) { /* runs a tick old: charged */
+      if (tw_group_free(g))
+        continue;
+      uint64_t end = tw_slot[g * TW_TOUCH_RUN].t0 + tw_tick_ns;
+      if (end <= now)
         tw_collect(g, now);
-      if (tw_state(__atomic_load_n(&f->word, __ATOMIC_SEQ_CST)) == TW_T_FREE) {
-        if (free_g < 0)
-          free_g = g;
-      } else if (f->t0 + tw_tick_ns < next) {
-        next = f->t0 + tw_tick_ns;
-      }
+      else if (end < next)
+        next = end;
     }
+    int free_g = tw_next_free(0);
     if (open) {
       tw_arming_ns += last ? now - last : 0;
       last = now;
@@ -646,12 +663,7 @@ static void *tw_sampler(void *arg) {
         if (tw_roi_on && tw_roi_depth == 0)
           break;
         left = tw_budget(tw_now());
-        while (++free_g < tw_groups &&
-               tw_state(__atomic_load_n(&tw_slot[free_g * TW_TOUCH_RUN].word,
-                                        __ATOMIC_SEQ_CST)) != TW_T_FREE)
-          ;
-        if (free_g == tw_groups)
-          free_g = -1;
+        free_g = tw_next_free(free_g + 1);
       }
       /* the next arming: when due, and where the budget is spent, once
        * the time since the start has earned what was overspent */
@@ -692,7 +704,7 @@ void tierwise_roi(int begin) {
     }
   } else if (tw_roi_depth > 0 && --tw_roi_depth == 0) {
     tw_roi_ns += now - tw_roi_t0;
-    for (int k = 0; k < tw_groups; k++)
+    for (int k = 0; k < TW_TOUCH_GROUPS; k++)
       tw_collect(k, now);
   }
   pthread_mutex_unlock(tw_lock);
@@ -708,8 +720,6 @@ int tw_touch_start(tw_pmu_attr *attr, pthread_mutex_t *lock) {
   tw_base = (int)(tw_opt[TW_O_TOUCH_PAGES] + TW_TOUCH_RUN - 1) / TW_TOUCH_RUN;
   if (tw_base < 2)
     tw_base = 2; /* one run of each kind */
-  tw_groups = TW_TOUCH_SLOTS / TW_TOUCH_RUN;
-  tw_nslots = TW_TOUCH_SLOTS;
   tw_rng ^= (uint64_t)getpid() * 0x2545f4914f6cdd1dull ^ tw_now();
   tw_attr = attr;
   tw_lock = lock;
